@@ -1,0 +1,1 @@
+# bench/: benchmarks (see bench/README.md)

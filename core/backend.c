@@ -1,0 +1,275 @@
+/* The backend facade: an opened plugin instance, its sessions, and the
+ * merging of backend-level defaults into each call's run options. */
+#include "config.h"
+
+#include <string.h>
+
+#include "core/internal.h"
+
+struct cx_backend {
+  cx_registry *registry;
+  const cx_plugin_info *plugin;
+  const cx__loaded_plugin *loaded;
+  cx_options *options;
+  cx_backend_instance *instance;
+  cx_run_options *defaults; /* from the options cwd/env/timeout; never NULL */
+  gboolean has_defaults;
+};
+
+struct cx_session {
+  cx_backend *backend;
+  cx_session_instance *instance;
+};
+
+/* Backend options with these names and types are defaults of run options. */
+static gboolean
+schema_has(const cx_option_spec *schema, const char *name, cx_option_type type)
+{
+  for (const cx_option_spec *spec = schema; spec != NULL && spec->name != NULL; spec++)
+    if (strcmp(spec->name, name) == 0)
+      return spec->type == type || (type == CX_OPTION_PATH && spec->type == CX_OPTION_STRING);
+  return FALSE;
+}
+
+static void
+collect_defaults(cx_backend *backend)
+{
+  const cx_option_spec *schema = cx_options_get_schema(backend->options);
+  backend->defaults = cx_run_options_new();
+  if (schema_has(schema, "cwd", CX_OPTION_PATH) && cx_options_has(backend->options, "cwd")) {
+    cx_run_options_set_cwd(backend->defaults, cx_options_get_string(backend->options, "cwd", NULL));
+    backend->has_defaults = TRUE;
+  }
+  if (schema_has(schema, "env", CX_OPTION_ENV) && cx_options_has(backend->options, "env")) {
+    g_auto(GStrv) env = cx_options_get_env(backend->options, "env");
+    for (char **item = env; item != NULL && *item != NULL; item++)
+      cx_run_options_add_env(backend->defaults, *item);
+    backend->has_defaults = TRUE;
+  }
+  if (schema_has(schema, "timeout", CX_OPTION_DOUBLE) && cx_options_has(backend->options, "timeout")) {
+    cx_run_options_set_timeout(backend->defaults,
+                               cx_options_get_double(backend->options, "timeout", 0));
+    backend->has_defaults = TRUE;
+  }
+}
+
+cx_backend *
+cx_backend_open(cx_registry *registry, const char *name, cx_options *options, GError **error)
+{
+  g_return_val_if_fail(registry != NULL && name != NULL, NULL);
+  g_autoptr(cx_options) owned_options = options;
+  const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
+  if (plugin == NULL)
+    return NULL;
+  if (!cx_plugin_info_is_usable(plugin)) {
+    const GError *why = cx_plugin_info_get_error(plugin);
+    g_set_error(error, CX_ERROR, why->code, "backend '%s' cannot be used: %s", name, why->message);
+    return NULL;
+  }
+  if (owned_options == NULL)
+    owned_options = cx_options_new(cx_plugin_info_get_name(plugin), cx_plugin_info_get_options(plugin));
+  else if (cx_options_get_schema(owned_options) != cx_plugin_info_get_options(plugin)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "options made for backend '%s' were given to backend '%s'; create them with "
+                "cx_config_get_backend_options() or cx_options_new() for that plugin",
+                cx_options_get_backend(owned_options), name);
+    return NULL;
+  }
+
+  g_autoptr(cx_backend) backend = g_new0(cx_backend, 1);
+  backend->registry = cx_registry_ref(registry);
+  backend->plugin = plugin;
+  backend->loaded = cx__plugin_info_get_loaded(plugin);
+  backend->options = g_steal_pointer(&owned_options);
+  collect_defaults(backend);
+
+  g_autoptr(GError) create_error = NULL;
+  backend->instance = backend->loaded->backend.create(backend->options, &create_error);
+  if (backend->instance == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "backend '%s' could not start: %s", name,
+                create_error != NULL ? create_error->message : "(the plugin gave no reason)");
+    return NULL;
+  }
+  return g_steal_pointer(&backend);
+}
+
+cx_backend *
+cx_backend_open_configured(const char *config_path, const char *name, GError **error)
+{
+  g_autoptr(cx_config) config = cx_config_load(config_path, error);
+  if (config == NULL)
+    return NULL;
+  g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
+  if (name == NULL)
+    name = cx_config_get_backend(config);
+  const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
+  if (plugin == NULL)
+    return NULL;
+  cx_options *options = NULL;
+  if (cx_plugin_info_is_usable(plugin) &&
+      (options = cx_config_get_backend_options(config, plugin, error)) == NULL)
+    return NULL;
+  return cx_backend_open(registry, name, options, error);
+}
+
+void
+cx_backend_free(cx_backend *backend)
+{
+  if (backend == NULL)
+    return;
+  if (backend->instance != NULL)
+    backend->loaded->backend.destroy(backend->instance);
+  cx_run_options_free(backend->defaults);
+  cx_options_free(backend->options);
+  cx_registry_unref(backend->registry);
+  g_free(backend);
+}
+
+const cx_plugin_info *
+cx_backend_get_plugin(const cx_backend *backend)
+{
+  g_return_val_if_fail(backend != NULL, NULL);
+  return backend->plugin;
+}
+
+const char *
+cx_backend_get_name(const cx_backend *backend)
+{
+  g_return_val_if_fail(backend != NULL, NULL);
+  return cx_plugin_info_get_name(backend->plugin);
+}
+
+/* RUN with the backend's defaults under it.  Returns RUN itself, the
+ * defaults, or a merged copy stored in *MERGED (free it). */
+static const cx_run_options *
+effective_run_options(cx_backend *backend, const cx_run_options *run, cx_run_options **merged)
+{
+  *merged = NULL;
+  if (run == NULL)
+    return backend->defaults;
+  if (!backend->has_defaults)
+    return run;
+  cx_run_options *m = cx_run_options_copy(backend->defaults);
+  if (cx_run_options_get_cwd(run) != NULL)
+    cx_run_options_set_cwd(m, cx_run_options_get_cwd(run));
+  for (const char *const *item = cx_run_options_get_env(run); *item != NULL; item++)
+    cx_run_options_add_env(m, *item);
+  if (cx_run_options_get_timeout(run) > 0)
+    cx_run_options_set_timeout(m, cx_run_options_get_timeout(run));
+  cx_run_options_set_use_subprocess(m, cx_run_options_get_use_subprocess(run));
+  const char *const *mime = cx_run_options_get_allowed_mime_types(run);
+  for (; mime != NULL && *mime != NULL; mime++)
+    cx_run_options_add_allowed_mime_type(m, *mime);
+  return *merged = m;
+}
+
+/* A plugin must return a result or set an error; hold it to that. */
+static cx_result *
+checked_result(cx_backend *backend, cx_result *result, GError *plugin_error, GError **error)
+{
+  if (result != NULL) {
+    if (plugin_error != NULL)
+      g_error_free(plugin_error);
+    return result;
+  }
+  if (plugin_error == NULL)
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "backend '%s' returned no result and no error; this is a bug in the plugin %s",
+                cx_backend_get_name(backend), cx_plugin_info_get_path(backend->plugin));
+  else
+    g_propagate_error(error, plugin_error);
+  return NULL;
+}
+
+cx_result *
+cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options *run,
+                    GError **error)
+{
+  g_return_val_if_fail(backend != NULL && code != NULL, NULL);
+  g_autoptr(cx_run_options) merged = NULL;
+  const cx_run_options *effective = effective_run_options(backend, run, &merged);
+  GError *plugin_error = NULL;
+  cx_result *result = backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
+  return checked_result(backend, result, plugin_error, error);
+}
+
+static gboolean
+unsupported(const cx_backend *backend, const char *what, GError **error)
+{
+  g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED, "backend '%s' does not support %s",
+              cx_backend_get_name(backend), what);
+  return FALSE;
+}
+
+gboolean
+cx_backend_interrupt(cx_backend *backend, GError **error)
+{
+  g_return_val_if_fail(backend != NULL, FALSE);
+  const cx_backend_vtable *vt = &backend->loaded->backend;
+  if (!CX_HAS(vt, interrupt))
+    return unsupported(backend, "interrupt", error);
+  return vt->interrupt(backend->instance, NULL, error);
+}
+
+JsonNode *
+cx_backend_query(cx_backend *backend, const char *what, GError **error)
+{
+  g_return_val_if_fail(backend != NULL && what != NULL, NULL);
+  const cx_backend_vtable *vt = &backend->loaded->backend;
+  if (!CX_HAS(vt, query)) {
+    unsupported(backend, "queries", error);
+    return NULL;
+  }
+  return vt->query(backend->instance, what, error);
+}
+
+cx_session *
+cx_session_open(cx_backend *backend, GError **error)
+{
+  g_return_val_if_fail(backend != NULL, NULL);
+  const cx_backend_vtable *vt = &backend->loaded->backend;
+  if (!CX_HAS(vt, session_open)) {
+    unsupported(backend, "sessions", error);
+    return NULL;
+  }
+  cx_session_instance *instance = vt->session_open(backend->instance, error);
+  if (instance == NULL)
+    return NULL;
+  cx_session *session = g_new0(cx_session, 1);
+  session->backend = backend;
+  session->instance = instance;
+  return session;
+}
+
+cx_result *
+cx_session_run_cell(cx_session *session, const char *code, const cx_run_options *run,
+                    GError **error)
+{
+  g_return_val_if_fail(session != NULL && code != NULL, NULL);
+  cx_backend *backend = session->backend;
+  g_autoptr(cx_run_options) merged = NULL;
+  const cx_run_options *effective = effective_run_options(backend, run, &merged);
+  GError *plugin_error = NULL;
+  cx_result *result =
+    backend->loaded->backend.session_run_cell(session->instance, code, effective, &plugin_error);
+  return checked_result(backend, result, plugin_error, error);
+}
+
+gboolean
+cx_session_interrupt(cx_session *session, GError **error)
+{
+  g_return_val_if_fail(session != NULL, FALSE);
+  const cx_backend_vtable *vt = &session->backend->loaded->backend;
+  if (!CX_HAS(vt, interrupt))
+    return unsupported(session->backend, "interrupt", error);
+  return vt->interrupt(session->backend->instance, session->instance, error);
+}
+
+void
+cx_session_close(cx_session *session)
+{
+  if (session == NULL)
+    return;
+  session->backend->loaded->backend.session_close(session->instance);
+  g_free(session);
+}

@@ -1,0 +1,227 @@
+/* Config files: GKeyFile with a [cellexec] group and one group per backend. */
+#include "config.h"
+
+#include <string.h>
+
+#include "core/internal.h"
+
+#define MAIN_GROUP "cellexec"
+#define DEFAULT_BACKEND "local"
+
+struct cx_config {
+  GKeyFile *keys;
+  char *path;          /* NULL when not from a file */
+  char *origin;        /* for messages: the path, or "built-in defaults" */
+  char *backend;
+  char **plugin_path;
+};
+
+static const char *const main_keys[] = { "backend", "plugin-path", NULL };
+
+cx_config *
+cx_config_new_empty(void)
+{
+  cx_config *config = g_new0(cx_config, 1);
+  config->keys = g_key_file_new();
+  config->origin = g_strdup("built-in defaults");
+  config->backend = g_strdup(DEFAULT_BACKEND);
+  config->plugin_path = g_new0(char *, 1);
+  return config;
+}
+
+void
+cx_config_free(cx_config *config)
+{
+  if (config == NULL)
+    return;
+  g_key_file_unref(config->keys);
+  g_free(config->path);
+  g_free(config->origin);
+  g_free(config->backend);
+  g_strfreev(config->plugin_path);
+  g_free(config);
+}
+
+/* Read the [cellexec] group; unknown keys there are errors right away, as
+ * they cannot depend on which plugins are installed. */
+static gboolean
+read_main_group(cx_config *config, GError **error)
+{
+  if (!g_key_file_has_group(config->keys, MAIN_GROUP))
+    return TRUE;
+  g_auto(GStrv) keys = g_key_file_get_keys(config->keys, MAIN_GROUP, NULL, NULL);
+  for (char **key = keys; *key != NULL; key++) {
+    if (g_strv_contains(main_keys, *key))
+      continue;
+    const char *closest = cx_suggest(*key, main_keys);
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
+                "%s: unknown key '%s' in [" MAIN_GROUP "]%s%s%s; valid keys are backend "
+                "and plugin-path",
+                config->origin, *key, closest ? "; did you mean '" : "", closest ? closest : "",
+                closest ? "'?" : "");
+    return FALSE;
+  }
+  g_autofree char *backend = g_key_file_get_string(config->keys, MAIN_GROUP, "backend", NULL);
+  if (backend != NULL) {
+    g_strstrip(backend);
+    if (*backend == '\0') {
+      g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
+                  "%s: [" MAIN_GROUP "] backend is empty; name a plugin such as 'local'",
+                  config->origin);
+      return FALSE;
+    }
+    g_free(config->backend);
+    config->backend = g_steal_pointer(&backend);
+  }
+  g_autofree char *path = g_key_file_get_string(config->keys, MAIN_GROUP, "plugin-path", NULL);
+  if (path != NULL) {
+    g_strfreev(config->plugin_path);
+    /* GKeyFile lists use ';'; ':' is accepted too, as in CELLEXEC_PLUGIN_PATH. */
+    config->plugin_path = g_regex_split_simple("[;:]", g_strstrip(path), 0, 0);
+  }
+  return TRUE;
+}
+
+cx_config *
+cx_config_load_data(const char *data, const char *origin, GError **error)
+{
+  g_return_val_if_fail(data != NULL, NULL);
+  g_autoptr(cx_config) config = cx_config_new_empty();
+  g_free(config->origin);
+  config->origin = g_strdup(origin != NULL ? origin : "config");
+  g_autoptr(GError) parse_error = NULL;
+  if (!g_key_file_load_from_data(config->keys, data, (gsize)-1, G_KEY_FILE_NONE, &parse_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: %s", config->origin, parse_error->message);
+    return NULL;
+  }
+  if (!read_main_group(config, error))
+    return NULL;
+  return g_steal_pointer(&config);
+}
+
+cx_config *
+cx_config_load_file(const char *path, GError **error)
+{
+  g_return_val_if_fail(path != NULL, NULL);
+  g_autofree char *data = NULL;
+  g_autoptr(GError) read_error = NULL;
+  if (!g_file_get_contents(path, &data, NULL, &read_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "cannot read config file: %s",
+                read_error->message);
+    return NULL;
+  }
+  cx_config *config = cx_config_load_data(data, path, error);
+  if (config != NULL)
+    config->path = g_strdup(path);
+  return config;
+}
+
+cx_config *
+cx_config_load(const char *path, GError **error)
+{
+  if (path != NULL)
+    return cx_config_load_file(path, error);
+  const char *env = g_getenv("CELLEXEC_CONFIG");
+  if (env != NULL && *env != '\0')
+    return cx_config_load_file(env, error);
+
+  g_autofree char *user = g_build_filename(g_get_user_config_dir(), "cellexec", "config", NULL);
+  const char *const candidates[] = { user, "/etc/cellexec/config", NULL };
+  for (const char *const *candidate = candidates; *candidate != NULL; candidate++)
+    if (g_file_test(*candidate, G_FILE_TEST_EXISTS))
+      return cx_config_load_file(*candidate, error);
+  return cx_config_new_empty();
+}
+
+const char *
+cx_config_get_path(const cx_config *config)
+{
+  g_return_val_if_fail(config != NULL, NULL);
+  return config->path;
+}
+
+const char *
+cx_config_get_backend(const cx_config *config)
+{
+  g_return_val_if_fail(config != NULL, NULL);
+  return config->backend;
+}
+
+const char *const *
+cx_config_get_plugin_path(const cx_config *config)
+{
+  g_return_val_if_fail(config != NULL, NULL);
+  return (const char *const *)config->plugin_path;
+}
+
+cx_options *
+cx_config_get_backend_options(const cx_config *config, const cx_plugin_info *plugin,
+                              GError **error)
+{
+  g_return_val_if_fail(config != NULL && plugin != NULL, NULL);
+  const char *name = cx_plugin_info_get_name(plugin);
+  g_autoptr(cx_options) options = cx_options_new(name, cx_plugin_info_get_options(plugin));
+  if (!g_key_file_has_group(config->keys, name))
+    return g_steal_pointer(&options);
+
+  g_auto(GStrv) keys = g_key_file_get_keys(config->keys, name, NULL, NULL);
+  for (char **key = keys; *key != NULL; key++) {
+    g_autofree char *value = g_key_file_get_string(config->keys, name, *key, NULL);
+    g_autoptr(GError) option_error = NULL;
+    if (value == NULL) /* escape sequences GKeyFile rejects */
+      value = g_key_file_get_value(config->keys, name, *key, NULL);
+    if (!cx_options_set(options, *key, value, &option_error)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "%s: [%s] %s", config->origin, name,
+                  option_error->message);
+      return NULL;
+    }
+  }
+  return g_steal_pointer(&options);
+}
+
+gboolean
+cx_config_check(const cx_config *config, const cx_registry *registry, GError **error)
+{
+  g_return_val_if_fail(config != NULL && registry != NULL, FALSE);
+
+  g_autoptr(GPtrArray) names = g_ptr_array_new();
+  for (guint i = 0; i < cx_registry_get_n_plugins(registry); i++)
+    g_ptr_array_add(names, (gpointer)cx_plugin_info_get_name(cx_registry_get_plugin(registry, i)));
+  g_ptr_array_add(names, NULL);
+
+  g_auto(GStrv) groups = g_key_file_get_groups(config->keys, NULL);
+  for (char **group = groups; *group != NULL; group++) {
+    if (strcmp(*group, MAIN_GROUP) == 0)
+      continue;
+    const cx_plugin_info *plugin = cx_registry_lookup(registry, *group, NULL);
+    if (plugin == NULL) {
+      const char *closest = cx_suggest(*group, (const char *const *)names->pdata);
+      g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
+                  "%s: section [%s] names no installed backend%s%s%s; run `cellexec plugins` "
+                  "to list them",
+                  config->origin, *group, closest ? "; did you mean [" : "",
+                  closest ? closest : "", closest ? "]?" : "");
+      return FALSE;
+    }
+    if (!cx_plugin_info_is_usable(plugin))
+      continue; /* its options cannot be checked; selecting it reports why */
+    g_autoptr(cx_options) options = cx_config_get_backend_options(config, plugin, error);
+    if (options == NULL)
+      return FALSE;
+  }
+
+  g_autoptr(GError) lookup_error = NULL;
+  const cx_plugin_info *selected = cx_registry_lookup(registry, config->backend, &lookup_error);
+  if (selected == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: [" MAIN_GROUP "] backend: %s",
+                config->origin, lookup_error->message);
+    return FALSE;
+  }
+  if (!cx_plugin_info_is_usable(selected)) {
+    const GError *why = cx_plugin_info_get_error(selected);
+    g_set_error(error, CX_ERROR, why->code, "%s: [" MAIN_GROUP "] backend '%s' cannot be used: %s",
+                config->origin, config->backend, why->message);
+    return FALSE;
+  }
+  return TRUE;
+}

@@ -1,0 +1,192 @@
+/* Options of one run_cell call. */
+#include "config.h"
+
+#include <string.h>
+
+#include "core/internal.h"
+
+struct cx_run_options {
+  char *cwd;
+  GPtrArray *env;     /* "KEY=VALUE" strings, NULL-terminated */
+  double timeout;
+  gboolean use_subprocess;
+  GPtrArray *mime;    /* allowed MIME types, NULL-terminated; NULL: all */
+};
+
+static GPtrArray *
+strv_array_new(void)
+{
+  GPtrArray *array = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(array, NULL);
+  return array;
+}
+
+/* Insert ITEM before the NULL terminator. */
+static void
+strv_array_append(GPtrArray *array, const char *item)
+{
+  g_ptr_array_insert(array, array->len - 1, g_strdup(item));
+}
+
+cx_run_options *
+cx_run_options_new(void)
+{
+  cx_run_options *run = g_new0(cx_run_options, 1);
+  run->env = strv_array_new();
+  return run;
+}
+
+void
+cx_run_options_free(cx_run_options *run)
+{
+  if (run == NULL)
+    return;
+  g_free(run->cwd);
+  g_ptr_array_unref(run->env);
+  if (run->mime != NULL)
+    g_ptr_array_unref(run->mime);
+  g_free(run);
+}
+
+cx_run_options *
+cx_run_options_copy(const cx_run_options *run)
+{
+  g_return_val_if_fail(run != NULL, NULL);
+  cx_run_options *copy = cx_run_options_new();
+  copy->cwd = g_strdup(run->cwd);
+  for (guint i = 0; i + 1 < run->env->len; i++)
+    strv_array_append(copy->env, g_ptr_array_index(run->env, i));
+  copy->timeout = run->timeout;
+  copy->use_subprocess = run->use_subprocess;
+  if (run->mime != NULL)
+    for (guint i = 0; i + 1 < run->mime->len; i++)
+      cx_run_options_add_allowed_mime_type(copy, g_ptr_array_index(run->mime, i));
+  return copy;
+}
+
+void
+cx_run_options_set_cwd(cx_run_options *run, const char *cwd)
+{
+  g_return_if_fail(run != NULL);
+  g_free(run->cwd);
+  run->cwd = g_strdup(cwd);
+}
+
+const char *
+cx_run_options_get_cwd(const cx_run_options *run)
+{
+  g_return_val_if_fail(run != NULL, NULL);
+  return run->cwd;
+}
+
+gboolean
+cx_run_options_add_env(cx_run_options *run, const char *assignment)
+{
+  g_return_val_if_fail(run != NULL && assignment != NULL, FALSE);
+  const char *eq = strchr(assignment, '=');
+  if (eq == NULL || eq == assignment)
+    return FALSE;
+  gsize key_len = (gsize)(eq - assignment) + 1; /* with the '=' */
+  for (guint i = 0; i + 1 < run->env->len; i++)
+    if (strncmp(g_ptr_array_index(run->env, i), assignment, key_len) == 0) {
+      g_free(g_ptr_array_index(run->env, i));
+      g_ptr_array_index(run->env, i) = g_strdup(assignment);
+      return TRUE;
+    }
+  strv_array_append(run->env, assignment);
+  return TRUE;
+}
+
+const char *const *
+cx_run_options_get_env(const cx_run_options *run)
+{
+  g_return_val_if_fail(run != NULL, NULL);
+  return (const char *const *)run->env->pdata;
+}
+
+void
+cx_run_options_set_timeout(cx_run_options *run, double seconds)
+{
+  g_return_if_fail(run != NULL);
+  run->timeout = seconds > 0 ? seconds : 0;
+}
+
+double
+cx_run_options_get_timeout(const cx_run_options *run)
+{
+  g_return_val_if_fail(run != NULL, 0);
+  return run->timeout;
+}
+
+void
+cx_run_options_set_use_subprocess(cx_run_options *run, gboolean use_subprocess)
+{
+  g_return_if_fail(run != NULL);
+  run->use_subprocess = use_subprocess;
+}
+
+gboolean
+cx_run_options_get_use_subprocess(const cx_run_options *run)
+{
+  g_return_val_if_fail(run != NULL, FALSE);
+  return run->use_subprocess;
+}
+
+void
+cx_run_options_add_allowed_mime_type(cx_run_options *run, const char *mime)
+{
+  g_return_if_fail(run != NULL && mime != NULL);
+  if (run->mime == NULL)
+    run->mime = strv_array_new();
+  if (!g_strv_contains((const char *const *)run->mime->pdata, mime))
+    strv_array_append(run->mime, mime);
+}
+
+const char *const *
+cx_run_options_get_allowed_mime_types(const cx_run_options *run)
+{
+  g_return_val_if_fail(run != NULL, NULL);
+  return run->mime != NULL ? (const char *const *)run->mime->pdata : NULL;
+}
+
+gboolean
+cx_run_options_mime_allowed(const cx_run_options *run, const char *mime)
+{
+  g_return_val_if_fail(run != NULL && mime != NULL, FALSE);
+  if (run->mime == NULL)
+    return TRUE;
+  return g_strv_contains((const char *const *)run->mime->pdata, mime);
+}
+
+static JsonNode *
+strv_node(const char *const *items)
+{
+  JsonArray *array = json_array_new();
+  for (const char *const *item = items; item != NULL && *item != NULL; item++)
+    json_array_add_string_element(array, *item);
+  JsonNode *node = json_node_new(JSON_NODE_ARRAY);
+  json_node_take_array(node, array);
+  return node;
+}
+
+JsonNode *
+cx_run_options_to_json_node(const cx_run_options *run)
+{
+  g_return_val_if_fail(run != NULL, NULL);
+  JsonObject *object = json_object_new();
+  if (run->cwd != NULL)
+    json_object_set_string_member(object, "cwd", run->cwd);
+  else
+    json_object_set_null_member(object, "cwd");
+  json_object_set_member(object, "env", strv_node(cx_run_options_get_env(run)));
+  json_object_set_double_member(object, "timeout", run->timeout);
+  json_object_set_boolean_member(object, "use_subprocess", run->use_subprocess);
+  if (run->mime != NULL)
+    json_object_set_member(object, "allowed_mime_types",
+                           strv_node(cx_run_options_get_allowed_mime_types(run)));
+  else
+    json_object_set_null_member(object, "allowed_mime_types");
+  JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+  json_node_take_object(node, object);
+  return node;
+}

@@ -1,0 +1,56 @@
+/* cellexec/common.h: definitions shared by the client API and the plugin ABI.
+ *
+ * Every public symbol of libcellexec starts with cx_ and is declared with
+ * CX_EXPORT.  Errors are reported through GError in the CX_ERROR domain; the
+ * last parameter of a function that can fail is always GError **error, which
+ * may be NULL.
+ */
+#ifndef CELLEXEC_COMMON_H
+#define CELLEXEC_COMMON_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <cellexec/version.h>
+
+G_BEGIN_DECLS
+
+#if defined(CX_COMPILATION)
+#define CX_EXPORT __attribute__((visibility("default")))
+#else
+#define CX_EXPORT
+#endif
+
+/* The error domain of libcellexec: CX_ERROR. */
+#define CX_ERROR (cx_error_quark())
+CX_EXPORT GQuark cx_error_quark(void);
+
+/* Codes of the CX_ERROR domain.  Values never change; new codes are appended. */
+typedef enum {
+  CX_ERROR_FAILED = 0,       /* anything without a more precise code */
+  CX_ERROR_NOT_FOUND,        /* no plugin of that name on the search path */
+  CX_ERROR_PLUGIN_LOAD,      /* dlopen failed: not a shared object, unresolved symbol */
+  CX_ERROR_NO_ENTRY,         /* the file has no cellexec_plugin_entry symbol */
+  CX_ERROR_ABI_MISMATCH,     /* the plugin was built for another abi_major */
+  CX_ERROR_INVALID_PLUGIN,   /* descriptor or vtable too short, required method NULL */
+  CX_ERROR_INIT_REFUSED,     /* the plugin's init method declined to load */
+  CX_ERROR_DUPLICATE,        /* another plugin of the same name came first */
+  CX_ERROR_CONFIG,           /* config file unreadable or malformed */
+  CX_ERROR_OPTION,           /* unknown option, or a value of the wrong type */
+  CX_ERROR_UNSUPPORTED,      /* the backend does not implement this operation */
+  CX_ERROR_BACKEND,          /* the backend could not run the request at all */
+  CX_ERROR_JSON,             /* malformed JSON, or JSON of the wrong shape */
+  CX_ERROR_PYTHON,           /* Python code raised an exception in an executor operation */
+} cx_error_code;
+
+/* The library version at run time ("0.1.0"); compare with CX_VERSION_STRING. */
+CX_EXPORT const char *cx_version(void);
+
+/* Opaque types.  Owned by the core; plugins and clients use them only through
+ * the functions declared in result.h, options.h and cellexec.h. */
+typedef struct cx_result cx_result;           /* result bundle of one cell */
+typedef struct cx_options cx_options;         /* backend options, checked against a schema */
+typedef struct cx_run_options cx_run_options; /* options of one run_cell call */
+
+G_END_DECLS
+
+#endif /* CELLEXEC_COMMON_H */

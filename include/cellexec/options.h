@@ -1,0 +1,112 @@
+/* cellexec/options.h: backend options and per-call run options.
+ *
+ * A plugin declares the options it accepts as a schema: an array of
+ * cx_option_spec ending with an entry whose name is NULL.  The core checks
+ * every value a user gives (config file section, `cellexec run -o`) against
+ * that schema before the plugin sees it, so a plugin's create() receives a
+ * cx_options whose values all parse as their declared types, with the
+ * schema's defaults filled in.
+ */
+#ifndef CELLEXEC_OPTIONS_H
+#define CELLEXEC_OPTIONS_H
+
+#include <cellexec/common.h>
+
+G_BEGIN_DECLS
+
+/* Types of option values, as written in a config file. */
+typedef enum {
+  CX_OPTION_STRING = 0, /* any text */
+  CX_OPTION_BOOL,       /* true/false, yes/no, on/off, 1/0 */
+  CX_OPTION_INT,        /* a decimal integer (gint64) */
+  CX_OPTION_DOUBLE,     /* a decimal number, e.g. seconds: 2.5 */
+  CX_OPTION_SIZE,       /* bytes with an optional K, M, G or T suffix (powers of 1024): 512M */
+  CX_OPTION_PATH,       /* a file or directory name; "~/" is expanded */
+  CX_OPTION_ENV,        /* KEY=VALUE pairs separated by ';' or newlines */
+} cx_option_type;
+
+/* One entry of a plugin's option schema.  All strings are static. */
+typedef struct cx_option_spec {
+  const char *name;          /* key in the config file, e.g. "timeout"; NULL ends the schema */
+  cx_option_type type;
+  const char *default_value; /* as text, or NULL for "unset" */
+  const char *help;          /* one line, shown by `cellexec plugins` */
+} cx_option_spec;
+
+/* The name of a type ("string", "bool", ...), for messages and listings. */
+CX_EXPORT const char *cx_option_type_name(cx_option_type type);
+
+/* ---- Backend options ------------------------------------------------ */
+
+/* New options for SCHEMA (NULL for an empty schema), holding its defaults.
+ * BACKEND names the plugin in error messages.  SCHEMA must outlive them. */
+CX_EXPORT cx_options *cx_options_new(const char *backend, const cx_option_spec *schema);
+CX_EXPORT void cx_options_free(cx_options *options);
+
+/* Set KEY to VALUE (text, as in a config file).  Fails with CX_ERROR_OPTION
+ * when KEY is not in the schema (the message suggests the closest key) or
+ * VALUE does not parse as the key's type (the message names both). */
+CX_EXPORT gboolean cx_options_set(cx_options *options, const char *key,
+                                  const char *value, GError **error);
+
+/* TRUE when KEY has a value (set, or a non-NULL default). */
+CX_EXPORT gboolean cx_options_has(const cx_options *options, const char *key);
+
+/* Typed getters.  KEY must be in the schema with a matching type (CX_OPTION_PATH
+ * reads with get_string; CX_OPTION_SIZE with get_size).  An unset key returns
+ * the FALLBACK given.  Strings are owned by OPTIONS. */
+CX_EXPORT const char *cx_options_get_string(const cx_options *options, const char *key, const char *fallback);
+CX_EXPORT gboolean cx_options_get_bool(const cx_options *options, const char *key, gboolean fallback);
+CX_EXPORT gint64 cx_options_get_int(const cx_options *options, const char *key, gint64 fallback);
+CX_EXPORT double cx_options_get_double(const cx_options *options, const char *key, double fallback);
+CX_EXPORT guint64 cx_options_get_size(const cx_options *options, const char *key, guint64 fallback);
+/* A CX_OPTION_ENV value as a NULL-terminated KEY=VALUE vector (free with
+ * g_strfreev), or NULL when unset. */
+CX_EXPORT char **cx_options_get_env(const cx_options *options, const char *key);
+
+/* The backend name and schema the options were made for. */
+CX_EXPORT const char *cx_options_get_backend(const cx_options *options);
+CX_EXPORT const cx_option_spec *cx_options_get_schema(const cx_options *options);
+
+/* ---- Run options: the per-call part of run_cell ------------------------ */
+
+CX_EXPORT cx_run_options *cx_run_options_new(void);
+CX_EXPORT void cx_run_options_free(cx_run_options *run);
+CX_EXPORT cx_run_options *cx_run_options_copy(const cx_run_options *run);
+
+/* Working directory for the cell (NULL: the backend's own). */
+CX_EXPORT void cx_run_options_set_cwd(cx_run_options *run, const char *cwd);
+CX_EXPORT const char *cx_run_options_get_cwd(const cx_run_options *run);
+
+/* Environment variables for the cell.  ASSIGNMENT is "KEY=VALUE"; a later
+ * assignment to the same KEY replaces the earlier one.  Returns FALSE for a
+ * string without '=' or with an empty KEY. */
+CX_EXPORT gboolean cx_run_options_add_env(cx_run_options *run, const char *assignment);
+/* NULL-terminated KEY=VALUE vector owned by RUN (never NULL; may be empty). */
+CX_EXPORT const char *const *cx_run_options_get_env(const cx_run_options *run);
+
+/* Deadline in seconds for the cell; <= 0 (the default) means none. */
+CX_EXPORT void cx_run_options_set_timeout(cx_run_options *run, double seconds);
+CX_EXPORT double cx_run_options_get_timeout(const cx_run_options *run);
+
+/* Ask for the cell to run in a separate process (default FALSE). */
+CX_EXPORT void cx_run_options_set_use_subprocess(cx_run_options *run, gboolean use_subprocess);
+CX_EXPORT gboolean cx_run_options_get_use_subprocess(const cx_run_options *run);
+
+/* Restrict rich outputs to these MIME types.  With none added, every type
+ * is allowed.  cx_run_options_mime_allowed() tells whether MIME passes. */
+CX_EXPORT void cx_run_options_add_allowed_mime_type(cx_run_options *run, const char *mime);
+/* NULL-terminated vector owned by RUN, or NULL when every type is allowed. */
+CX_EXPORT const char *const *cx_run_options_get_allowed_mime_types(const cx_run_options *run);
+CX_EXPORT gboolean cx_run_options_mime_allowed(const cx_run_options *run, const char *mime);
+
+/* The run options as a JSON object {"cwd", "env", "timeout",
+ * "use_subprocess", "allowed_mime_types"} (new node), e.g. for recording. */
+CX_EXPORT JsonNode *cx_run_options_to_json_node(const cx_run_options *run);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cx_options, cx_options_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cx_run_options, cx_run_options_free)
+
+G_END_DECLS
+
+#endif /* CELLEXEC_OPTIONS_H */

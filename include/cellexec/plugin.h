@@ -1,0 +1,246 @@
+/* cellexec/plugin.h: the plugin ABI, and the plugin writer's specification.
+ *
+ * A cellexec plugin is a shared object that exports exactly one symbol,
+ * cellexec_plugin_entry, returning a pointer to a constant cx_plugin
+ * descriptor.  Define it with CX_PLUGIN_DEFINE() and build the plugin with
+ * -fvisibility=hidden so nothing else is exported:
+ *
+ *   #include <cellexec/plugin.h>
+ *
+ *   static const cx_option_spec my_options[] = {
+ *     { "greeting", CX_OPTION_STRING, "hello", "what every cell prints" },
+ *     { NULL }
+ *   };
+ *   static const cx_backend_vtable my_backend = {
+ *     .struct_size = sizeof(cx_backend_vtable),
+ *     .create = my_create, .destroy = my_destroy, .run_cell = my_run_cell,
+ *   };
+ *   CX_PLUGIN_DEFINE("mine", "1.0", "a backend that greets",
+ *                    my_options, &my_backend, NULL, NULL)
+ *
+ * and build it against `pkg-config --cflags --libs cellexec`, installing it
+ * as NAME.so into `pkg-config --variable=pluginsdir cellexec`.
+ *
+ * THE ENTRY.  cellexec_plugin_entry() must have no side effects: the
+ * registry calls it to list plugins that will never be used.  Work that may
+ * fail belongs in cx_plugin.init (called once, when the plugin is loaded)
+ * or in the backend's create().
+ *
+ * VERSIONING.  The descriptor and each vtable start with fields that never
+ * move (abi_major, abi_minor, struct_size; a vtable's struct_size).  The
+ * core loads a plugin whose abi_major equals its own CX_ABI_MAJOR, whatever
+ * its abi_minor: a plugin built against an older minor simply lacks the
+ * newer methods, and a plugin built against a newer minor has methods this
+ * core ignores.  Fields are only ever appended, each group under a comment
+ * naming the ABI minor that added it; a change to an existing field is a new
+ * abi_major.  The core copies each vtable into a zeroed structure of its own
+ * size, copying MIN(struct_size, sizeof) bytes, so a method past the end of
+ * an older plugin's table reads as NULL.  Optional methods are called only
+ * after CX_HAS(vtable, method); a NULL or missing method the caller needs
+ * yields CX_ERROR_UNSUPPORTED, never a call through garbage.
+ *
+ * OWNERSHIP.  Unless a comment says otherwise: strings passed to a method
+ * are borrowed for the duration of the call; a cx_result, JsonNode or
+ * handle a method returns belongs to the caller; GError follows GLib's
+ * rules (set it exactly when the method fails).  Methods of one backend
+ * instance may be called from several threads at once; a plugin that cannot
+ * allow that serialises internally.
+ */
+#ifndef CELLEXEC_PLUGIN_H
+#define CELLEXEC_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cellexec/common.h>
+#include <cellexec/options.h>
+#include <cellexec/result.h>
+
+G_BEGIN_DECLS
+
+/* The name of the one symbol a plugin exports. */
+#define CX_PLUGIN_ENTRY_SYMBOL "cellexec_plugin_entry"
+
+/* TRUE when VTABLE (a pointer) is long enough to hold METHOD and METHOD is
+ * set.  Use before calling any optional method. */
+#define CX_HAS(vtable, method)                                                   \
+  ((vtable) != NULL &&                                                           \
+   (vtable)->struct_size >= (size_t)((const char *)&(vtable)->method -           \
+                                     (const char *)(vtable)) + sizeof((vtable)->method) && \
+   (vtable)->method != NULL)
+
+/* ---- Debug exporters --------------------------------------------------- */
+
+/* One step of execution, as a debug exporter sees it.  Every pointer is
+ * borrowed for the duration of the export_event call; any may be NULL. */
+typedef struct cx_debug_event {
+  size_t struct_size;       /* sizeof(cx_debug_event) of the emitter */
+  /* ABI 1.0 */
+  gint64 timestamp_us;      /* wall clock, microseconds since the epoch (UTC) */
+  const char *executor;     /* backend name, e.g. "local" */
+  const char *step;         /* "run_cell", "evaluate_inline", ... */
+  const char *code;         /* the code the step ran */
+  JsonNode *inputs;         /* locals or bindings passed in */
+  JsonNode *environment;    /* the environment after the step */
+  JsonNode *outputs;        /* the value returned, or the result bundle */
+  const char *error_type;   /* exception class name, NULL on success */
+  const char *error_message;
+  const char *error_traceback;
+} cx_debug_event;
+
+/* An exporter the host (or a plugin) implements, or one of the built-ins
+ * from cellexec.h.  Embed it as the first member of your own struct to keep
+ * state.  The core serialises calls to one exporter. */
+typedef struct cx_debug_exporter cx_debug_exporter;
+struct cx_debug_exporter {
+  size_t struct_size;       /* sizeof(cx_debug_exporter) of the implementer */
+  /* ABI 1.0 */
+  void (*export_event)(cx_debug_exporter *self, const cx_debug_event *event); /* required */
+  void (*flush)(cx_debug_exporter *self);    /* optional */
+  void (*destroy)(cx_debug_exporter *self);  /* optional: frees SELF */
+};
+
+/* ---- The backend vtable ------------------------------------------------- */
+
+/* Handles a backend gives out.  Their contents are the plugin's own. */
+typedef void cx_backend_instance;
+typedef void cx_session_instance;
+typedef void cx_env_instance;
+
+typedef struct cx_backend_vtable {
+  size_t struct_size;       /* sizeof(cx_backend_vtable) the plugin was built with */
+  /* ABI 1.0 */
+
+  /* Required.  A backend instance configured by OPTIONS (checked against the
+   * plugin's schema, defaults filled in; borrowed: copy what you keep).
+   * NULL with ERROR set when it cannot start (e.g. a worker binary missing). */
+  cx_backend_instance *(*create)(const cx_options *options, GError **error);
+
+  /* Required.  Frees the instance.  Sessions are closed before this. */
+  void (*destroy)(cx_backend_instance *backend);
+
+  /* Required.  Run CODE in a fresh namespace, as a new IPython session per
+   * call would.  RUN is never NULL.  A cell that fails in any way (exception,
+   * timeout, crash) is a result with success FALSE and error set; NULL with
+   * ERROR set is only for failures of the backend itself (it cannot run
+   * anything). */
+  cx_result *(*run_cell)(cx_backend_instance *backend, const char *code,
+                         const cx_run_options *run, GError **error);
+
+  /* Optional (all three or none).  A session keeps its namespace across
+   * calls.  session_close frees it. */
+  cx_session_instance *(*session_open)(cx_backend_instance *backend, GError **error);
+  cx_result *(*session_run_cell)(cx_session_instance *session, const char *code,
+                                 const cx_run_options *run, GError **error);
+  void (*session_close)(cx_session_instance *session);
+
+  /* Optional.  Interrupt the cell running in SESSION (NULL: every stateless
+   * cell of BACKEND), as KeyboardInterrupt.  Returns TRUE when a request was
+   * delivered, also if nothing was running.  May be called from any thread
+   * while run_cell blocks in another. */
+  gboolean (*interrupt)(cx_backend_instance *backend, cx_session_instance *session,
+                        GError **error);
+
+  /* Optional.  Introspection: a JSON value describing WHAT ("info" should
+   * be supported by every backend that has this method).  Returns a new node,
+   * or NULL with CX_ERROR_UNSUPPORTED for an unknown WHAT. */
+  JsonNode *(*query)(cx_backend_instance *backend, const char *what, GError **error);
+} cx_backend_vtable;
+
+/* ---- The executor vtable ------------------------------------------------ */
+
+/* A host function bound into Python by create_dynamic_function.  ARGUMENTS
+ * maps every parameter name to its value (defaults applied), borrowed.
+ * Return a new JsonNode (NULL means None), or NULL with ERROR set to make
+ * the Python call raise. */
+typedef JsonNode *(*cx_host_function)(JsonObject *arguments, gpointer user_data,
+                                      GError **error);
+
+/* The operations a language runtime needs from embedded Python.  Every
+ * method is optional; a caller needing a NULL one gets CX_ERROR_UNSUPPORTED.
+ * An environment (cx_env_instance) belongs to the session it was made in.
+ * Values are JSON; an object with no JSON form stays in the backend and
+ * crosses as {"$ref": ID, "repr": "..."}, which may be passed back in later
+ * calls on the same session.  Python exceptions fail with CX_ERROR_PYTHON. */
+typedef struct cx_executor_vtable {
+  size_t struct_size;       /* sizeof(cx_executor_vtable) the plugin was built with */
+  /* ABI 1.0 */
+
+  /* A new environment holding the globals CODE defines. */
+  cx_env_instance *(*execute_prelude)(cx_session_instance *session, const char *code,
+                                      GError **error);
+  /* Run CODE in ENV (NULL: a new one) and return ENV. */
+  cx_env_instance *(*execute_prelude_incremental)(cx_session_instance *session,
+                                                  cx_env_instance *env, const char *code,
+                                                  GError **error);
+  /* The value of the expression CODE, with LOCALS (may be NULL) visible. */
+  JsonNode *(*evaluate_inline)(cx_session_instance *session, cx_env_instance *env,
+                               const char *code, JsonObject *locals, GError **error);
+  /* CODE run as a function body; the value of its return (NULL node: None).
+   * Names already in ENV that the block rebinds are written back. */
+  JsonNode *(*execute_block)(cx_session_instance *session, cx_env_instance *env,
+                             const char *code, JsonObject *locals, GError **error);
+  /* CODE run for effect in ENV with BINDINGS visible; error line numbers are
+   * shifted by LINE_OFFSET. */
+  gboolean (*execute_side_effects)(cx_session_instance *session, cx_env_instance *env,
+                                   const char *code, JsonObject *bindings,
+                                   int line_offset, GError **error);
+  /* Bind NAME in ENV to a Python function with parameters PARAMS
+   * (NULL-terminated) and DEFAULTS (may be NULL) that calls FUNCTION.
+   * DESTROY (may be NULL) is called on USER_DATA when ENV is freed. */
+  gboolean (*create_dynamic_function)(cx_session_instance *session, cx_env_instance *env,
+                                      const char *name, const char *const *params,
+                                      JsonObject *defaults, cx_host_function function,
+                                      gpointer user_data, GDestroyNotify destroy,
+                                      GError **error);
+  /* A type descriptor ({"kind": ...}) for the type expression CODE. */
+  JsonNode *(*evaluate_type_expression)(cx_session_instance *session, cx_env_instance *env,
+                                        const char *code, GError **error);
+  /* Route the backend's own debug events to EXPORTER (NULL: none).  The
+   * exporter outlives the session or is replaced first. */
+  void (*set_debug_exporter)(cx_session_instance *session, cx_debug_exporter *exporter);
+  /* The environment's contents as a JSON object, for debug exports. */
+  JsonObject *(*env_snapshot)(cx_session_instance *session, cx_env_instance *env,
+                              GError **error);
+  /* Free an environment. */
+  void (*env_free)(cx_session_instance *session, cx_env_instance *env);
+} cx_executor_vtable;
+
+/* ---- The descriptor ---------------------------------------------------- */
+
+typedef struct cx_plugin {
+  uint32_t abi_major;       /* CX_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor;       /* CX_ABI_MINOR the plugin was built with */
+  size_t struct_size;       /* sizeof(cx_plugin) the plugin was built with */
+  /* ABI 1.0 */
+  const char *name;         /* required: [a-z0-9_-]+, what configs select */
+  const char *version;      /* required: the plugin's own version */
+  const char *description;  /* required: one line */
+  const cx_option_spec *options;        /* may be NULL: no options */
+  const cx_backend_vtable *backend;     /* required */
+  const cx_executor_vtable *executor;   /* may be NULL: no executor operations */
+  /* Optional.  Called once when the plugin is loaded; return FALSE with
+   * ERROR set to refuse (e.g. "needs a kernel with cgroup v2"). */
+  gboolean (*init)(GError **error);
+} cx_plugin;
+
+/* The signature of cellexec_plugin_entry. */
+typedef const cx_plugin *(*cx_plugin_entry_func)(void);
+
+#define CX_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+/* Defines cellexec_plugin_entry returning a descriptor stamped with this
+ * header's ABI version.  Use exactly once per plugin, at file scope. */
+#define CX_PLUGIN_DEFINE(name_, version_, description_, options_, backend_, executor_, init_) \
+  CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void);                       \
+  CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void)                        \
+  {                                                                                    \
+    static const cx_plugin descriptor = {                                              \
+      CX_ABI_MAJOR, CX_ABI_MINOR, sizeof(cx_plugin),                                   \
+      (name_), (version_), (description_), (options_), (backend_), (executor_), (init_) \
+    };                                                                                 \
+    return &descriptor;                                                                \
+  }
+
+G_END_DECLS
+
+#endif /* CELLEXEC_PLUGIN_H */

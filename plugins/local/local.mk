@@ -1,0 +1,1 @@
+# plugins/local: build rules (see top-level Makefile.am)

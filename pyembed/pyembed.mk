@@ -1,0 +1,1 @@
+# pyembed: build rules (see top-level Makefile.am)

@@ -1,0 +1,59 @@
+/* Shared scaffolding of the CUnit test programs.
+ *
+ * Each test program defines cx_test_register(), which adds its suites with
+ * CX_TEST_SUITE / CU_add_test; cx_test_main.c runs them and prints
+ * "PROGRAM: N passed, N failed" (which .ci/run adds up).
+ * A program may also be given test names on its command line to run only
+ * those.
+ */
+#ifndef CX_TEST_H
+#define CX_TEST_H
+
+#include <CUnit/CUnit.h>
+#include <cellexec/cellexec.h>
+
+/* Provided by each test program. */
+void cx_test_register(void);
+
+/* Add a suite with TESTS, a { "name", function } array ending with { NULL }. */
+typedef struct { const char *name; CU_TestFunc func; } cx_test_case;
+void cx_test_add_suite(const char *suite, const cx_test_case *tests);
+
+/* Directories of this build tree (from the environment make check sets). */
+const char *cx_test_builddir(void);
+const char *cx_test_srcdir(void);
+/* The directory the real plugins are built into (builddir/plugins/.libs). */
+const char *cx_test_plugins_dir(void);
+
+/* A new empty temporary directory, removed with its contents at exit. */
+char *cx_test_tmpdir(void);
+/* Write CONTENTS to DIR/NAME; returns the path (g_free it). */
+char *cx_test_write_file(const char *dir, const char *name, const char *contents);
+
+/* Assertions on GError. */
+#define CX_ASSERT_NO_ERROR(err)                                                     \
+  do {                                                                              \
+    if ((err) != NULL) {                                                            \
+      fprintf(stderr, "\n  unexpected error: %s\n", (err)->message);               \
+    }                                                                               \
+    CU_ASSERT_PTR_NULL_FATAL(err);                                                  \
+  } while (0)
+#define CX_ASSERT_ERROR(err, code_)                                                 \
+  do {                                                                              \
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);                                              \
+    if (!g_error_matches((err), CX_ERROR, (code_)))                                 \
+      fprintf(stderr, "\n  expected code %d, got %d: %s\n", (int)(code_),          \
+              (err)->code, (err)->message);                                          \
+    CU_ASSERT_TRUE(g_error_matches((err), CX_ERROR, (code_)));                      \
+  } while (0)
+/* TRUE-asserting substring check that prints both strings on failure. */
+#define CX_ASSERT_CONTAINS(haystack, needle)                                        \
+  do {                                                                              \
+    const char *h_ = (haystack);                                                    \
+    gboolean ok_ = h_ != NULL && strstr(h_, (needle)) != NULL;                      \
+    if (!ok_)                                                                       \
+      fprintf(stderr, "\n  expected \"%s\" in \"%s\"\n", (needle), h_ ? h_ : "(null)"); \
+    CU_ASSERT_TRUE(ok_);                                                            \
+  } while (0)
+
+#endif /* CX_TEST_H */

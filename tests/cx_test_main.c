@@ -1,0 +1,113 @@
+/* The main() of every CUnit test program: see cx_test.h. */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <CUnit/Basic.h>
+
+#include "cx_test.h"
+
+static GPtrArray *tmpdirs;
+
+void
+cx_test_add_suite(const char *suite, const cx_test_case *tests)
+{
+  CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+  g_assert(s != NULL);
+  for (const cx_test_case *t = tests; t->name != NULL; t++)
+    g_assert(CU_add_test(s, t->name, t->func) != NULL);
+}
+
+static const char *
+env_or_die(const char *name)
+{
+  const char *value = g_getenv(name);
+  if (value == NULL) {
+    fprintf(stderr, "%s is not set: run the tests with `make check`\n", name);
+    exit(99);
+  }
+  return value;
+}
+
+const char *cx_test_builddir(void) { return env_or_die("CELLEXEC_BUILDDIR"); }
+const char *cx_test_srcdir(void) { return env_or_die("CELLEXEC_SRCDIR"); }
+
+const char *
+cx_test_plugins_dir(void)
+{
+  static char *dir;
+  if (dir == NULL)
+    dir = g_build_filename(cx_test_builddir(), "plugins", ".libs", NULL);
+  return dir;
+}
+
+char *
+cx_test_tmpdir(void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp("cellexec-test-XXXXXX", &error);
+  g_assert_no_error(error);
+  g_ptr_array_add(tmpdirs, g_strdup(dir));
+  return dir;
+}
+
+char *
+cx_test_write_file(const char *dir, const char *name, const char *contents)
+{
+  char *path = g_build_filename(dir, name, NULL);
+  g_autoptr(GError) error = NULL;
+  g_file_set_contents(path, contents, -1, &error);
+  g_assert_no_error(error);
+  return path;
+}
+
+static void
+remove_tree(const char *path)
+{
+  if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+    GDir *dir = g_dir_open(path, 0, NULL);
+    const char *name;
+    while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+      g_autofree char *child = g_build_filename(path, name, NULL);
+      remove_tree(child);
+    }
+    if (dir != NULL)
+      g_dir_close(dir);
+  }
+  g_remove(path);
+}
+
+int
+main(int argc, char **argv)
+{
+  tmpdirs = g_ptr_array_new_with_free_func(g_free);
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 99;
+  cx_test_register();
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+
+  if (argc > 1) {
+    /* Run only the named tests, whatever suite they are in. */
+    for (CU_pSuite s = CU_get_registry()->pSuite; s != NULL; s = s->pNext)
+      for (int i = 1; i < argc; i++) {
+        CU_pTest t = CU_get_test(s, argv[i]);
+        if (t != NULL)
+          CU_basic_run_test(s, t);
+      }
+  } else {
+    CU_basic_run_tests();
+  }
+
+  unsigned run = CU_get_number_of_tests_run();
+  unsigned failed = CU_get_number_of_tests_failed();
+  g_autofree char *program = g_path_get_basename(argv[0]);
+  printf("\n%s: %u passed, %u failed\n", program, run - failed, failed);
+  CU_cleanup_registry();
+
+  for (guint i = 0; i < tmpdirs->len; i++)
+    remove_tree(g_ptr_array_index(tmpdirs, i));
+  g_ptr_array_free(tmpdirs, TRUE);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,1 @@
+# tests/: CUnit programs and test-only plugins

@@ -1,0 +1,86 @@
+/* cellexec: run Python code cells through swappable execution backends. */
+#include "config.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/commands.h"
+
+static const char summary[] =
+  "Commands:\n"
+  "  run        run a cell and print its output or its result bundle\n"
+  "  plugins    list the backend plugins found, with their status and options\n"
+  "  config     check a config file against the installed plugins\n"
+  "\n"
+  "Run `cellexec COMMAND --help` for the options of a command.\n"
+  "\n"
+  "Environment:\n"
+  "  CELLEXEC_CONFIG       config file to use instead of the search order\n"
+  "  CELLEXEC_PLUGIN_PATH  colon-separated directories searched for plugins first\n"
+  "\n"
+  "Exit status: 0 success, 1 the cell failed, 2 usage, config or plugin error.";
+
+int
+fail_usage(const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  g_autofree char *message = g_strdup_vprintf(format, args);
+  va_end(args);
+  fprintf(stderr, "cellexec: %s\n", message);
+  return EXIT_USAGE;
+}
+
+gboolean
+parse_options(GOptionContext *context, int *argc, char ***argv)
+{
+  g_autoptr(GError) error = NULL;
+  if (g_option_context_parse(context, argc, argv, &error))
+    return TRUE;
+  fail_usage("%s (see `%s --help`)", error->message, (*argv)[0]);
+  return FALSE;
+}
+
+static int
+print_main_help(FILE *stream)
+{
+  fprintf(stream,
+          "Usage: cellexec COMMAND [OPTION...]\n\n"
+          "Run Python code cells through swappable execution backends.\n\n%s\n",
+          summary);
+  return stream == stdout ? EXIT_CELL_OK : EXIT_USAGE;
+}
+
+int
+main(int argc, char **argv)
+{
+  setlocale(LC_ALL, "");
+  if (argc < 2)
+    return print_main_help(stderr);
+  const char *command = argv[1];
+  if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 || strcmp(command, "help") == 0)
+    return print_main_help(stdout);
+  if (strcmp(command, "--version") == 0) {
+    printf("cellexec %s (plugin ABI %d.%d)\n", cx_version(), CX_ABI_MAJOR, CX_ABI_MINOR);
+    return EXIT_CELL_OK;
+  }
+
+  static const struct {
+    const char *name;
+    int (*run)(int, char **);
+  } commands[] = { { "run", cmd_run }, { "plugins", cmd_plugins }, { "config", cmd_config } };
+  for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
+    if (strcmp(command, commands[i].name) == 0) {
+      /* Present "cellexec CMD" as the program name to the command's parser. */
+      g_autofree char *name = g_strdup_printf("cellexec %s", command);
+      argv[1] = name;
+      int status = commands[i].run(argc - 1, argv + 1);
+      argv[1] = (char *)command;
+      return status;
+    }
+  const char *const names[] = { "run", "plugins", "config", NULL };
+  const char *closest = cx_suggest(command, names);
+  return fail_usage("unknown command '%s'%s%s%s; see `cellexec --help`", command,
+                    closest ? " (did you mean '" : "", closest ? closest : "", closest ? "'?)" : "");
+}

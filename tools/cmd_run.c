@@ -1,0 +1,216 @@
+/* cellexec run: run one cell and print its output or its result bundle. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/commands.h"
+
+typedef struct {
+  char *backend;
+  char *config;
+  char **options;   /* KEY=VALUE backend options */
+  double timeout;
+  char *cwd;
+  char **env;       /* KEY=VALUE */
+  char **mime;
+  gboolean use_subprocess;
+  gboolean json;
+  char *code;
+  char **rest;
+} run_args;
+
+static void
+run_args_clear(run_args *a)
+{
+  g_free(a->backend);
+  g_free(a->config);
+  g_strfreev(a->options);
+  g_free(a->cwd);
+  g_strfreev(a->env);
+  g_strfreev(a->mime);
+  g_free(a->code);
+  g_strfreev(a->rest);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(run_args, run_args_clear)
+
+/* The cell's code from -c, a file, or standard input ("-"). */
+static char *
+read_code(const run_args *a, GError **error)
+{
+  guint n_rest = a->rest != NULL ? g_strv_length(a->rest) : 0;
+  if (a->code != NULL && n_rest > 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "give the code either with -c or as FILE, not both");
+    return NULL;
+  }
+  if (a->code != NULL)
+    return g_strdup(a->code);
+  if (n_rest != 1) {
+    g_set_error(error, CX_ERROR, CX_ERROR_FAILED,
+                n_rest == 0 ? "no code to run: give -c CODE, a FILE, or - for standard input"
+                            : "more than one FILE given; run one cell at a time");
+    return NULL;
+  }
+  char *contents = NULL;
+  gsize length = 0;
+  if (strcmp(a->rest[0], "-") == 0) {
+    g_autoptr(GIOChannel) in = g_io_channel_unix_new(STDIN_FILENO);
+    if (g_io_channel_set_encoding(in, NULL, error) != G_IO_STATUS_NORMAL ||
+        g_io_channel_read_to_end(in, &contents, &length, error) != G_IO_STATUS_NORMAL)
+      return NULL;
+  } else if (!g_file_get_contents(a->rest[0], &contents, &length, error)) {
+    return NULL;
+  }
+  if (memchr(contents, '\0', length) != NULL) {
+    g_free(contents);
+    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "the code contains a NUL byte; give Python source text");
+    return NULL;
+  }
+  return contents;
+}
+
+static cx_backend *
+open_backend(const run_args *a, GError **error)
+{
+  g_autoptr(cx_config) config = cx_config_load(a->config, error);
+  if (config == NULL)
+    return NULL;
+  g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
+  const char *name = a->backend != NULL ? a->backend : cx_config_get_backend(config);
+  const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
+  if (plugin == NULL)
+    return NULL;
+  if (!cx_plugin_info_is_usable(plugin))
+    return cx_backend_open(registry, name, NULL, error); /* fails with the reason */
+
+  g_autoptr(cx_options) options = cx_config_get_backend_options(config, plugin, error);
+  if (options == NULL)
+    return NULL;
+  for (char **item = a->options; item != NULL && *item != NULL; item++) {
+    const char *eq = strchr(*item, '=');
+    if (eq == NULL) {
+      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "-o %s: write KEY=VALUE", *item);
+      return NULL;
+    }
+    g_autofree char *key = g_strndup(*item, (gsize)(eq - *item));
+    if (!cx_options_set(options, key, eq + 1, error))
+      return NULL;
+  }
+  return cx_backend_open(registry, name, g_steal_pointer(&options), error);
+}
+
+static cx_run_options *
+make_run_options(const run_args *a, GError **error)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  if (a->cwd != NULL)
+    cx_run_options_set_cwd(run, a->cwd);
+  for (char **item = a->env; item != NULL && *item != NULL; item++)
+    if (!cx_run_options_add_env(run, *item)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "-e %s: write KEY=VALUE", *item);
+      return NULL;
+    }
+  if (a->timeout < 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "--timeout must be a positive number of seconds");
+    return NULL;
+  }
+  cx_run_options_set_timeout(run, a->timeout);
+  cx_run_options_set_use_subprocess(run, a->use_subprocess);
+  for (char **mime = a->mime; mime != NULL && *mime != NULL; mime++)
+    cx_run_options_add_allowed_mime_type(run, *mime);
+  return g_steal_pointer(&run);
+}
+
+/* Human mode: the cell's streams to ours, rich outputs as text. */
+static void
+print_human(const cx_result *result)
+{
+  gsize length;
+  const char *text = cx_result_get_stdout(result, &length);
+  fwrite(text, 1, length, stdout);
+  for (guint i = 0; i < cx_result_get_n_outputs(result); i++) {
+    JsonObject *bundle = cx_result_get_output(result, i);
+    JsonNode *plain = json_object_get_member(bundle, "text/plain");
+    if (plain != NULL && JSON_NODE_HOLDS_VALUE(plain) &&
+        json_node_get_value_type(plain) == G_TYPE_STRING) {
+      printf("%s\n", json_node_get_string(plain));
+    } else {
+      g_autoptr(GList) types = json_object_get_members(bundle);
+      printf("<rich output: %s>\n", types != NULL ? (const char *)types->data : "?");
+    }
+  }
+  fflush(stdout);
+  text = cx_result_get_stderr(result, &length);
+  fwrite(text, 1, length, stderr);
+  if (cx_result_has_error(result)) {
+    const char *traceback = cx_result_get_error_traceback(result);
+    if (traceback != NULL && *traceback != '\0')
+      fprintf(stderr, "%s%s", traceback, g_str_has_suffix(traceback, "\n") ? "" : "\n");
+    else
+      fprintf(stderr, "%s: %s\n", cx_result_get_error_type(result),
+              cx_result_get_error_message(result));
+  }
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+  g_auto(run_args) a = { 0 };
+  const GOptionEntry entries[] = {
+    { "backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "Backend plugin to use (default: the config's, else local)", "NAME" },
+    { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
+    { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &a.options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
+    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &a.timeout, "Give the cell at most S seconds", "S" },
+    { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &a.cwd, "Run the cell in directory DIR", "DIR" },
+    { "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a.env, "Set an environment variable for the cell (repeatable)", "KEY=VALUE" },
+    { "mime", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.mime, "Keep only rich outputs of this MIME type (repeatable)", "TYPE" },
+    { "use-subprocess", 0, 0, G_OPTION_ARG_NONE, &a.use_subprocess, "Run the cell in a separate process", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print the result bundle as one JSON document", NULL },
+    { "code", 'c', 0, G_OPTION_ARG_STRING, &a.code, "Run CODE", "CODE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.rest, NULL, "[FILE | -]" },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new("(-c CODE | FILE | -)");
+  g_option_context_set_summary(context,
+    "Run one Python cell on a backend.  Its stdout and stderr go to ours, each rich\n"
+    "output (display() calls, the value of the last expression) is printed as its\n"
+    "text/plain form, and a failure prints the traceback on stderr.  With --json,\n"
+    "print the result bundle instead:\n"
+    "  {\"stdout\", \"stderr\", \"rich_outputs\", \"success\", \"error\"}");
+  g_option_context_set_description(context,
+    "Examples:\n"
+    "  cellexec run -c 'print(\"hello\")'\n"
+    "  cellexec run --json -c '1 + 1'\n"
+    "  cellexec run -b fake -o responses=replies.json --json script.py\n"
+    "  echo 'import os; print(os.getcwd())' | cellexec run --cwd /tmp -\n"
+    "\n"
+    "Exit status: 0 the cell succeeded, 1 the cell failed, 2 usage, config or\n"
+    "plugin error (nothing ran; one line on stderr says why).");
+  g_option_context_add_main_entries(context, entries, NULL);
+  g_set_prgname(argv[0]);
+  if (!parse_options(context, &argc, &argv))
+    return EXIT_USAGE;
+
+  g_autoptr(GError) error = NULL;
+  g_autofree char *code = read_code(&a, &error);
+  if (code == NULL)
+    return fail_usage("%s", error->message);
+  g_autoptr(cx_run_options) run = make_run_options(&a, &error);
+  if (run == NULL)
+    return fail_usage("%s", error->message);
+  g_autoptr(cx_backend) backend = open_backend(&a, &error);
+  if (backend == NULL)
+    return fail_usage("%s", error->message);
+  g_autoptr(cx_result) result = cx_backend_run_cell(backend, code, run, &error);
+  if (result == NULL)
+    return fail_usage("%s", error->message);
+
+  if (a.json) {
+    g_autofree char *json = cx_result_to_json(result, FALSE);
+    printf("%s\n", json);
+  } else {
+    print_human(result);
+  }
+  return cx_result_get_success(result) ? EXIT_CELL_OK : EXIT_CELL_FAILED;
+}

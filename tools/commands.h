@@ -1,0 +1,25 @@
+/* The subcommands of the cellexec program. */
+#ifndef CX_TOOLS_COMMANDS_H
+#define CX_TOOLS_COMMANDS_H
+
+#include <cellexec/cellexec.h>
+
+/* Exit statuses shared by every command. */
+enum {
+  EXIT_CELL_OK = 0,     /* the command (or the cell) succeeded */
+  EXIT_CELL_FAILED = 1, /* the cell ran and failed */
+  EXIT_USAGE = 2,       /* bad usage, config or plugin: nothing ran */
+};
+
+/* Each takes the arguments after its name (ARGV[0] is "cellexec CMD"). */
+int cmd_run(int argc, char **argv);
+int cmd_plugins(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+
+/* Print "cellexec: MESSAGE" on stderr and return EXIT_USAGE. */
+int fail_usage(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* Parse ARGV with CONTEXT; on error, print it with a pointer to --help. */
+gboolean parse_options(GOptionContext *context, int *argc, char ***argv);
+
+#endif /* CX_TOOLS_COMMANDS_H */
