@@ -125,7 +125,12 @@ cx_config_load(const char *path, GError **error)
   if (env != NULL && *env != '\0')
     return cx_config_load_file(env, error);
 
-  g_autofree char *user = g_build_filename(g_get_user_config_dir(), "cellexec", "config", NULL);
+  /* Not g_get_user_config_dir(): GLib caches it for the life of the process. */
+  const char *xdg = g_getenv("XDG_CONFIG_HOME");
+  g_autofree char *user =
+    xdg != NULL && g_path_is_absolute(xdg)
+      ? g_build_filename(xdg, "cellexec", "config", NULL)
+      : g_build_filename(g_get_home_dir(), ".config", "cellexec", "config", NULL);
   const char *const candidates[] = { user, "/etc/cellexec/config", NULL };
   for (const char *const *candidate = candidates; *candidate != NULL; candidate++)
     if (g_file_test(*candidate, G_FILE_TEST_EXISTS))

@@ -25,6 +25,14 @@ const char *cx_test_srcdir(void);
 /* The directory the real plugins are built into (builddir/plugins/.libs). */
 const char *cx_test_plugins_dir(void);
 
+/* The directory the test-only plugins are built into. */
+const char *cx_test_case_plugins_dir(void);
+/* A new temporary directory holding symlinks to the test-only plugins
+ * NAMES (NULL-terminated, e.g. "echo" for tests/plugins/.libs/echo.so). */
+char *cx_test_dir_with_plugins(const char *const *names);
+/* A registry of exactly the test-only plugins NAMES. */
+cx_registry *cx_test_registry_with(const char *const *names);
+
 /* A new empty temporary directory, removed with its contents at exit. */
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <CUnit/Basic.h>
 
 #include "cx_test.h"
@@ -41,6 +42,37 @@ cx_test_plugins_dir(void)
   if (dir == NULL)
     dir = g_build_filename(cx_test_builddir(), "plugins", ".libs", NULL);
   return dir;
+}
+
+const char *
+cx_test_case_plugins_dir(void)
+{
+  static char *dir;
+  if (dir == NULL)
+    dir = g_build_filename(cx_test_builddir(), "tests", "plugins", ".libs", NULL);
+  return dir;
+}
+
+char *
+cx_test_dir_with_plugins(const char *const *names)
+{
+  char *dir = cx_test_tmpdir();
+  for (const char *const *name = names; *name != NULL; name++) {
+    g_autofree char *file = g_strconcat(*name, ".so", NULL);
+    g_autofree char *target = g_build_filename(cx_test_case_plugins_dir(), file, NULL);
+    g_autofree char *link = g_build_filename(dir, file, NULL);
+    g_assert(g_file_test(target, G_FILE_TEST_EXISTS));
+    g_assert(symlink(target, link) == 0);
+  }
+  return dir;
+}
+
+cx_registry *
+cx_test_registry_with(const char *const *names)
+{
+  g_autofree char *dir = cx_test_dir_with_plugins(names);
+  const char *const path[] = { dir, NULL };
+  return cx_registry_new_for_path(path);
 }
 
 char *

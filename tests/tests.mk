@@ -1,1 +1,124 @@
-# tests/: CUnit programs and test-only plugins
+# tests/: CUnit programs and test-only plugins.
+
+# Test-only plugins, one per way a plugin can be right or wrong (see
+# tests/plugins/case_plugin.c); built as modules into tests/plugins/.libs.
+TEST_PLUGIN_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
+check_LTLIBRARIES += tests/plugins/echo.la tests/plugins/newer_minor.la tests/plugins/newer_major.la tests/plugins/older_major.la tests/plugins/short_descriptor.la tests/plugins/short_vtable.la tests/plugins/null_method.la tests/plugins/partial_sessions.la tests/plugins/init_refused.la tests/plugins/no_entry.la tests/plugins/unresolved.la tests/plugins/bad_default.la tests/plugins/no_result.la
+
+tests_plugins_echo_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_echo_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_ECHO
+tests_plugins_echo_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_echo_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_echo_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_newer_minor_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_newer_minor_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NEWER_MINOR
+tests_plugins_newer_minor_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_newer_minor_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_newer_minor_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_newer_major_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_newer_major_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_OTHER_MAJOR=2
+tests_plugins_newer_major_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_newer_major_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_newer_major_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_older_major_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_older_major_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_OTHER_MAJOR=0
+tests_plugins_older_major_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_older_major_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_older_major_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_short_descriptor_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_short_descriptor_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_SHORT_DESCRIPTOR
+tests_plugins_short_descriptor_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_short_descriptor_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_short_descriptor_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_short_vtable_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_short_vtable_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_SHORT_VTABLE
+tests_plugins_short_vtable_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_short_vtable_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_short_vtable_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_null_method_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_null_method_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NULL_METHOD
+tests_plugins_null_method_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_null_method_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_null_method_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_partial_sessions_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_partial_sessions_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_PARTIAL_SESSIONS
+tests_plugins_partial_sessions_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_partial_sessions_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_partial_sessions_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_init_refused_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_init_refused_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_INIT_REFUSED
+tests_plugins_init_refused_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_init_refused_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_init_refused_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_no_entry_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_no_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NO_ENTRY
+tests_plugins_no_entry_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_no_entry_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_no_entry_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_unresolved_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_unresolved_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_UNRESOLVED
+tests_plugins_unresolved_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_unresolved_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_unresolved_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_bad_default_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_bad_default_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_BAD_DEFAULT
+tests_plugins_bad_default_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_bad_default_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_bad_default_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_no_result_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_no_result_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NO_RESULT
+tests_plugins_no_result_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_no_result_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_no_result_la_LIBADD = $(PLUGIN_LIBADD)
+
+# The CUnit programs.  Each prints "NAME: N passed, N failed".
+TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+TEST_LDADD = tests/libcxtest.la libcellexec.la $(CUNIT_LIBS) $(GLIB_LIBS) $(JSON_LIBS)
+check_LTLIBRARIES += tests/libcxtest.la
+tests_libcxtest_la_SOURCES = tests/cx_test_main.c tests/cx_test.h
+tests_libcxtest_la_CFLAGS = $(TEST_CFLAGS)
+
+CORE_TESTS = tests/test_result tests/test_options tests/test_registry tests/test_config \
+	tests/test_backend tests/test_fake tests/test_cli
+check_PROGRAMS += $(CORE_TESTS)
+TESTS += $(CORE_TESTS)
+
+tests_test_result_SOURCES = tests/test_result.c
+tests_test_result_CFLAGS = $(TEST_CFLAGS)
+tests_test_result_LDADD = $(TEST_LDADD)
+
+tests_test_options_SOURCES = tests/test_options.c
+tests_test_options_CFLAGS = $(TEST_CFLAGS)
+tests_test_options_LDADD = $(TEST_LDADD)
+
+tests_test_registry_SOURCES = tests/test_registry.c
+tests_test_registry_CFLAGS = $(TEST_CFLAGS)
+tests_test_registry_LDADD = $(TEST_LDADD)
+
+tests_test_config_SOURCES = tests/test_config.c
+tests_test_config_CFLAGS = $(TEST_CFLAGS)
+tests_test_config_LDADD = $(TEST_LDADD)
+
+tests_test_backend_SOURCES = tests/test_backend.c
+tests_test_backend_CFLAGS = $(TEST_CFLAGS)
+tests_test_backend_LDADD = $(TEST_LDADD)
+
+tests_test_fake_SOURCES = tests/test_fake.c
+tests_test_fake_CFLAGS = $(TEST_CFLAGS)
+tests_test_fake_LDADD = $(TEST_LDADD)
+
+tests_test_cli_SOURCES = tests/test_cli.c
+tests_test_cli_CFLAGS = $(TEST_CFLAGS)
+tests_test_cli_LDADD = $(TEST_LDADD)

@@ -1,0 +1,218 @@
+/* The cellexec program, run as a user would run it. */
+#include "config.h"
+
+#include <string.h>
+
+#include "cx_test.h"
+
+typedef struct {
+  char *out;
+  char *err;
+  int status;
+} cli_run;
+
+static void
+cli_run_clear(cli_run *r)
+{
+  g_free(r->out);
+  g_free(r->err);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cli_run, cli_run_clear)
+
+/* Run `cellexec ARGS...` (NULL-terminated) with INPUT on stdin (may be NULL). */
+static cli_run
+cellexec(const char *input, const char *first, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(argv, g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL));
+  va_list args;
+  va_start(args, first);
+  for (const char *arg = first; arg != NULL; arg = va_arg(args, const char *))
+    g_ptr_array_add(argv, g_strdup(arg));
+  va_end(args);
+  g_ptr_array_add(argv, NULL);
+
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                              G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process =
+    g_subprocess_launcher_spawnv(launcher, (const char *const *)argv->pdata, &error);
+  g_assert_no_error(error);
+  cli_run r = { 0 };
+  g_subprocess_communicate_utf8(process, input, NULL, &r.out, &r.err, &error);
+  g_assert_no_error(error);
+  r.status = g_subprocess_get_exit_status(process);
+  return r;
+}
+
+static void
+test_cli_run_fake_json_prints_a_success_bundle(void)
+{
+  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "--json", "-c", "print('noop')", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  CU_ASSERT_STRING_EQUAL(r.out, "{\"stdout\":\"\",\"stderr\":\"\",\"rich_outputs\":[],"
+                                "\"success\":true,\"error\":null}\n");
+  CU_ASSERT_STRING_EQUAL(r.err, "");
+}
+
+static void
+test_cli_failed_cell_exits_1_and_prints_the_error(void)
+{
+  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", "fail-with=TimeoutError", "-c", "x", NULL);
+  CU_ASSERT_EQUAL(r.status, 1);
+  CX_ASSERT_CONTAINS(r.err, "TimeoutError: injected failure");
+}
+
+static void
+test_cli_human_mode_prints_streams_and_rich_text(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *file = cx_test_write_file(dir, "r.json",
+    "[{\"stdout\": \"hello\\n\", \"stderr\": \"careful\\n\", \"rich_outputs\": [{\"text/plain\": \"2\"}, {\"image/png\": \"AAAA\"}]}]");
+  g_autofree char *option = g_strdup_printf("responses=%s", file);
+  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", option, "-c", "x", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  CU_ASSERT_STRING_EQUAL(r.out, "hello\n2\n<rich output: image/png>\n");
+  CU_ASSERT_STRING_EQUAL(r.err, "careful\n");
+}
+
+static void
+test_cli_reads_code_from_stdin_and_files(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *record = g_build_filename(dir, "calls.jsonl", NULL);
+  g_autofree char *option = g_strdup_printf("record=%s", record);
+  g_autofree char *script = cx_test_write_file(dir, "cell.py", "from_file = 1\n");
+  g_auto(cli_run) a = cellexec("from_stdin = 1\n", "run", "-b", "fake", "-o", option, "-", NULL);
+  g_auto(cli_run) b = cellexec(NULL, "run", "-b", "fake", "-o", option, script, NULL);
+  CU_ASSERT_EQUAL(a.status, 0);
+  CU_ASSERT_EQUAL(b.status, 0);
+  g_autofree char *calls = NULL;
+  g_file_get_contents(record, &calls, NULL, NULL);
+  CX_ASSERT_CONTAINS(calls, "\"code\":\"from_stdin = 1\\n\"");
+  CX_ASSERT_CONTAINS(calls, "\"code\":\"from_file = 1\\n\"");
+}
+
+static void
+test_cli_passes_run_options(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *record = g_build_filename(dir, "calls.jsonl", NULL);
+  g_autofree char *option = g_strdup_printf("record=%s", record);
+  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", option, "--cwd", "/tmp", "-e",
+                               "DATASET_ROOT=/tmp/data", "--timeout", "2", "--mime", "text/plain",
+                               "--use-subprocess", "-c", "x", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  g_autofree char *calls = NULL;
+  g_file_get_contents(record, &calls, NULL, NULL);
+  CX_ASSERT_CONTAINS(calls, "\"options\":{\"cwd\":\"/tmp\",\"env\":[\"DATASET_ROOT=/tmp/data\"],"
+                            "\"timeout\":2.0,\"use_subprocess\":true,\"allowed_mime_types\":[\"text/plain\"]}");
+}
+
+static void
+test_cli_usage_errors_exit_2_with_one_line(void)
+{
+  static const char *const cases[][6] = {
+    { "run", "-b", "nonexistent", "-c", "x", NULL },
+    { "run", "-b", "fake", "-o", "colour=red", "-c" },
+    { "run", "-b", "fake", NULL },
+    { "run", "--bogus-flag", NULL },
+    { "frobnicate", NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *const *c = cases[i];
+    g_auto(cli_run) r = cellexec(NULL, c[0], c[1], c[2], c[3], c[4], i == 1 ? "x" : NULL, NULL);
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_TRUE(g_str_has_prefix(r.err, "cellexec: "));
+    CU_ASSERT_PTR_NOT_NULL(strchr(r.err, '\n'));
+    CU_ASSERT_EQUAL(strchr(r.err, '\n')[1], '\0'); /* exactly one line */
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+  }
+}
+
+static void
+test_cli_plugins_lists_usable_and_faulty(void)
+{
+  const char *const names[] = { "echo", "newer_major", NULL };
+  g_autofree char *dir = cx_test_dir_with_plugins(names);
+  g_autofree char *conf_dir = cx_test_tmpdir();
+  g_autofree char *text = g_strdup_printf("[cellexec]\nplugin-path = %s\n", dir);
+  g_autofree char *config = cx_test_write_file(conf_dir, "config", text);
+  g_auto(cli_run) r = cellexec(NULL, "plugins", "--json", "-C", config, NULL);
+  CU_ASSERT_EQUAL_FATAL(r.status, 0);
+  g_autoptr(JsonNode) root = json_from_string(r.out, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  JsonArray *plugins = json_object_get_array_member(json_node_get_object(root), "plugins");
+  gboolean saw_fake = FALSE, saw_echo = FALSE, saw_faulty = FALSE;
+  for (guint i = 0; i < json_array_get_length(plugins); i++) {
+    JsonObject *p = json_array_get_object_element(plugins, i);
+    const char *name = json_object_get_string_member(p, "name");
+    const char *status = json_object_get_string_member(p, "status");
+    if (strcmp(name, "fake") == 0)
+      saw_fake = strcmp(status, "ok") == 0 &&
+                 json_array_get_length(json_object_get_array_member(p, "options")) == 4;
+    if (strcmp(name, "echo") == 0)
+      saw_echo = strcmp(status, "ok") == 0 && strcmp(json_object_get_string_member(p, "abi"), "1.0") == 0;
+    if (strcmp(name, "newer_major") == 0)
+      saw_faulty = strcmp(status, "faulty") == 0 &&
+                   strstr(json_object_get_string_member(p, "reason"), "ABI 2.0") != NULL;
+  }
+  CU_ASSERT_TRUE(saw_fake);
+  CU_ASSERT_TRUE(saw_echo);
+  CU_ASSERT_TRUE(saw_faulty);
+
+  g_auto(cli_run) human = cellexec(NULL, "plugins", "-C", config, NULL);
+  CX_ASSERT_CONTAINS(human.out, "newer_major (ABI 2.0): FAULTY");
+  CX_ASSERT_CONTAINS(human.out, "reason: plugin ");
+  CX_ASSERT_CONTAINS(human.out, "option responses (path, default unset)");
+}
+
+static void
+test_cli_config_check(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *good = cx_test_write_file(dir, "good", "[cellexec]\nbackend = fake\n[fake]\ndefault = error\n");
+  g_autofree char *bad = cx_test_write_file(dir, "bad", "[cellexec]\nbackend = fake\n[fake]\nrespones = x.json\n");
+  g_auto(cli_run) ok = cellexec(NULL, "config", "check", good, NULL);
+  CU_ASSERT_EQUAL(ok.status, 0);
+  CX_ASSERT_CONTAINS(ok.out, "ok (backend 'fake')");
+  g_auto(cli_run) ko = cellexec(NULL, "config", "check", bad, NULL);
+  CU_ASSERT_EQUAL(ko.status, 2);
+  CX_ASSERT_CONTAINS(ko.err, "unknown option 'respones' for backend 'fake'; did you mean 'responses'?");
+}
+
+static void
+test_cli_every_command_has_help(void)
+{
+  static const char *const commands[] = { "run", "plugins", "config" };
+  for (gsize i = 0; i < G_N_ELEMENTS(commands); i++) {
+    g_auto(cli_run) r = cellexec(NULL, commands[i], "--help", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    g_autofree char *usage = g_strdup_printf("Usage:\n  cellexec %s", commands[i]);
+    CX_ASSERT_CONTAINS(r.out, usage);
+  }
+  g_auto(cli_run) top = cellexec(NULL, "--help", NULL);
+  CU_ASSERT_EQUAL(top.status, 0);
+  CX_ASSERT_CONTAINS(top.out, "Exit status");
+  g_auto(cli_run) version = cellexec(NULL, "--version", NULL);
+  CX_ASSERT_CONTAINS(version.out, CX_VERSION_STRING);
+}
+
+void
+cx_test_register(void)
+{
+  static const cx_test_case tests[] = {
+    { "test_cli_run_fake_json_prints_a_success_bundle", test_cli_run_fake_json_prints_a_success_bundle },
+    { "test_cli_failed_cell_exits_1_and_prints_the_error", test_cli_failed_cell_exits_1_and_prints_the_error },
+    { "test_cli_human_mode_prints_streams_and_rich_text", test_cli_human_mode_prints_streams_and_rich_text },
+    { "test_cli_reads_code_from_stdin_and_files", test_cli_reads_code_from_stdin_and_files },
+    { "test_cli_passes_run_options", test_cli_passes_run_options },
+    { "test_cli_usage_errors_exit_2_with_one_line", test_cli_usage_errors_exit_2_with_one_line },
+    { "test_cli_plugins_lists_usable_and_faulty", test_cli_plugins_lists_usable_and_faulty },
+    { "test_cli_config_check", test_cli_config_check },
+    { "test_cli_every_command_has_help", test_cli_every_command_has_help },
+    { NULL, NULL }
+  };
+  cx_test_add_suite("cli", tests);
+}

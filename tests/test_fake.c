@@ -1,0 +1,239 @@
+/* The fake backend: recording and scripted replay, loaded as a real plugin. */
+#include "config.h"
+
+#include <string.h>
+
+#include "cx_test.h"
+
+/* Open the fake backend with options given as key, value pairs. */
+static cx_backend *
+open_fake(const char *const *pairs, GError **error)
+{
+  const char *const path[] = { cx_test_plugins_dir(), NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(path);
+  const cx_plugin_info *fake = cx_registry_lookup(registry, "fake", error);
+  if (fake == NULL)
+    return NULL;
+  g_autoptr(cx_options) options = cx_options_new("fake", cx_plugin_info_get_options(fake));
+  for (const char *const *p = pairs; p != NULL && *p != NULL; p += 2)
+    if (!cx_options_set(options, p[0], p[1], error))
+      return NULL;
+  return cx_backend_open(registry, "fake", g_steal_pointer(&options), error);
+}
+
+static char *
+query_text(cx_backend *backend, const char *what)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_backend_query(backend, what, &error);
+  CX_ASSERT_NO_ERROR(error);
+  return json_to_string(node, FALSE);
+}
+
+static cx_result *
+run(cx_backend *backend, const char *code)
+{
+  g_autoptr(GError) error = NULL;
+  cx_result *result = cx_backend_run_cell(backend, code, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  return result;
+}
+
+static char *
+write_responses(const char *json)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  return cx_test_write_file(dir, "responses.json", json);
+}
+
+/* The classic example of backend injection: the call is recorded, and it
+ * succeeds without running anything. */
+static void
+test_fake_records_print_noop(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = open_fake(NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) result = run(backend, "print('noop')");
+  CU_ASSERT_TRUE(cx_result_get_success(result));
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(result, NULL), "");
+  g_autofree char *codes = query_text(backend, "codes");
+  CU_ASSERT_STRING_EQUAL(codes, "[\"print('noop')\"]");
+}
+
+static void
+test_fake_records_calls_with_their_options_in_order(void)
+{
+  g_autoptr(cx_backend) backend = open_fake(NULL, NULL);
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_cwd(options, "/tmp");
+  cx_run_options_add_env(options, "DATASET_ROOT=/tmp/data");
+  g_autoptr(cx_result) first = cx_backend_run_cell(backend, "a", options, NULL);
+  g_autoptr(cx_result) second = run(backend, "b");
+  g_autofree char *calls = query_text(backend, "calls");
+  CU_ASSERT_STRING_EQUAL(calls,
+    "[{\"code\":\"a\",\"options\":{\"cwd\":\"/tmp\",\"env\":[\"DATASET_ROOT=/tmp/data\"],"
+    "\"timeout\":0.0,\"use_subprocess\":false,\"allowed_mime_types\":null},\"session\":null},"
+    "{\"code\":\"b\",\"options\":{\"cwd\":null,\"env\":[],\"timeout\":0.0,"
+    "\"use_subprocess\":false,\"allowed_mime_types\":null},\"session\":null}]");
+}
+
+static void
+test_fake_replays_responses_in_order_then_default(void)
+{
+  g_autofree char *file = write_responses(
+    "[{\"stdout\": \"one\\n\", \"rich_outputs\": [{\"text/plain\": \"1\"}]},"
+    " {\"success\": false, \"error\": {\"type\": \"ValueError\", \"message\": \"two\", \"traceback\": \"tb\"}}]");
+  const char *const pairs[] = { "responses", file, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = open_fake(pairs, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) r1 = run(backend, "x");
+  g_autoptr(cx_result) r2 = run(backend, "y");
+  g_autoptr(cx_result) r3 = run(backend, "z");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r1, NULL), "one\n");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(r1, 0), "text/plain"), "1");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(r2), "ValueError");
+  CU_ASSERT_TRUE(cx_result_get_success(r3));
+  CU_ASSERT_FALSE(cx_result_has_error(r3));
+}
+
+static void
+test_fake_default_error_when_script_runs_out(void)
+{
+  const char *const pairs[] = { "default", "error", NULL };
+  g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
+  g_autoptr(cx_result) result = run(backend, "x");
+  CU_ASSERT_FALSE(cx_result_get_success(result));
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), "FakeBackendError");
+}
+
+static void
+test_fake_rejects_a_bad_default(void)
+{
+  const char *const pairs[] = { "default", "maybe", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = open_fake(pairs, &error);
+  CU_ASSERT_PTR_NULL(backend);
+  CX_ASSERT_CONTAINS(error->message, "'success' or 'error', not 'maybe'");
+}
+
+static void
+test_fake_match_rules_answer_every_matching_cell(void)
+{
+  g_autofree char *file = write_responses(
+    "[{\"match\": \"^import\", \"result\": {\"stdout\": \"imported\"}},"
+    " {\"stdout\": \"ordered\"}]");
+  const char *const pairs[] = { "responses", file, NULL };
+  g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
+  g_autoptr(cx_result) r1 = run(backend, "import os");
+  g_autoptr(cx_result) r2 = run(backend, "import sys");
+  g_autoptr(cx_result) r3 = run(backend, "x = 1");
+  g_autoptr(cx_result) r4 = run(backend, "x = 2");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r1, NULL), "imported");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r2, NULL), "imported");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r3, NULL), "ordered");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r4, NULL), "");
+}
+
+static void
+test_fake_fail_with_injects_an_error(void)
+{
+  const char *const pairs[] = { "fail-with", "TimeoutError", NULL };
+  g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
+  g_autoptr(cx_result) result = run(backend, "import time; time.sleep(5)");
+  CU_ASSERT_FALSE(cx_result_get_success(result));
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), "TimeoutError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "fail-with");
+}
+
+static void
+test_fake_appends_calls_to_the_record_file(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *record = g_build_filename(dir, "calls.jsonl", NULL);
+  const char *const pairs[] = { "record", record, NULL };
+  {
+    g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
+    g_autoptr(cx_result) r1 = run(backend, "first");
+    g_autoptr(cx_result) r2 = run(backend, "second\nline");
+  }
+  g_autofree char *contents = NULL;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(record, &contents, NULL, NULL));
+  g_auto(GStrv) lines = g_strsplit(contents, "\n", -1);
+  CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 3); /* two lines and the final "" */
+  CU_ASSERT_TRUE(g_str_has_prefix(lines[0], "{\"code\":\"first\","));
+  CU_ASSERT_TRUE(g_str_has_prefix(lines[1], "{\"code\":\"second\\nline\","));
+  CU_ASSERT_STRING_EQUAL(lines[2], "");
+}
+
+static void
+test_fake_sessions_are_recorded_with_their_id(void)
+{
+  g_autoptr(cx_backend) backend = open_fake(NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) result = cx_session_run_cell(session, "value = 41", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(cx_session_interrupt(session, &error));
+  g_autofree char *calls = query_text(backend, "calls");
+  CX_ASSERT_CONTAINS(calls, "\"session\":1}");
+  g_autofree char *info = query_text(backend, "info");
+  CU_ASSERT_STRING_EQUAL(info, "{\"calls\":1,\"responses_left\":0,\"sessions_opened\":1,\"interrupts\":1}");
+}
+
+static void
+test_fake_bad_responses_file_names_the_entry(void)
+{
+  g_autofree char *file = write_responses("[{\"stdout\": \"ok\"}, {\"stdout\": 5}]");
+  const char *const pairs[] = { "responses", file, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = open_fake(pairs, &error);
+  CU_ASSERT_PTR_NULL(backend);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, file);
+  CX_ASSERT_CONTAINS(error->message, "entry 1");
+  CX_ASSERT_CONTAINS(error->message, "\"stdout\" must be a string");
+}
+
+static void
+test_fake_bad_match_rule_is_reported(void)
+{
+  g_autofree char *file = write_responses("[{\"match\": \"(\", \"result\": {}}]");
+  const char *const pairs[] = { "responses", file, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = open_fake(pairs, &error);
+  CU_ASSERT_PTR_NULL(backend);
+  CX_ASSERT_CONTAINS(error->message, "bad \"match\"");
+}
+
+static void
+test_fake_unknown_query_is_unsupported(void)
+{
+  g_autoptr(cx_backend) backend = open_fake(NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_PTR_NULL(cx_backend_query(backend, "weather", &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_UNSUPPORTED);
+}
+
+void
+cx_test_register(void)
+{
+  static const cx_test_case tests[] = {
+    { "test_fake_records_print_noop", test_fake_records_print_noop },
+    { "test_fake_records_calls_with_their_options_in_order", test_fake_records_calls_with_their_options_in_order },
+    { "test_fake_replays_responses_in_order_then_default", test_fake_replays_responses_in_order_then_default },
+    { "test_fake_default_error_when_script_runs_out", test_fake_default_error_when_script_runs_out },
+    { "test_fake_rejects_a_bad_default", test_fake_rejects_a_bad_default },
+    { "test_fake_match_rules_answer_every_matching_cell", test_fake_match_rules_answer_every_matching_cell },
+    { "test_fake_fail_with_injects_an_error", test_fake_fail_with_injects_an_error },
+    { "test_fake_appends_calls_to_the_record_file", test_fake_appends_calls_to_the_record_file },
+    { "test_fake_sessions_are_recorded_with_their_id", test_fake_sessions_are_recorded_with_their_id },
+    { "test_fake_bad_responses_file_names_the_entry", test_fake_bad_responses_file_names_the_entry },
+    { "test_fake_bad_match_rule_is_reported", test_fake_bad_match_rule_is_reported },
+    { "test_fake_unknown_query_is_unsupported", test_fake_unknown_query_is_unsupported },
+    { NULL, NULL }
+  };
+  cx_test_add_suite("fake", tests);
+}

@@ -1,0 +1,189 @@
+/* Option schemas, option values, run options and suggestions. */
+#include "config.h"
+
+#include <string.h>
+
+#include "cx_test.h"
+
+static const cx_option_spec schema[] = {
+  { "timeout", CX_OPTION_DOUBLE, NULL, "seconds" },
+  { "retries", CX_OPTION_INT, "3", "count" },
+  { "isolated", CX_OPTION_BOOL, "false", "flag" },
+  { "memory-limit", CX_OPTION_SIZE, NULL, "bytes" },
+  { "cwd", CX_OPTION_PATH, NULL, "directory" },
+  { "env", CX_OPTION_ENV, NULL, "variables" },
+  { "name", CX_OPTION_STRING, "x", "text" },
+  { NULL, 0, NULL, NULL }
+};
+
+static void
+test_options_start_with_the_schema_defaults(void)
+{
+  g_autoptr(cx_options) options = cx_options_new("demo", schema);
+  CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", -1), 3);
+  CU_ASSERT_FALSE(cx_options_get_bool(options, "isolated", TRUE));
+  CU_ASSERT_FALSE(cx_options_has(options, "timeout"));
+  CU_ASSERT_DOUBLE_EQUAL(cx_options_get_double(options, "timeout", 7.0), 7.0, 1e-9);
+  CU_ASSERT_STRING_EQUAL(cx_options_get_string(options, "name", NULL), "x");
+}
+
+static void
+test_options_parse_each_type(void)
+{
+  g_autoptr(cx_options) options = cx_options_new("demo", schema);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE(cx_options_set(options, "timeout", "2.5", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "retries", "-4", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "isolated", "yes", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "memory-limit", "512M", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "cwd", "~/work", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "env", "A=1; B=two words\nC=", &error));
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_DOUBLE_EQUAL(cx_options_get_double(options, "timeout", 0), 2.5, 1e-9);
+  CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", 0), -4);
+  CU_ASSERT_TRUE(cx_options_get_bool(options, "isolated", FALSE));
+  CU_ASSERT_EQUAL(cx_options_get_size(options, "memory-limit", 0), 512ull << 20);
+  g_autofree char *home_work = g_build_filename(g_get_home_dir(), "work", NULL);
+  CU_ASSERT_STRING_EQUAL(cx_options_get_string(options, "cwd", NULL), home_work);
+  g_auto(GStrv) env = cx_options_get_env(options, "env");
+  CU_ASSERT_EQUAL_FATAL(g_strv_length(env), 3);
+  CU_ASSERT_STRING_EQUAL(env[0], "A=1");
+  CU_ASSERT_STRING_EQUAL(env[1], "B=two words");
+  CU_ASSERT_STRING_EQUAL(env[2], "C=");
+}
+
+static void
+test_options_unknown_key_suggests_the_closest(void)
+{
+  g_autoptr(cx_options) options = cx_options_new("subprocess", schema);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_FALSE(cx_options_set(options, "timout", "2", &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+  CU_ASSERT_STRING_EQUAL(error->message,
+                         "unknown option 'timout' for backend 'subprocess'; did you mean 'timeout'?");
+}
+
+static void
+test_options_unknown_key_far_from_all_lists_them(void)
+{
+  g_autoptr(cx_options) options = cx_options_new("demo", schema);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_FALSE(cx_options_set(options, "colour", "red", &error));
+  CX_ASSERT_CONTAINS(error->message, "its options are: timeout, retries");
+}
+
+static void
+test_options_bad_value_names_key_value_and_type(void)
+{
+  static const struct { const char *key, *value, *expect; } cases[] = {
+    { "timeout", "soon", "a number" },
+    { "retries", "3.5", "an integer" },
+    { "isolated", "maybe", "true or false" },
+    { "memory-limit", "12X", "a size" },
+    { "memory-limit", "-1M", "a size" },
+    { "env", "NOEQUALS", "KEY=VALUE" },
+    { "env", "=1", "KEY=VALUE" },
+    { "cwd", "", "a non-empty path" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(cx_options) options = cx_options_new("demo", schema);
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FALSE(cx_options_set(options, cases[i].key, cases[i].value, &error));
+    CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+    g_autofree char *names = g_strdup_printf("bad value '%s' for option '%s' of backend 'demo'",
+                                             cases[i].value, cases[i].key);
+    CX_ASSERT_CONTAINS(error->message, names);
+    CX_ASSERT_CONTAINS(error->message, cases[i].expect);
+  }
+}
+
+static void
+test_options_empty_schema_takes_nothing(void)
+{
+  g_autoptr(cx_options) options = cx_options_new("bare", NULL);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_FALSE(cx_options_set(options, "x", "1", &error));
+  CX_ASSERT_CONTAINS(error->message, "takes no options");
+}
+
+static void
+test_run_options_env_later_assignment_wins(void)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  CU_ASSERT_TRUE(cx_run_options_add_env(run, "A=1"));
+  CU_ASSERT_TRUE(cx_run_options_add_env(run, "AB=2"));
+  CU_ASSERT_TRUE(cx_run_options_add_env(run, "A=3"));
+  CU_ASSERT_FALSE(cx_run_options_add_env(run, "novalue"));
+  CU_ASSERT_FALSE(cx_run_options_add_env(run, "=x"));
+  const char *const *env = cx_run_options_get_env(run);
+  CU_ASSERT_EQUAL_FATAL(g_strv_length((char **)env), 2);
+  CU_ASSERT_STRING_EQUAL(env[0], "A=3");
+  CU_ASSERT_STRING_EQUAL(env[1], "AB=2");
+}
+
+static void
+test_run_options_mime_filter(void)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  CU_ASSERT_PTR_NULL(cx_run_options_get_allowed_mime_types(run));
+  CU_ASSERT_TRUE(cx_run_options_mime_allowed(run, "image/png"));
+  cx_run_options_add_allowed_mime_type(run, "text/plain");
+  cx_run_options_add_allowed_mime_type(run, "text/plain");
+  CU_ASSERT_TRUE(cx_run_options_mime_allowed(run, "text/plain"));
+  CU_ASSERT_FALSE(cx_run_options_mime_allowed(run, "image/png"));
+  CU_ASSERT_EQUAL(g_strv_length((char **)cx_run_options_get_allowed_mime_types(run)), 1);
+}
+
+static void
+test_run_options_copy_and_json(void)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_cwd(run, "/tmp");
+  cx_run_options_add_env(run, "DATASET_ROOT=/tmp/data");
+  cx_run_options_set_timeout(run, 2.0);
+  cx_run_options_set_use_subprocess(run, TRUE);
+  g_autoptr(cx_run_options) copy = cx_run_options_copy(run);
+  g_autoptr(JsonNode) node = cx_run_options_to_json_node(copy);
+  g_autofree char *json = json_to_string(node, FALSE);
+  CU_ASSERT_STRING_EQUAL(json, "{\"cwd\":\"/tmp\",\"env\":[\"DATASET_ROOT=/tmp/data\"],"
+                               "\"timeout\":2.0,\"use_subprocess\":true,\"allowed_mime_types\":null}");
+}
+
+static void
+test_run_options_negative_timeout_means_none(void)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_timeout(run, -3);
+  CU_ASSERT_DOUBLE_EQUAL(cx_run_options_get_timeout(run), 0, 1e-9);
+}
+
+static void
+test_suggest_finds_typos_only(void)
+{
+  const char *const words[] = { "timeout", "cwd", "memory-limit", NULL };
+  CU_ASSERT_STRING_EQUAL(cx_suggest("timout", words), "timeout");
+  CU_ASSERT_STRING_EQUAL(cx_suggest("timeuot", words), "timeout");
+  CU_ASSERT_STRING_EQUAL(cx_suggest("memory_limit", words), "memory-limit");
+  CU_ASSERT_PTR_NULL(cx_suggest("colour", words));
+  CU_ASSERT_PTR_NULL(cx_suggest("x", NULL));
+}
+
+void
+cx_test_register(void)
+{
+  static const cx_test_case tests[] = {
+    { "test_options_start_with_the_schema_defaults", test_options_start_with_the_schema_defaults },
+    { "test_options_parse_each_type", test_options_parse_each_type },
+    { "test_options_unknown_key_suggests_the_closest", test_options_unknown_key_suggests_the_closest },
+    { "test_options_unknown_key_far_from_all_lists_them", test_options_unknown_key_far_from_all_lists_them },
+    { "test_options_bad_value_names_key_value_and_type", test_options_bad_value_names_key_value_and_type },
+    { "test_options_empty_schema_takes_nothing", test_options_empty_schema_takes_nothing },
+    { "test_run_options_env_later_assignment_wins", test_run_options_env_later_assignment_wins },
+    { "test_run_options_mime_filter", test_run_options_mime_filter },
+    { "test_run_options_copy_and_json", test_run_options_copy_and_json },
+    { "test_run_options_negative_timeout_means_none", test_run_options_negative_timeout_means_none },
+    { "test_suggest_finds_typos_only", test_suggest_finds_typos_only },
+    { NULL, NULL }
+  };
+  cx_test_add_suite("options", tests);
+}

@@ -1,0 +1,269 @@
+/* The registry: every way a plugin file can be right or wrong. */
+#include "config.h"
+
+#include <string.h>
+
+#include "cx_test.h"
+
+/* The single entry of a registry made of the test plugin NAME. */
+static const cx_plugin_info *
+only_entry(cx_registry *registry)
+{
+  CU_ASSERT_EQUAL_FATAL(cx_registry_get_n_plugins(registry), 1);
+  return cx_registry_get_plugin(registry, 0);
+}
+
+/* Assert that the lone plugin NAME is faulty with CODE and a reason that
+ * names the file and contains NEEDLE. */
+static void
+assert_faulty(const char *name, cx_error_code code, const char *needle)
+{
+  const char *const names[] = { name, NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  const cx_plugin_info *info = only_entry(registry);
+  CU_ASSERT_FALSE(cx_plugin_info_is_usable(info));
+  const GError *why = cx_plugin_info_get_error(info);
+  CX_ASSERT_ERROR(why, code);
+  CX_ASSERT_CONTAINS(why->message, cx_plugin_info_get_path(info));
+  CX_ASSERT_CONTAINS(why->message, needle);
+}
+
+static void
+test_registry_loads_a_good_plugin(void)
+{
+  const char *const names[] = { "echo", NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  const cx_plugin_info *info = only_entry(registry);
+  CU_ASSERT_TRUE(cx_plugin_info_is_usable(info));
+  CU_ASSERT_PTR_NULL(cx_plugin_info_get_error(info));
+  CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_name(info), "echo");
+  CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_version(info), "1.0");
+  guint major, minor;
+  cx_plugin_info_get_abi(info, &major, &minor);
+  CU_ASSERT_EQUAL(major, CX_ABI_MAJOR);
+  CU_ASSERT_EQUAL(minor, CX_ABI_MINOR);
+  CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_options(info)[0].name, "count");
+  CU_ASSERT_FALSE(cx_plugin_info_has_executor(info));
+}
+
+static void
+test_registry_rejects_not_a_shared_object(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *path = cx_test_write_file(dir, "garbage.so", "this is not an ELF file\n");
+  const char *const search[] = { dir, NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  const cx_plugin_info *info = only_entry(registry);
+  CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_name(info), "garbage");
+  const GError *why = cx_plugin_info_get_error(info);
+  CX_ASSERT_ERROR(why, CX_ERROR_PLUGIN_LOAD);
+  CX_ASSERT_CONTAINS(why->message, path);
+  CX_ASSERT_CONTAINS(why->message, "not a loadable shared object");
+}
+
+static void
+test_registry_rejects_unresolved_symbol(void)
+{
+  assert_faulty("unresolved", CX_ERROR_PLUGIN_LOAD, "cx_function_that_does_not_exist");
+  assert_faulty("unresolved", CX_ERROR_PLUGIN_LOAD, "unresolved symbol");
+}
+
+static void
+test_registry_rejects_missing_entry(void)
+{
+  assert_faulty("no_entry", CX_ERROR_NO_ENTRY, "no entry point cellexec_plugin_entry");
+}
+
+static void
+test_registry_rejects_newer_major(void)
+{
+  assert_faulty("newer_major", CX_ERROR_ABI_MISMATCH, "built for plugin ABI 2.0");
+  g_autofree char *ours = g_strdup_printf("this cellexec has ABI %d.%d", CX_ABI_MAJOR, CX_ABI_MINOR);
+  assert_faulty("newer_major", CX_ERROR_ABI_MISMATCH, ours);
+  assert_faulty("newer_major", CX_ERROR_ABI_MISMATCH, "rebuild it against cellexec");
+}
+
+static void
+test_registry_rejects_older_major(void)
+{
+  assert_faulty("older_major", CX_ERROR_ABI_MISMATCH, "ABI");
+}
+
+static void
+test_registry_accepts_newer_minor(void)
+{
+  const char *const names[] = { "newer_minor", NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  const cx_plugin_info *info = only_entry(registry);
+  CU_ASSERT_TRUE_FATAL(cx_plugin_info_is_usable(info));
+  guint minor;
+  cx_plugin_info_get_abi(info, NULL, &minor);
+  CU_ASSERT_EQUAL(minor, CX_ABI_MINOR + 1);
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "newer-minor", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) result = cx_backend_run_cell(backend, "x = 1", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(cx_result_get_success(result));
+}
+
+static void
+test_registry_rejects_short_descriptor(void)
+{
+  assert_faulty("short_descriptor", CX_ERROR_INVALID_PLUGIN, "descriptor is");
+}
+
+static void
+test_registry_rejects_short_backend_vtable(void)
+{
+  assert_faulty("short_vtable", CX_ERROR_INVALID_PLUGIN, "backend vtable is");
+}
+
+static void
+test_registry_rejects_null_required_method(void)
+{
+  assert_faulty("null_method", CX_ERROR_INVALID_PLUGIN, "required backend method run_cell is NULL");
+}
+
+static void
+test_registry_rejects_partial_sessions(void)
+{
+  assert_faulty("partial_sessions", CX_ERROR_INVALID_PLUGIN, "all three or none");
+}
+
+static void
+test_registry_rejects_bad_option_default(void)
+{
+  assert_faulty("bad_default", CX_ERROR_INVALID_PLUGIN, "'three' of option 'retries'");
+}
+
+static void
+test_registry_reports_init_refusal(void)
+{
+  assert_faulty("init_refused", CX_ERROR_INIT_REFUSED, "needs a GPU and found none");
+}
+
+static void
+test_registry_reports_duplicate_name(void)
+{
+  const char *const names[] = { "echo", NULL };
+  g_autofree char *first = cx_test_dir_with_plugins(names);
+  g_autofree char *second = cx_test_dir_with_plugins(names);
+  const char *const search[] = { first, second, NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  CU_ASSERT_EQUAL_FATAL(cx_registry_get_n_plugins(registry), 2);
+  const cx_plugin_info *winner = cx_registry_get_plugin(registry, 0);
+  const cx_plugin_info *loser = cx_registry_get_plugin(registry, 1);
+  CU_ASSERT_TRUE(cx_plugin_info_is_usable(winner));
+  CX_ASSERT_ERROR(cx_plugin_info_get_error(loser), CX_ERROR_DUPLICATE);
+  CX_ASSERT_CONTAINS(cx_plugin_info_get_error(loser)->message, cx_plugin_info_get_path(winner));
+  CU_ASSERT_PTR_EQUAL(cx_registry_lookup(registry, "echo", NULL), winner);
+}
+
+static void
+test_registry_same_directory_twice_is_no_duplicate(void)
+{
+  const char *const names[] = { "echo", NULL };
+  g_autofree char *dir = cx_test_dir_with_plugins(names);
+  const char *const search[] = { dir, dir, NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  CU_ASSERT_EQUAL(cx_registry_get_n_plugins(registry), 1);
+}
+
+static void
+test_registry_faulty_plugin_fails_when_selected(void)
+{
+  const char *const names[] = { "init_refused", "echo", NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  CU_ASSERT_EQUAL(cx_registry_get_n_plugins(registry), 2);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "init-refused", NULL, &error);
+  CU_ASSERT_PTR_NULL(backend);
+  CX_ASSERT_ERROR(error, CX_ERROR_INIT_REFUSED);
+  CX_ASSERT_CONTAINS(error->message, "needs a GPU and found none");
+  /* The others still work. */
+  g_autoptr(cx_backend) echo = cx_backend_open(registry, "echo", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(echo);
+}
+
+static void
+test_registry_unknown_name_suggests_closest(void)
+{
+  const char *const names[] = { "echo", NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_PTR_NULL(cx_registry_lookup(registry, "ecko", &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_NOT_FOUND);
+  CX_ASSERT_CONTAINS(error->message, "did you mean 'echo'");
+  CX_ASSERT_CONTAINS(error->message, cx_registry_get_search_path(registry)[0]);
+}
+
+static void
+test_registry_missing_directory_is_ignored(void)
+{
+  const char *const search[] = { "/nonexistent/cellexec/plugins", cx_test_plugins_dir(), NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  CU_ASSERT_PTR_NOT_NULL(cx_registry_lookup(registry, "fake", NULL));
+}
+
+static void
+test_registry_env_path_comes_before_extra_dirs(void)
+{
+  const char *const names[] = { "echo", NULL };
+  g_autofree char *from_env = cx_test_dir_with_plugins(names);
+  g_autofree char *from_config = cx_test_dir_with_plugins(names);
+  g_autofree char *saved = g_strdup(g_getenv("CELLEXEC_PLUGIN_PATH"));
+  g_setenv("CELLEXEC_PLUGIN_PATH", from_env, TRUE);
+  const char *const extra[] = { from_config, NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new(extra);
+  g_setenv("CELLEXEC_PLUGIN_PATH", saved, TRUE);
+
+  const char *const *path = cx_registry_get_search_path(registry);
+  CU_ASSERT_STRING_EQUAL(path[0], from_env);
+  CU_ASSERT_STRING_EQUAL(path[1], from_config);
+  CU_ASSERT_STRING_EQUAL(path[2], cx_plugins_dir());
+  const cx_plugin_info *echo = cx_registry_lookup(registry, "echo", NULL);
+  CU_ASSERT_TRUE(g_str_has_prefix(cx_plugin_info_get_path(echo), from_env));
+}
+
+static void
+test_registry_lists_every_entry_in_order(void)
+{
+  const char *const names[] = { "echo", "no_entry", "newer_major", NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  CU_ASSERT_EQUAL_FATAL(cx_registry_get_n_plugins(registry), 3);
+  /* Files of one directory load in name order. */
+  CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_name(cx_registry_get_plugin(registry, 0)), "echo");
+  CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_name(cx_registry_get_plugin(registry, 1)), "newer_major");
+  CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_name(cx_registry_get_plugin(registry, 2)), "no_entry");
+}
+
+void
+cx_test_register(void)
+{
+  static const cx_test_case tests[] = {
+    { "test_registry_loads_a_good_plugin", test_registry_loads_a_good_plugin },
+    { "test_registry_rejects_not_a_shared_object", test_registry_rejects_not_a_shared_object },
+    { "test_registry_rejects_unresolved_symbol", test_registry_rejects_unresolved_symbol },
+    { "test_registry_rejects_missing_entry", test_registry_rejects_missing_entry },
+    { "test_registry_rejects_newer_major", test_registry_rejects_newer_major },
+    { "test_registry_rejects_older_major", test_registry_rejects_older_major },
+    { "test_registry_accepts_newer_minor", test_registry_accepts_newer_minor },
+    { "test_registry_rejects_short_descriptor", test_registry_rejects_short_descriptor },
+    { "test_registry_rejects_short_backend_vtable", test_registry_rejects_short_backend_vtable },
+    { "test_registry_rejects_null_required_method", test_registry_rejects_null_required_method },
+    { "test_registry_rejects_partial_sessions", test_registry_rejects_partial_sessions },
+    { "test_registry_rejects_bad_option_default", test_registry_rejects_bad_option_default },
+    { "test_registry_reports_init_refusal", test_registry_reports_init_refusal },
+    { "test_registry_reports_duplicate_name", test_registry_reports_duplicate_name },
+    { "test_registry_same_directory_twice_is_no_duplicate", test_registry_same_directory_twice_is_no_duplicate },
+    { "test_registry_faulty_plugin_fails_when_selected", test_registry_faulty_plugin_fails_when_selected },
+    { "test_registry_unknown_name_suggests_closest", test_registry_unknown_name_suggests_closest },
+    { "test_registry_missing_directory_is_ignored", test_registry_missing_directory_is_ignored },
+    { "test_registry_env_path_comes_before_extra_dirs", test_registry_env_path_comes_before_extra_dirs },
+    { "test_registry_lists_every_entry_in_order", test_registry_lists_every_entry_in_order },
+    { NULL, NULL }
+  };
+  cx_test_add_suite("registry", tests);
+}
