@@ -1,0 +1,231 @@
+/* pyembed/cell.c: run one cell into a cx_result, and session namespaces. */
+#include "config.h"
+
+#include "pyembed/pyembed-private.h"
+
+struct cx_pyembed_session {
+  PyObject *namespace;  /* the dict cells run in */
+  PyObject *runner;     /* helper.AsyncRunner: the event loop of top-level await */
+};
+
+/* cwd and env are process-wide: calls that set them take turns.  Recursive,
+ * for a cell whose host callback runs another cell. */
+static GRecMutex context_lock;
+
+static void
+set_error_from_exception(cx_result *result, PyObject *exception, const cx__pyembed_cell *cell,
+                         const cx_run_options *run)
+{
+  PyObject *timeout = cell->timed_out ? PyFloat_FromDouble(cx_run_options_get_timeout(run))
+                                      : Py_NewRef(Py_None);
+  PyObject *args[] = { exception, timeout };
+  PyObject *described = timeout != NULL ? cx__pyembed_call_helper("describe_error", args, 2) : NULL;
+  Py_XDECREF(timeout);
+  const char *type = NULL, *message = NULL, *traceback = NULL;
+  if (described != NULL && PyTuple_Check(described) && PyTuple_GET_SIZE(described) == 3) {
+    type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 0));
+    message = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 1));
+    traceback = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 2));
+  }
+  if (type != NULL && message != NULL && traceback != NULL) {
+    cx_result_set_error(result, type, message, traceback);
+  } else {
+    /* Describing failed too (no memory?): say at least what it was. */
+    PyErr_Clear();
+    cx_result_set_error(result, Py_TYPE(exception)->tp_name, "", "");
+  }
+  Py_XDECREF(described);
+}
+
+/* The exception being handled, normalised, with its traceback; cleared. */
+static PyObject *
+take_exception(void)
+{
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  if (traceback != NULL && value != NULL)
+    PyException_SetTraceback(value, traceback);
+  Py_XDECREF(type);
+  Py_XDECREF(traceback);
+  return value;
+}
+
+/* Runs SOURCE with cwd and env already applied. */
+static void
+execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObject *source,
+        const cx_run_options *run)
+{
+  PyObject *namespace = session != NULL ? Py_NewRef(session->namespace)
+                                        : cx__pyembed_new_namespace();
+  if (namespace == NULL) {
+    PyErr_Clear();
+    cx_result_set_error(result, "MemoryError", "cannot create the cell's namespace", "");
+    return;
+  }
+  double timeout = cx_run_options_get_timeout(run);
+  cx__pyembed_cell cell = {
+    .owner = owner,
+    .deadline = timeout > 0 ? g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC) : 0,
+    .result = result,
+    .run = run,
+  };
+  PyObject *args[] = { source, namespace, session != NULL ? session->runner : Py_None };
+
+  cx__pyembed_capture_begin();
+  cx__pyembed_running_begin(&cell);
+  PyObject *bundle = cx__pyembed_call_helper("execute", args, 3);
+  /* Only after this may interrupts no longer reach the cell. */
+  PyObject *exception = bundle == NULL ? take_exception() : NULL;
+  cx__pyembed_running_end(&cell);
+  cx__pyembed_capture_end();
+  Py_DECREF(namespace);
+
+  if (bundle != NULL && bundle != Py_None && !cx__pyembed_add_bundle(&cell, bundle))
+    exception = take_exception(); /* e.g. a _repr_json_ that is not JSON */
+  Py_XDECREF(bundle);
+  if (exception != NULL) {
+    set_error_from_exception(result, exception, &cell, run);
+    Py_DECREF(exception);
+  }
+}
+
+static PyObject *
+env_list(const char *const *env)
+{
+  PyObject *list = PyList_New(0);
+  for (const char *const *assignment = env; list != NULL && *assignment != NULL; assignment++) {
+    PyObject *item = PyUnicode_DecodeFSDefault(*assignment);
+    if (item == NULL || PyList_Append(list, item) < 0)
+      Py_CLEAR(list);
+    Py_XDECREF(item);
+  }
+  return list;
+}
+
+/* With the GIL held.  NULL with ERROR set when cwd or env cannot be applied. */
+static cx_result *
+run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
+             const cx_run_options *run, gboolean with_context, GError **error)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  PyObject *context = NULL;
+  if (with_context) {
+    const char *cwd = cx_run_options_get_cwd(run);
+    PyObject *directory = cwd != NULL ? PyUnicode_DecodeFSDefault(cwd) : Py_NewRef(Py_None);
+    PyObject *assignments = env_list(cx_run_options_get_env(run));
+    PyObject *args[] = { directory, assignments };
+    if (directory != NULL && assignments != NULL)
+      context = cx__pyembed_call_helper("enter_context", args, 2);
+    Py_XDECREF(directory);
+    Py_XDECREF(assignments);
+    if (context == NULL) {
+      cx__pyembed_error_from_python(error, CX_ERROR_BACKEND,
+                                    "cannot run the cell in directory %s with its environment; "
+                                    "check the cwd and env options",
+                                    cwd != NULL ? cwd : "(unchanged)");
+      return NULL;
+    }
+  }
+
+  PyObject *source = PyUnicode_DecodeUTF8(code, strlen(code), "strict");
+  if (source != NULL) {
+    execute(result, owner, session, source, run);
+    Py_DECREF(source);
+  } else {
+    PyObject *exception = take_exception();
+    PyObject *text = exception != NULL ? PyObject_Str(exception) : NULL;
+    const char *message = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+    g_autofree char *traceback = g_strdup_printf("SyntaxError: %s\n", message ? message : "");
+    PyErr_Clear();
+    cx_result_set_error(result, "SyntaxError", message ? message : "the cell is not UTF-8",
+                        traceback);
+    Py_XDECREF(text);
+    Py_XDECREF(exception);
+  }
+
+  if (context != NULL) {
+    PyObject *restored = cx__pyembed_call_helper("leave_context", &context, 1);
+    if (restored == NULL) {
+      /* The cell ran; say what could not be undone where the user looks. */
+      PyObject *exception = take_exception();
+      PyObject *text = exception != NULL ? PyObject_Str(exception) : NULL;
+      const char *message = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+      g_autofree char *warning = g_strdup_printf(
+        "cellexec: could not restore the working directory or environment: %s\n",
+        message ? message : "unknown error");
+      PyErr_Clear();
+      cx_result_append_stderr(result, warning, -1);
+      Py_XDECREF(text);
+      Py_XDECREF(exception);
+    }
+    Py_XDECREF(restored);
+    Py_DECREF(context);
+  }
+  return g_steal_pointer(&result);
+}
+
+cx_result *
+cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session, const char *code,
+                    const cx_run_options *run, GError **error)
+{
+  g_return_val_if_fail(code != NULL && run != NULL, NULL);
+  gboolean with_context = cx_run_options_get_cwd(run) != NULL ||
+                          cx_run_options_get_env(run)[0] != NULL;
+  if (with_context) {
+    /* Never wait for this lock while holding the GIL: its holder needs it. */
+    if (PyGILState_Check()) {
+      Py_BEGIN_ALLOW_THREADS
+      g_rec_mutex_lock(&context_lock);
+      Py_END_ALLOW_THREADS
+    } else {
+      g_rec_mutex_lock(&context_lock);
+    }
+  }
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  cx_result *result = run_with_gil(owner, session, code, run, with_context, error);
+  cx__pyembed_gil_release(gil);
+  if (with_context)
+    g_rec_mutex_unlock(&context_lock);
+  return result;
+}
+
+/* ---- Sessions -------------------------------------------------------------- */
+
+cx_pyembed_session *
+cx_pyembed_session_new(GError **error)
+{
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyObject *namespace = cx__pyembed_new_namespace();
+  PyObject *runner = namespace != NULL ? cx__pyembed_call_helper("AsyncRunner", NULL, 0) : NULL;
+  cx_pyembed_session *session = NULL;
+  if (runner != NULL) {
+    session = g_new0(cx_pyembed_session, 1);
+    session->namespace = namespace;
+    session->runner = runner;
+  } else {
+    Py_XDECREF(namespace);
+    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot create a session namespace");
+  }
+  cx__pyembed_gil_release(gil);
+  return session;
+}
+
+void
+cx_pyembed_session_free(cx_pyembed_session *session)
+{
+  if (session == NULL)
+    return;
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyObject *closed = PyObject_CallMethod(session->runner, "close", NULL);
+  if (closed == NULL)
+    PyErr_WriteUnraisable(session->runner);
+  Py_XDECREF(closed);
+  /* Functions defined in the session refer to the namespace and it to them:
+   * clear it so the objects go now, not at some later collection. */
+  PyDict_Clear(session->namespace);
+  Py_DECREF(session->namespace);
+  Py_DECREF(session->runner);
+  cx__pyembed_gil_release(gil);
+  g_free(session);
+}

@@ -1,0 +1,134 @@
+/* pyembed/convert.c: Python values as JSON trees.
+ *
+ * The rules of json.dumps(allow_nan=False): None, bools, ints, floats,
+ * strings, lists and tuples, dicts whose keys are strings.  Integers too
+ * large for 64 bits become doubles (JSON numbers have no size, but JSON-GLib
+ * keeps gint64 or double).  Anything else is a TypeError naming the type.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "pyembed/pyembed-private.h"
+
+static JsonNode *
+string_node(PyObject *value)
+{
+  Py_ssize_t size;
+  const char *utf8 = PyUnicode_AsUTF8AndSize(value, &size);
+  if (utf8 == NULL)
+    return NULL;
+  JsonNode *node = json_node_new(JSON_NODE_VALUE);
+  /* A str may hold NUL characters; JSON-GLib strings may not. */
+  if ((size_t)size != strlen(utf8)) {
+    g_autofree char *copy = g_strndup(utf8, size);
+    json_node_set_string(node, copy);
+  } else {
+    json_node_set_string(node, utf8);
+  }
+  return node;
+}
+
+static JsonNode *
+number_node(PyObject *value)
+{
+  JsonNode *node = json_node_new(JSON_NODE_VALUE);
+  if (PyLong_Check(value)) {
+    int overflow;
+    long long integer = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow == 0 && !(integer == -1 && PyErr_Occurred())) {
+      json_node_set_int(node, integer);
+      return node;
+    }
+    if (PyErr_Occurred()) {
+      json_node_unref(node);
+      return NULL;
+    }
+  }
+  double number = PyFloat_AsDouble(value);
+  if (number == -1.0 && PyErr_Occurred()) {
+    json_node_unref(node);
+    return NULL;
+  }
+  if (!isfinite(number)) {
+    json_node_unref(node);
+    PyErr_Format(PyExc_ValueError, "%R is not a JSON number", value);
+    return NULL;
+  }
+  json_node_set_double(node, number);
+  return node;
+}
+
+static JsonNode *
+array_node(PyObject *sequence)
+{
+  JsonArray *array = json_array_sized_new(PySequence_Fast_GET_SIZE(sequence));
+  JsonNode *node = json_node_init_array(json_node_alloc(), array);
+  json_array_unref(array);
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {
+    JsonNode *element = cx__pyembed_to_json(PySequence_Fast_GET_ITEM(sequence, i));
+    if (element == NULL) {
+      json_node_unref(node);
+      return NULL;
+    }
+    json_array_add_element(array, element);
+  }
+  return node;
+}
+
+static JsonNode *
+object_node(PyObject *dict)
+{
+  JsonObject *object = json_object_new();
+  JsonNode *node = json_node_init_object(json_node_alloc(), object);
+  json_object_unref(object);
+  Py_ssize_t position = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(dict, &position, &key, &value)) {
+    if (!PyUnicode_Check(key)) {
+      PyErr_Format(PyExc_TypeError, "JSON object keys must be str, not %.100s",
+                   Py_TYPE(key)->tp_name);
+      json_node_unref(node);
+      return NULL;
+    }
+    const char *name = PyUnicode_AsUTF8(key);
+    JsonNode *member = name != NULL ? cx__pyembed_to_json(value) : NULL;
+    if (member == NULL) {
+      json_node_unref(node);
+      return NULL;
+    }
+    json_object_set_member(object, name, member);
+  }
+  return node;
+}
+
+JsonNode *
+cx__pyembed_to_json(PyObject *value)
+{
+  if (value == Py_None)
+    return json_node_init_null(json_node_alloc());
+  if (PyBool_Check(value))
+    return json_node_init_boolean(json_node_alloc(), value == Py_True);
+  if (PyUnicode_Check(value))
+    return string_node(value);
+  if (PyLong_Check(value) || PyFloat_Check(value))
+    return number_node(value);
+
+  if (!PyList_Check(value) && !PyTuple_Check(value) && !PyDict_Check(value)) {
+    PyErr_Format(PyExc_TypeError, "Object of type %.100s is not JSON serializable",
+                 Py_TYPE(value)->tp_name);
+    return NULL;
+  }
+  if (Py_EnterRecursiveCall(" while converting a value to JSON"))
+    return NULL;
+  JsonNode *node;
+  if (PyDict_Check(value)) {
+    node = object_node(value);
+  } else {
+    PyObject *sequence = PySequence_Fast(value, "expected a sequence");
+    node = sequence != NULL ? array_node(sequence) : NULL;
+    Py_XDECREF(sequence);
+  }
+  Py_LeaveRecursiveCall();
+  return node;
+}

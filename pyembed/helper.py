@@ -1,0 +1,466 @@
+"""The Python half of cellexec's embedded runtime.
+
+Compiled into libcxpyembed as a string and loaded once, as module
+_cellexec_helper, when the interpreter starts.  pyembed/cell.c drives one
+cell as:
+
+    token = enter_context(cwd, env)      # only with a cwd or env
+    bundle = execute(source, namespace, runner)
+    ... on an exception: describe_error(exc, timeout) ...
+    leave_context(token)
+
+Only execute() runs while interrupts and timeouts may be raised (see
+running.c), so nothing that must be undone lives in it.
+"""
+
+import ast
+import binascii
+import builtins
+import functools
+import os
+import sys
+import threading
+import time
+import weakref
+
+import _cellexec_native as _native
+
+CELL_FILENAME = "<cell>"
+_COMPILE_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
+
+# How long a sleep or an event loop waits at most before it lets a pending
+# interrupt or timeout be raised.
+_WAKEUP_SECONDS = 0.05
+
+# ---- Compiling -------------------------------------------------------------
+
+# Compiling costs more than running a small cell, and programs tend to run
+# the same cells again: keep the code objects of recent sources, keyed by
+# the exact text.  Code objects are immutable, so sharing them between
+# namespaces and threads is safe.  Oldest entries go first.
+_CACHE_MAX_ENTRIES = 256
+_CACHE_MAX_SOURCE_CHARS = 64 * 1024
+_compiled = {}
+_compiled_lock = threading.Lock()
+
+# Source lines of every code object compiled from a cell, for tracebacks:
+# all cells share the file name <cell>, so linecache cannot tell them apart.
+_cell_lines = weakref.WeakKeyDictionary()
+
+
+def _ends_with_semicolon(source):
+    """True when the last token of SOURCE (comments aside) is ';'."""
+    if ";" not in source:
+        return False
+    import io
+    import tokenize
+
+    skipped = {tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER,
+               tokenize.INDENT, tokenize.DEDENT}
+    last = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type not in skipped:
+                last = token
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return last is not None and last.type == tokenize.OP and last.string == ";"
+
+
+def _remember_lines(code, lines):
+    _cell_lines[code] = lines
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            _remember_lines(const, lines)
+
+
+def _compile_uncached(source):
+    """(statements, last_expression): code objects, either may be None.
+
+    The last statement, if it is an expression, is compiled on its own in
+    'eval' mode so its value can be displayed -- unless the cell ends
+    with ';', which asks for no display."""
+    tree = compile(source, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
+                   dont_inherit=True)
+    last_expression = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not _ends_with_semicolon(source):
+        last_expression = ast.Expression(tree.body.pop().value)
+    statements = None
+    if tree.body:
+        statements = compile(tree, CELL_FILENAME, "exec", _COMPILE_FLAGS, dont_inherit=True)
+    if last_expression is not None:
+        last_expression = compile(last_expression, CELL_FILENAME, "eval", _COMPILE_FLAGS,
+                                  dont_inherit=True)
+    lines = source.splitlines()
+    for code in (statements, last_expression):
+        if code is not None:
+            _remember_lines(code, lines)
+    return statements, last_expression
+
+
+def _compile(source):
+    entry = _compiled.get(source)
+    if entry is None:
+        entry = _compile_uncached(source)
+        if len(source) <= _CACHE_MAX_SOURCE_CHARS:
+            with _compiled_lock:
+                while len(_compiled) >= _CACHE_MAX_ENTRIES:
+                    del _compiled[next(iter(_compiled))]
+                _compiled[source] = entry
+    return entry
+
+
+# ---- Running ---------------------------------------------------------------
+
+def _keep_awake(loop, task):
+    # A loop blocked in its selector cannot see an interrupt or a timeout.
+    if not task.done():
+        loop.call_later(_WAKEUP_SECONDS, _keep_awake, loop, task)
+
+
+class AsyncRunner:
+    """The event loop top-level await runs on: one per session, so tasks
+    and futures outlive a cell; a throwaway one for a stateless cell."""
+
+    def __init__(self):
+        self._loop = None
+
+    def run(self, coroutine):
+        import asyncio
+
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        loop = self._loop
+        task = loop.create_task(coroutine)
+        loop.call_later(_WAKEUP_SECONDS, _keep_awake, loop, task)
+        try:
+            return loop.run_until_complete(task)
+        except BaseException:
+            # Interrupted: do not let the task resume in a later cell.
+            if not task.done():
+                task.cancel()
+                try:
+                    loop.run_until_complete(task)
+                except BaseException:
+                    pass
+            raise
+
+    def close(self):
+        loop, self._loop = self._loop, None
+        if loop is None or loop.is_closed():
+            return
+        import asyncio
+
+        try:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+
+def execute(source, namespace, runner):
+    """Run SOURCE in NAMESPACE; the display bundle of its value, or None.
+
+    RUNNER is the session's AsyncRunner, or None for a stateless cell."""
+    statements, last_expression = _compile(source)
+    own_runner = None
+    try:
+        if statements is not None:
+            pending = eval(statements, namespace)
+            if statements.co_flags & _CO_COROUTINE:
+                runner = runner or (own_runner := AsyncRunner())
+                runner.run(pending)
+        if last_expression is None:
+            return None
+        value = eval(last_expression, namespace)
+        if last_expression.co_flags & _CO_COROUTINE:
+            runner = runner or (own_runner := AsyncRunner())
+            value = runner.run(value)
+    finally:
+        if own_runner is not None:
+            own_runner.close()
+    if value is None:
+        return None
+    return format_bundle(value)
+
+
+# ---- Display ---------------------------------------------------------------
+
+# Built-in types that have no _repr_*_ methods and cannot get any: their
+# bundle is their repr, without eight failed attribute lookups.
+_PLAIN_TYPES = frozenset({int, float, complex, bool, str, bytes, bytearray, list, tuple,
+                          dict, set, frozenset, range, type(...), type(NotImplemented)})
+
+# IPython's formatters, in IPython's order.
+_REPR_METHODS = (
+    ("text/html", "_repr_html_"),
+    ("text/markdown", "_repr_markdown_"),
+    ("image/svg+xml", "_repr_svg_"),
+    ("image/png", "_repr_png_"),
+    ("image/jpeg", "_repr_jpeg_"),
+    ("text/latex", "_repr_latex_"),
+    ("application/json", "_repr_json_"),
+)
+
+
+def _is_json_mime(mime):
+    return mime == "application/json" or mime.endswith("+json")
+
+
+def _is_text_mime(mime):
+    return mime.startswith("text/") or mime == "image/svg+xml" or mime.endswith("+xml")
+
+
+def _real_method(obj, name):
+    """OBJ's display method NAME, as IPython finds it: not on classes, and
+    not on objects whose __getattr__ answers any name."""
+    if isinstance(obj, type):
+        return None
+    try:
+        if getattr(obj, "_cellexec_canary_method_should_not_exist_", None) is not None:
+            return None
+        method = getattr(obj, name, None)
+    except Exception:
+        return None
+    return method if callable(method) else None
+
+
+def _encode(mime, data):
+    """DATA as the bundle holds it: text, base64 for binary, JSON values as is."""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        if _is_text_mime(mime):
+            return bytes(data).decode("utf-8", "replace")
+        return binascii.b2a_base64(data, newline=False).decode("ascii")
+    if _is_json_mime(mime):
+        return data
+    raise TypeError(f"display data for {mime} must be str or bytes, not {type(data).__name__}")
+
+
+def format_bundle(obj):
+    """The MIME bundle {mime: data} IPython would display for OBJ."""
+    if type(obj) in _PLAIN_TYPES:
+        return {"text/plain": repr(obj)}
+    bundle = {}
+    method = _real_method(obj, "_repr_mimebundle_")
+    if method is not None:
+        data = method(include=None, exclude=None)
+        if isinstance(data, tuple):  # (data, metadata)
+            data = data[0]
+        if data:
+            bundle.update(data)
+    for mime, name in _REPR_METHODS:
+        if mime in bundle:
+            continue
+        method = _real_method(obj, name)
+        if method is None:
+            continue
+        data = method()
+        if isinstance(data, tuple):  # (data, metadata)
+            data = data[0]
+        if data is not None:
+            bundle[mime] = data
+    if "text/plain" not in bundle:
+        bundle["text/plain"] = repr(obj)
+    return {mime: _encode(mime, data) for mime, data in bundle.items()}
+
+
+def display(*objs, include=None, exclude=None, raw=False, **ignored):
+    """Show each object as a rich output of the running cell.
+
+    As IPython's display(): RAW means the objects are bundles already;
+    INCLUDE / EXCLUDE restrict the MIME types.  Outside a cell, prints."""
+    for obj in objs:
+        if raw:
+            bundle = {mime: _encode(mime, data) for mime, data in obj.items()}
+        else:
+            bundle = format_bundle(obj)
+        if include:
+            bundle = {mime: data for mime, data in bundle.items() if mime in include}
+        if exclude:
+            bundle = {mime: data for mime, data in bundle.items() if mime not in exclude}
+        if not _native.emit_display(bundle):
+            print(bundle.get("text/plain", repr(obj)))
+
+
+# ---- Errors ----------------------------------------------------------------
+
+def _framework_prefixes():
+    prefixes = [__file__]
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is not None and getattr(asyncio, "__file__", None):
+        prefixes.append(os.path.dirname(asyncio.__file__) + os.sep)
+    return tuple(prefixes)
+
+
+def _drop_framework_frames(exc):
+    """Remove the leading frames of this module (and of asyncio, which runs
+    top-level await) from EXC's traceback: they are not the user's."""
+    prefixes = _framework_prefixes()
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(prefixes):
+        tb = tb.tb_next
+    exc.__traceback__ = tb
+
+
+def _attach_cell_lines(te, exc, seen):
+    """Give the <cell> frames of TracebackException TE their source lines,
+    which linecache does not know.  Relies on FrameSummary._line (3.11);
+    on other versions the lines are just missing."""
+    import traceback
+
+    if exc is None or id(exc) in seen:
+        return
+    seen.add(id(exc))
+    for summary, (frame, _) in zip(te.stack, traceback.walk_tb(exc.__traceback__)):
+        if summary.filename != CELL_FILENAME:
+            continue
+        lines = _cell_lines.get(frame.f_code)
+        if lines is not None and 0 < summary.lineno <= len(lines):
+            summary._line = lines[summary.lineno - 1]
+    if te.__cause__ is not None:
+        _attach_cell_lines(te.__cause__, exc.__cause__, seen)
+    if te.__context__ is not None:
+        _attach_cell_lines(te.__context__, exc.__context__, seen)
+    for child_te, child in zip(te.exceptions or (), getattr(exc, "exceptions", ())):
+        _attach_cell_lines(child_te, child, seen)
+
+
+def _safe_str(value):
+    try:
+        return str(value)
+    except BaseException as exc:
+        return f"<str() failed: {type(exc).__name__}>"
+
+
+def format_traceback(exc):
+    import traceback
+
+    _drop_framework_frames(exc)
+    try:
+        te = traceback.TracebackException(type(exc), exc, exc.__traceback__,
+                                          lookup_lines=False, compact=True)
+        _attach_cell_lines(te, exc, set())
+        return "".join(te.format())
+    except BaseException as failure:
+        return f"{type(exc).__name__}: {_safe_str(exc)}\n(traceback unavailable: {failure!r})\n"
+
+
+def describe_error(exc, timeout=None):
+    """(type name, message, traceback) of the exception that ended a cell.
+
+    TIMEOUT: the seconds of the deadline, when the watchdog raised EXC."""
+    if timeout is not None and isinstance(exc, TimeoutError) and not exc.args:
+        exc.args = (f"the cell did not finish within its timeout of {timeout:g} s",)
+    if isinstance(exc, SystemExit):
+        message = _safe_str(exc.code)  # the exit code: "3", "None", "bye"
+    else:
+        message = _safe_str(exc)
+    return type(exc).__name__, message, format_traceback(exc)
+
+
+# ---- cwd and env of one call -----------------------------------------------
+
+def enter_context(cwd, env):
+    """chdir to CWD (may be None) and set ENV ("KEY=VALUE" strings) in both
+    os.environ and the C environment.  Returns what leave_context needs."""
+    saved_dir = None
+    saved_env = []
+    try:
+        if cwd is not None:
+            saved_dir = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+            os.chdir(cwd)
+        for assignment in env:
+            key, _, value = assignment.partition("=")
+            saved_env.append((key, os.environ.get(key), _native.c_getenv(key)))
+            os.environ[key] = value  # also putenv()
+    except BaseException:
+        leave_context((saved_dir, saved_env))
+        raise
+    return saved_dir, saved_env
+
+
+def leave_context(token):
+    saved_dir, saved_env = token
+    for key, python_value, c_value in reversed(saved_env):
+        if python_value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = python_value
+        _native.c_setenv(key, c_value)
+    if saved_dir is not None:
+        try:
+            os.fchdir(saved_dir)
+        finally:
+            os.close(saved_dir)
+
+
+# ---- The process, as cells see it ------------------------------------------
+
+class _Exit:
+    """exit() and quit() in a cell: end the cell with SystemExit.  Unlike
+    site's version, they leave sys.stdin open for later cells."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"Use {self._name}() to end the cell"
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
+def _guard_process_exit(real_exit):
+    @functools.wraps(real_exit)
+    def _exit(status):
+        # In a cell, os._exit would take the host process down.
+        if _native.in_cell():
+            raise SystemExit(status)
+        real_exit(status)
+    return _exit
+
+
+def _interruptible_sleep(real_sleep):
+    @functools.wraps(real_sleep)
+    def sleep(seconds):
+        # C sleep cannot be interrupted by another thread: sleep in short
+        # slices so a cell's interrupt or timeout is raised within one.
+        if not (_native.in_cell() and isinstance(seconds, (int, float))
+                and seconds > _WAKEUP_SECONDS):
+            return real_sleep(seconds)
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            real_sleep(min(remaining, _WAKEUP_SECONDS))
+    return sleep
+
+
+def info():
+    import platform
+
+    return {
+        "python_version": platform.python_version(),
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "isolated": bool(sys.flags.isolated),
+        "site": not sys.flags.no_site,
+        "compile_cache_entries": len(_compiled),
+    }
+
+
+def install():
+    """Once, when the interpreter starts."""
+    builtins.display = display
+    builtins.exit = _Exit("exit")
+    builtins.quit = _Exit("quit")
+    os._exit = _guard_process_exit(os._exit)
+    time.sleep = _interruptible_sleep(time.sleep)
+    if not sys.flags.isolated and "" not in sys.path:
+        # As in `python3 -c` and IPython: modules in the current directory import.
+        sys.path.insert(0, "")

@@ -1,0 +1,91 @@
+/* pyembed/native.c: _cellexec_native, the C functions helper.py calls. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "pyembed/pyembed-private.h"
+
+static PyObject *
+native_in_cell(PyObject *module, PyObject *unused)
+{
+  return PyBool_FromLong(cx__pyembed_in_cell());
+}
+
+static PyObject *
+native_emit_display(PyObject *module, PyObject *bundle)
+{
+  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  if (cell == NULL)
+    return Py_NewRef(Py_False);
+  if (!cx__pyembed_add_bundle(cell, bundle))
+    return NULL;
+  return Py_NewRef(Py_True);
+}
+
+/* os.environ is a copy taken when Python started; the C environment may
+ * have changed since, and the cell's env must be restored in both. */
+static PyObject *
+native_c_getenv(PyObject *module, PyObject *key)
+{
+  const char *name = PyUnicode_AsUTF8(key);
+  if (name == NULL)
+    return NULL;
+  const char *value = getenv(name);
+  return value != NULL ? PyUnicode_DecodeFSDefault(value) : Py_NewRef(Py_None);
+}
+
+static PyObject *
+native_c_setenv(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+  if (nargs != 2 || !PyUnicode_Check(args[0]))
+    return PyErr_Format(PyExc_TypeError, "c_setenv(key: str, value: str | None)");
+  PyObject *name = PyUnicode_EncodeFSDefault(args[0]);
+  if (name == NULL)
+    return NULL;
+  int failed;
+  if (args[1] == Py_None) {
+    failed = unsetenv(PyBytes_AS_STRING(name));
+  } else {
+    PyObject *value = PyUnicode_EncodeFSDefault(args[1]);
+    if (value == NULL) {
+      Py_DECREF(name);
+      return NULL;
+    }
+    failed = setenv(PyBytes_AS_STRING(name), PyBytes_AS_STRING(value), 1);
+    Py_DECREF(value);
+  }
+  Py_DECREF(name);
+  if (failed)
+    return PyErr_SetFromErrno(PyExc_OSError);
+  return Py_NewRef(Py_None);
+}
+
+static PyMethodDef native_methods[] = {
+  { "in_cell", native_in_cell, METH_NOARGS,
+    "True when the calling thread is running a cell." },
+  { "emit_display", native_emit_display, METH_O,
+    "Append a MIME bundle to the running cell's outputs; False when no cell runs." },
+  { "c_getenv", native_c_getenv, METH_O, "getenv(3)." },
+  { "c_setenv", (PyCFunction)(void (*)(void))native_c_setenv, METH_FASTCALL,
+    "setenv(3), or unsetenv(3) for a value of None." },
+  { NULL }
+};
+
+static struct PyModuleDef native_module = {
+  PyModuleDef_HEAD_INIT,
+  .m_name = "_cellexec_native",
+  .m_doc = "C side of cellexec's embedded runtime.",
+  .m_size = -1,
+  .m_methods = native_methods,
+};
+
+gboolean
+cx__pyembed_native_init(void)
+{
+  PyObject *module = PyModule_Create(&native_module);
+  if (module == NULL)
+    return FALSE;
+  int failed = PyDict_SetItemString(PyImport_GetModuleDict(), native_module.m_name, module);
+  Py_DECREF(module);
+  return !failed;
+}

@@ -1,0 +1,100 @@
+/* pyembed/pyembed-private.h: what the files of pyembed share.
+ *
+ * Include after config.h.  Lock order everywhere: the GIL first, then any
+ * pyembed mutex; never wait for the GIL while holding one.
+ */
+#ifndef CX_PYEMBED_PRIVATE_H
+#define CX_PYEMBED_PRIVATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "pyembed/pyembed.h"
+
+G_BEGIN_DECLS
+
+/* ---- runtime.c: the interpreter and the GIL ------------------------------ */
+
+/* Take / give back the GIL from any thread.  The first call on a thread
+ * gives it a Python thread state that lives until the thread exits:
+ * creating one per call would cost more than running a small cell. */
+PyGILState_STATE cx__pyembed_gil_acquire(void);
+void cx__pyembed_gil_release(PyGILState_STATE state);
+
+/* The helper module (helper.py), borrowed; valid once started. */
+PyObject *cx__pyembed_helper(void);
+
+/* A new namespace dict: {__name__: "__main__", __builtins__, ...}. */
+PyObject *cx__pyembed_new_namespace(void);
+
+/* Call helper.NAME(ARGS...) (NARGS positional arguments); new reference or
+ * NULL with a Python exception set. */
+PyObject *cx__pyembed_call_helper(const char *name, PyObject *const *args, size_t nargs);
+
+/* Fill ERROR from the pending Python exception (cleared), prefixed by the
+ * printf-style PREFIX.  For failures of pyembed itself, not of cells. */
+void cx__pyembed_error_from_python(GError **error, int code, const char *prefix, ...)
+  G_GNUC_PRINTF(3, 4);
+
+/* ---- running.c: the registry of running cells --------------------------- */
+
+/* One cell while it runs: who gets its output, who may interrupt it, when
+ * its deadline is.  Lives on the stack of cx_pyembed_run_cell. */
+typedef struct cx__pyembed_cell cx__pyembed_cell;
+struct cx__pyembed_cell {
+  GList link;                /* in the list of running cells */
+  const void *owner;         /* what cx_pyembed_interrupt() names */
+  unsigned long thread_id;   /* PyThread_get_thread_ident() of the cell's thread */
+  gint64 deadline;           /* g_get_monotonic_time() deadline; 0: none */
+  gboolean timed_out;        /* the watchdog raised TimeoutError */
+  cx_result *result;         /* where output goes */
+  const cx_run_options *run; /* for the allowed MIME types */
+  cx__pyembed_cell *outer;   /* the cell this thread was running before (nesting) */
+};
+
+/* With the GIL held, on the cell's thread: CELL starts / stops receiving
+ * output, interrupts and its deadline.  running_end also drops an
+ * interrupt or timeout that arrived too late to be raised, so it cannot
+ * surface in the caller's later Python code. */
+void cx__pyembed_running_begin(cx__pyembed_cell *cell);
+void cx__pyembed_running_end(cx__pyembed_cell *cell);
+
+/* With the GIL held: the cell output of the current thread belongs to: the
+ * cell it runs, else the cell started last (a thread the cell started),
+ * else NULL (nobody: the process's own streams). */
+cx__pyembed_cell *cx__pyembed_output_cell(void);
+
+/* With the GIL held: TRUE when the current thread is running a cell. */
+gboolean cx__pyembed_in_cell(void);
+
+/* ---- capture.c: sys.stdout / sys.stderr ----------------------------------- */
+
+/* Create the stream types; with the GIL held, once. */
+gboolean cx__pyembed_capture_init(void);
+/* With the GIL held: route sys.stdout / sys.stderr to the running cells
+ * (nested begin/end pairs: the first begin installs, the last end restores
+ * the streams that were there before). */
+void cx__pyembed_capture_begin(void);
+void cx__pyembed_capture_end(void);
+
+/* ---- convert.c: Python values as JSON ------------------------------------- */
+
+/* VALUE as a new JSON node, or NULL with a Python exception (TypeError,
+ * ValueError) for something JSON cannot hold. */
+JsonNode *cx__pyembed_to_json(PyObject *value);
+
+/* ---- display.c: rich outputs --------------------------------------------- */
+
+/* Append BUNDLE (a dict {mime: str or JSON value}, from helper.py) to
+ * CELL's rich outputs, keeping only the MIME types its run options allow.
+ * FALSE with a Python exception set if a value cannot be converted. */
+gboolean cx__pyembed_add_bundle(cx__pyembed_cell *cell, PyObject *bundle);
+
+/* ---- native.c: the _cellexec_native module helper.py imports --------------- */
+
+/* Create the module and put it in sys.modules; with the GIL held. */
+gboolean cx__pyembed_native_init(void);
+
+G_END_DECLS
+
+#endif /* CX_PYEMBED_PRIVATE_H */

@@ -1,0 +1,77 @@
+/* pyembed/pyembed.h: the embedded CPython runtime.
+ *
+ * Shared by the local backend (CPython in the host process) and, later, the
+ * subprocess worker: both link libcxpyembed.la and drive Python only through
+ * these functions, so neither needs Python.h.
+ *
+ * One interpreter per process, started lazily by cx_pyembed_start() and
+ * never finalised (CPython cannot be re-initialised reliably).  Every
+ * function may be called from any thread; they take the GIL themselves.
+ *
+ * A cell runs as the body of an IPython cell would:
+ *   - in a fresh namespace, or in a session's namespace that persists;
+ *   - the last statement, if it is an expression, is evaluated and its
+ *     value displayed (the last rich output) unless it is None or the cell
+ *     ends with ';';
+ *   - sys.stdout / sys.stderr writes of the cell's thread go to the result;
+ *   - exceptions, SystemExit and os._exit() end the cell with an error,
+ *     never the process.
+ */
+#ifndef CX_PYEMBED_H
+#define CX_PYEMBED_H
+
+#include <cellexec/common.h>
+#include <cellexec/options.h>
+#include <cellexec/result.h>
+
+G_BEGIN_DECLS
+
+/* A persistent namespace (and its asyncio event loop): what a session keeps
+ * between cells. */
+typedef struct cx_pyembed_session cx_pyembed_session;
+
+/* Start the interpreter if nobody has yet.  ISOLATED gives `python3 -I -S`
+ * semantics (no site-packages, no user site, no '' on sys.path); otherwise
+ * imports behave as in the configured python3.  PYTHON* environment
+ * variables never change the interpreter's behaviour.  Cheap once started.
+ * Fails with CX_ERROR_BACKEND when Python cannot start, or was started with
+ * the other ISOLATED setting (one interpreter per process). */
+gboolean cx_pyembed_start(gboolean isolated, GError **error);
+
+/* FALSE with CX_ERROR_BACKEND if the interpreter is already running with
+ * the other ISOLATED setting; TRUE otherwise (also when not started yet). */
+gboolean cx_pyembed_check_isolation(gboolean isolated, GError **error);
+
+/* Run CODE (UTF-8) and return its result bundle.  SESSION NULL runs it in a
+ * fresh namespace.  OWNER identifies the caller for cx_pyembed_interrupt()
+ * (the session, or the backend for stateless cells).  RUN (not NULL) gives
+ * cwd, env, timeout and the allowed MIME types; use_subprocess is the
+ * caller's business and ignored here.
+ *
+ * cwd and env change the whole process for the duration of the call, so
+ * calls using them are serialised by a process-wide lock; calls without
+ * them run concurrently (and see whatever directory is current).
+ *
+ * A failing cell is a result with success FALSE; NULL with ERROR set only
+ * when the cell could not be run at all (e.g. RUN's cwd does not exist).
+ * cx_pyembed_start() must have succeeded. */
+cx_result *cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session,
+                               const char *code, const cx_run_options *run,
+                               GError **error);
+
+/* Raise KeyboardInterrupt in every cell of OWNER running now.  A cell
+ * blocked in a C call sees it when the call returns. */
+void cx_pyembed_interrupt(const void *owner);
+
+/* A new session namespace.  cx_pyembed_start() must have succeeded. */
+cx_pyembed_session *cx_pyembed_session_new(GError **error);
+void cx_pyembed_session_free(cx_pyembed_session *session);
+
+/* {"python_version", "executable", "isolated", "site", "prefix",
+ *  "libpython", "compile_cache_entries"} describing the interpreter (a new
+ * node).  cx_pyembed_start() must have succeeded. */
+JsonNode *cx_pyembed_describe(GError **error);
+
+G_END_DECLS
+
+#endif /* CX_PYEMBED_H */

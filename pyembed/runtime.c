@@ -1,0 +1,290 @@
+/* pyembed/runtime.c: starting the embedded interpreter, and the GIL.
+ *
+ * The interpreter is configured like the system python3 (CX_PYTHON_EXECUTABLE,
+ * found by configure) but deaf to PYTHON* environment variables, so a
+ * developer's PYTHONUNBUFFERED or PYTHONPATH cannot change what a cell does.
+ * It never installs signal handlers (the host owns its signals) and never
+ * touches the host's C stdio.
+ */
+#include "config.h"
+
+#include "pyembed/pyembed-private.h"
+#include "pyembed/helper-py.h" /* cx__pyembed_helper_source, generated from helper.py */
+
+#include <stdarg.h>
+
+/* The pseudo file name of helper.py's code: tracebacks drop its frames. */
+#define HELPER_FILENAME "<cellexec-helper>"
+#define HELPER_MODULE "_cellexec_helper"
+
+static GMutex start_lock;
+static gint started;            /* atomic; TRUE once everything below is set */
+static gboolean started_isolated;
+static PyObject *helper_module;
+static PyObject *namespace_template;
+
+/* ---- The GIL --------------------------------------------------------------- */
+
+static _Thread_local gboolean thread_pinned;
+
+/* At exit of a thread pinned below: drop its thread state.  Done by hand,
+ * not with PyGILState_Release: the TSS slot PyGILState relies on may have
+ * been cleared already when thread-exit destructors run. */
+static void
+forget_thread_state(gpointer data)
+{
+  PyThreadState *thread_state = data;
+  PyEval_RestoreThread(thread_state);
+  PyThreadState_Clear(thread_state);
+  PyThreadState_DeleteCurrent();
+}
+
+static GPrivate pinned_thread_state = G_PRIVATE_INIT(forget_thread_state);
+
+static void
+pin_thread_state(void)
+{
+  thread_pinned = TRUE;
+  if (PyGILState_GetThisThreadState() != NULL)
+    return; /* Python already owns a thread state for this thread */
+  /* PyGILState_Ensure creates the thread state with a use count of 1 that
+   * we never give back, so later Ensure/Release pairs keep it. */
+  (void)PyGILState_Ensure();
+  g_private_set(&pinned_thread_state, PyEval_SaveThread());
+}
+
+PyGILState_STATE
+cx__pyembed_gil_acquire(void)
+{
+  if (G_UNLIKELY(!thread_pinned))
+    pin_thread_state();
+  return PyGILState_Ensure();
+}
+
+void
+cx__pyembed_gil_release(PyGILState_STATE state)
+{
+  PyGILState_Release(state);
+}
+
+/* ---- Errors ---------------------------------------------------------------- */
+
+void
+cx__pyembed_error_from_python(GError **error, int code, const char *prefix, ...)
+{
+  va_list args;
+  va_start(args, prefix);
+  g_autofree char *what = g_strdup_vprintf(prefix, args);
+  va_end(args);
+
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  g_autofree char *detail = NULL;
+  if (value != NULL) {
+    PyObject *text = PyObject_Str(value);
+    const char *utf8 = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+    detail = g_strdup_printf("%s: %s", ((PyTypeObject *)type)->tp_name, utf8 ? utf8 : "?");
+    Py_XDECREF(text);
+    PyErr_Clear();
+  } else if (type != NULL) {
+    detail = g_strdup(((PyTypeObject *)type)->tp_name);
+  } else {
+    detail = g_strdup("unknown error");
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  g_set_error(error, CX_ERROR, code, "%s: %s", what, detail);
+}
+
+/* ---- Starting -------------------------------------------------------------- */
+
+static gboolean
+status_to_error(PyStatus status, GError **error)
+{
+  if (!PyStatus_Exception(status))
+    return TRUE;
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+              "cannot start the embedded Python (%s): %s%s%s; check that %s and its "
+              "standard library are installed",
+              CX_PYTHON_EXECUTABLE, status.err_msg ? status.err_msg : "exit requested",
+              status.func ? " in " : "", status.func ? status.func : "", CX_PYTHON_EXECUTABLE);
+  return FALSE;
+}
+
+static gboolean
+initialize_interpreter(gboolean isolated, GError **error)
+{
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  /* Set before anything below pre-initialises Python from this config. */
+  config.use_environment = 0;          /* PYTHONPATH, PYTHONUNBUFFERED, ...: ignored */
+  config.parse_argv = 0;
+  config.install_signal_handlers = 0;  /* SIGINT, SIGPIPE stay the host's */
+  config.configure_c_stdio = 0;
+  if (isolated) {
+    config.isolated = 1;               /* -I: no user site, no environment, safe path */
+    config.site_import = 0;            /* -S */
+    config.user_site_directory = 0;
+  }
+  /* Left alone, an embedded interpreter derives sys.executable (and from it
+   * sys.prefix) from PATH, which may lead to another Python. */
+  PyStatus status = PyConfig_SetBytesString(&config, &config.program_name, CX_PYTHON_EXECUTABLE);
+  if (!PyStatus_Exception(status))
+    status = PyConfig_SetBytesString(&config, &config.executable, CX_PYTHON_EXECUTABLE);
+  if (!PyStatus_Exception(status))
+    status = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  return status_to_error(status, error);
+}
+
+static gboolean
+load_helper(GError **error)
+{
+  if (!cx__pyembed_native_init() || !cx__pyembed_capture_init()) {
+    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot set up the embedded Python");
+    return FALSE;
+  }
+  PyObject *code = Py_CompileStringExFlags(cx__pyembed_helper_source, HELPER_FILENAME,
+                                           Py_file_input, NULL, 0);
+  PyObject *module = code != NULL ? PyImport_AddModule(HELPER_MODULE) : NULL; /* borrowed */
+  PyObject *globals = module != NULL ? PyModule_GetDict(module) : NULL;
+  PyObject *filename = PyUnicode_FromString(HELPER_FILENAME);
+  PyObject *done = NULL;
+  if (globals != NULL && filename != NULL &&
+      PyDict_SetItemString(globals, "__file__", filename) == 0 &&
+      PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
+    done = PyEval_EvalCode(code, globals, globals);
+  Py_XDECREF(filename);
+  Py_XDECREF(code);
+  PyObject *installed = done != NULL ? PyObject_CallMethod(module, "install", NULL) : NULL;
+  Py_XDECREF(done);
+  if (installed == NULL) {
+    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND,
+                                  "cannot load cellexec's Python helper into %s",
+                                  CX_PYTHON_EXECUTABLE);
+    return FALSE;
+  }
+  Py_DECREF(installed);
+  helper_module = Py_NewRef(module);
+
+  namespace_template = PyDict_New();
+  PyObject *builtins = PyImport_ImportModule("builtins");
+  PyObject *main_name = PyUnicode_FromString("__main__");
+  gboolean ok = builtins != NULL && main_name != NULL &&
+                PyDict_SetItemString(namespace_template, "__name__", main_name) == 0 &&
+                PyDict_SetItemString(namespace_template, "__doc__", Py_None) == 0 &&
+                PyDict_SetItemString(namespace_template, "__package__", Py_None) == 0 &&
+                PyDict_SetItemString(namespace_template, "__spec__", Py_None) == 0 &&
+                PyDict_SetItemString(namespace_template, "__builtins__", builtins) == 0;
+  Py_XDECREF(builtins);
+  Py_XDECREF(main_name);
+  if (!ok)
+    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot create cell namespaces");
+  return ok;
+}
+
+/* sys.flags.isolated of an interpreter someone else started. */
+static gboolean
+interpreter_is_isolated(void)
+{
+  PyObject *flags = PySys_GetObject("flags"); /* borrowed */
+  PyObject *isolated = flags != NULL ? PyObject_GetAttrString(flags, "isolated") : NULL;
+  gboolean result = isolated != NULL && PyObject_IsTrue(isolated) == 1;
+  Py_XDECREF(isolated);
+  PyErr_Clear();
+  return result;
+}
+
+static gboolean
+isolation_matches(gboolean isolated, GError **error)
+{
+  if (!started_isolated == !isolated)
+    return TRUE;
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+              "the embedded Python of this process already runs with isolated=%s and "
+              "cannot be restarted with isolated=%s; use one isolated setting for every "
+              "local backend of a process (or the subprocess backend)",
+              started_isolated ? "true" : "false", isolated ? "true" : "false");
+  return FALSE;
+}
+
+gboolean
+cx_pyembed_check_isolation(gboolean isolated, GError **error)
+{
+  return !g_atomic_int_get(&started) || isolation_matches(isolated, error);
+}
+
+gboolean
+cx_pyembed_start(gboolean isolated, GError **error)
+{
+  if (G_LIKELY(g_atomic_int_get(&started)))
+    return isolation_matches(isolated, error);
+
+  g_mutex_lock(&start_lock);
+  gboolean ok = TRUE;
+  if (!g_atomic_int_get(&started)) {
+    /* A host that embeds Python itself keeps its interpreter; we only add
+     * our helper to it. */
+    gboolean ours = !Py_IsInitialized();
+    if (ours)
+      ok = initialize_interpreter(isolated, error);
+    if (ok) {
+      PyGILState_STATE gil = ours ? PyGILState_LOCKED : PyGILState_Ensure();
+      ok = load_helper(error);
+      started_isolated = ours ? isolated : interpreter_is_isolated();
+      if (ours) {
+        /* This thread owns the main thread state: pin it as is. */
+        thread_pinned = TRUE;
+        (void)PyEval_SaveThread();
+      } else {
+        PyGILState_Release(gil);
+      }
+    }
+    if (ok)
+      g_atomic_int_set(&started, TRUE);
+  }
+  g_mutex_unlock(&start_lock);
+  return ok && isolation_matches(isolated, error);
+}
+
+/* ---- Small services for the other files ------------------------------------- */
+
+PyObject *
+cx__pyembed_helper(void)
+{
+  return helper_module;
+}
+
+PyObject *
+cx__pyembed_new_namespace(void)
+{
+  return PyDict_Copy(namespace_template);
+}
+
+PyObject *
+cx__pyembed_call_helper(const char *name, PyObject *const *args, size_t nargs)
+{
+  PyObject *function = PyObject_GetAttrString(helper_module, name);
+  if (function == NULL)
+    return NULL;
+  PyObject *value = PyObject_Vectorcall(function, args, nargs, NULL);
+  Py_DECREF(function);
+  return value;
+}
+
+JsonNode *
+cx_pyembed_describe(GError **error)
+{
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyObject *info = cx__pyembed_call_helper("info", NULL, 0);
+  JsonNode *node = info != NULL ? cx__pyembed_to_json(info) : NULL;
+  Py_XDECREF(info);
+  if (node != NULL) {
+    json_object_set_string_member(json_node_get_object(node), "libpython", CX_LIBPYTHON_SONAME);
+  } else {
+    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot describe the embedded Python");
+  }
+  cx__pyembed_gil_release(gil);
+  return node;
+}

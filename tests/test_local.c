@@ -1,0 +1,978 @@
+/* Tests of the local backend (plugins/local + pyembed), through the public
+ * API: the real plugin, loaded by the registry with dlopen. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "cx_test.h"
+
+/* ---- Helpers ---------------------------------------------------------------- */
+
+static cx_registry *
+test_registry(void)
+{
+  static cx_registry *registry;
+  if (registry == NULL) {
+    const char *dirs[] = { cx_test_plugins_dir(), NULL };
+    registry = cx_registry_new_for_path(dirs);
+  }
+  return registry;
+}
+
+/* The local backend with OPTION=VALUE pairs (NULL-terminated) set. */
+static cx_backend *
+open_local_with(const char *first_option, ...)
+{
+  g_autoptr(GError) error = NULL;
+  const cx_plugin_info *info = cx_registry_lookup(test_registry(), "local", &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_options) options =
+    cx_options_new("local", cx_plugin_info_get_options(info));
+  va_list args;
+  va_start(args, first_option);
+  for (const char *key = first_option; key != NULL; key = va_arg(args, const char *)) {
+    const char *value = va_arg(args, const char *);
+    cx_options_set(options, key, value, &error);
+    CX_ASSERT_NO_ERROR(error);
+  }
+  va_end(args);
+  cx_backend *backend = cx_backend_open(test_registry(), "local", g_steal_pointer(&options), &error);
+  CX_ASSERT_NO_ERROR(error);
+  return backend;
+}
+
+static cx_backend *
+open_local(void)
+{
+  return open_local_with(NULL);
+}
+
+/* Run CODE on a new local backend; the result must exist. */
+static cx_result *
+run_with(const char *code, const cx_run_options *run)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  cx_result *result = cx_backend_run_cell(backend, code, run, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  return result;
+}
+
+static cx_result *
+run(const char *code)
+{
+  return run_with(code, NULL);
+}
+
+static void
+print_unexpected_error(const cx_result *result)
+{
+  if (cx_result_has_error(result))
+    fprintf(stderr, "\n  cell failed: %s: %s\n%s", cx_result_get_error_type(result),
+            cx_result_get_error_message(result), cx_result_get_error_traceback(result));
+}
+
+#define ASSERT_CELL_OK(result)                                                    \
+  do {                                                                            \
+    print_unexpected_error(result);                                               \
+    CU_ASSERT_TRUE(cx_result_get_success(result));                               \
+  } while (0)
+
+#define ASSERT_STDOUT(result, expected) \
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout((result), NULL), (expected))
+
+#define ASSERT_ERROR_TYPE(result, type)                                           \
+  do {                                                                            \
+    CU_ASSERT_FALSE(cx_result_get_success(result));                               \
+    CU_ASSERT_TRUE_FATAL(cx_result_has_error(result));                            \
+    if (strcmp(cx_result_get_error_type(result), (type)) != 0)                    \
+      fprintf(stderr, "\n  expected %s, got %s: %s\n", (type),                    \
+              cx_result_get_error_type(result), cx_result_get_error_message(result)); \
+    CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), (type));             \
+  } while (0)
+
+/* The text of MIME in output INDEX, or NULL. */
+static const char *
+output_text(const cx_result *result, guint index, const char *mime)
+{
+  JsonObject *bundle = cx_result_get_output(result, index);
+  if (bundle == NULL || !json_object_has_member(bundle, mime))
+    return NULL;
+  return json_object_get_string_member(bundle, mime);
+}
+
+static void
+assert_output_text(const cx_result *result, guint index, const char *mime, const char *expected)
+{
+  const char *text = output_text(result, index, mime);
+  if (g_strcmp0(text, expected) != 0)
+    fprintf(stderr, "\n  output %u %s: expected \"%s\", got \"%s\"\n", index, mime, expected,
+            text ? text : "(none)");
+  CU_ASSERT_STRING_EQUAL(text ? text : "(none)", expected);
+}
+
+/* ---- The last expression ------------------------------------------------------- */
+
+static void
+test_local_prints_and_displays_last_value(void)
+{
+  g_autoptr(cx_result) result = run("print('hello')\n1 + 1");
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "hello\n");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "");
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 1);
+  assert_output_text(result, 0, "text/plain", "2");
+  CU_ASSERT_FALSE(cx_result_has_error(result));
+}
+
+static void
+test_local_value_follows_statements(void)
+{
+  g_autoptr(cx_result) result = run("a = 3\nif a:\n    a += 1\na * 2  # comment\n");
+  ASSERT_CELL_OK(result);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 1);
+  assert_output_text(result, 0, "text/plain", "8");
+}
+
+static void
+test_local_none_value_is_not_displayed(void)
+{
+  g_autoptr(cx_result) result = run("x = None\nx");
+  ASSERT_CELL_OK(result);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
+  g_autoptr(cx_result) printed = run("print('a')");
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(printed), 0);
+}
+
+static void
+test_local_semicolon_suppresses_value(void)
+{
+  g_autoptr(cx_result) result = run("1 + 1;");
+  ASSERT_CELL_OK(result);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
+  g_autoptr(cx_result) commented = run("print('side effect');  # the value is not shown\n");
+  ASSERT_STDOUT(commented, "side effect\n");
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(commented), 0);
+  g_autoptr(cx_result) in_string = run("'a;'");
+  assert_output_text(in_string, 0, "text/plain", "'a;'");
+}
+
+static void
+test_local_last_statement_not_expression(void)
+{
+  g_autoptr(cx_result) result = run("x = 5");
+  ASSERT_CELL_OK(result);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
+  g_autoptr(cx_result) empty = run("# nothing but a comment\n");
+  ASSERT_CELL_OK(empty);
+  g_autoptr(cx_result) nothing = run("");
+  ASSERT_CELL_OK(nothing);
+}
+
+/* ---- Output ------------------------------------------------------------------------ */
+
+static void
+test_local_captures_stderr_in_order(void)
+{
+  g_autoptr(cx_result) result =
+    run("import sys\nprint('one')\nprint('err1', file=sys.stderr)\nsys.stdout.write('two\\n')\n"
+        "sys.stderr.write('err2\\n')\nimport warnings\nwarnings.warn('careful')");
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "one\ntwo\n");
+  const char *err = cx_result_get_stderr(result, NULL);
+  CU_ASSERT_TRUE(g_str_has_prefix(err, "err1\nerr2\n"));
+  CX_ASSERT_CONTAINS(err, "UserWarning: careful");
+}
+
+static void
+test_local_captures_megabytes_of_output(void)
+{
+  g_autoptr(cx_result) result =
+    run("for i in range(200000):\n    print('%09d' % i)\nprint('x' * 3000000, end='')");
+  ASSERT_CELL_OK(result);
+  gsize length;
+  const char *out = cx_result_get_stdout(result, &length);
+  CU_ASSERT_EQUAL(length, 200000 * 10 + 3000000);
+  CU_ASSERT_TRUE(g_str_has_prefix(out, "000000000\n000000001\n"));
+  CU_ASSERT_TRUE(strncmp(out + 199999 * 10, "000199999\nxxx", 13) == 0);
+}
+
+static void
+test_local_keeps_bytes_written_to_buffer(void)
+{
+  g_autoptr(cx_result) result =
+    run("import sys\nsys.stdout.buffer.write(b'raw\\xff\\n')\nprint('\\u00e9')");
+  ASSERT_CELL_OK(result);
+  gsize length;
+  const char *out = cx_result_get_stdout(result, &length);
+  CU_ASSERT_EQUAL(length, 5 + 3);
+  CU_ASSERT_TRUE(memcmp(out, "raw\xff\n\xc3\xa9\n", 8) == 0);
+}
+
+static void
+test_local_captures_output_of_threads_the_cell_starts(void)
+{
+  g_autoptr(cx_result) result =
+    run("import threading\nt = threading.Thread(target=print, args=('from a thread',))\n"
+        "t.start(); t.join()");
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "from a thread\n");
+}
+
+static void
+test_local_restores_streams_after_cell(void)
+{
+  g_autoptr(cx_result) result = run("import sys\nsys.stdout is sys.__stdout__");
+  assert_output_text(result, 0, "text/plain", "False");
+  /* A cell that replaces sys.stdout does not break the next one. */
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) replaced =
+    cx_session_run_cell(session, "import io, sys\nsys.stdout = io.StringIO()", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) next = cx_session_run_cell(session, "print('seen')", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  ASSERT_STDOUT(next, "seen\n");
+}
+
+/* ---- Rich display ----------------------------------------------------------------- */
+
+static void
+test_local_displays_rich_reprs(void)
+{
+  g_autoptr(cx_result) result =
+    run("class Rich:\n"
+        "    def _repr_html_(self): return '<b>rich</b>'\n"
+        "    def _repr_markdown_(self): return '**rich**'\n"
+        "    def _repr_latex_(self): return '$r$'\n"
+        "    def _repr_svg_(self): return '<svg/>'\n"
+        "    def __repr__(self): return 'Rich()'\n"
+        "Rich()");
+  ASSERT_CELL_OK(result);
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
+  assert_output_text(result, 0, "text/plain", "Rich()");
+  assert_output_text(result, 0, "text/html", "<b>rich</b>");
+  assert_output_text(result, 0, "text/markdown", "**rich**");
+  assert_output_text(result, 0, "text/latex", "$r$");
+  assert_output_text(result, 0, "image/svg+xml", "<svg/>");
+}
+
+static void
+test_local_encodes_binary_reprs_as_base64(void)
+{
+  g_autoptr(cx_result) result =
+    run("class Picture:\n"
+        "    def _repr_png_(self): return b'\\x89PNG'\n"
+        "    def _repr_jpeg_(self): return (b'\\xff\\xd8', {'width': 1})\n"
+        "Picture()");
+  ASSERT_CELL_OK(result);
+  assert_output_text(result, 0, "image/png", "iVBORw==");
+  assert_output_text(result, 0, "image/jpeg", "/9g=");
+  CU_ASSERT_PTR_NOT_NULL(output_text(result, 0, "text/plain"));
+}
+
+static void
+test_local_honours_repr_json_and_mimebundle(void)
+{
+  g_autoptr(cx_result) result =
+    run("class Data:\n"
+        "    def _repr_json_(self): return {'a': [1, 2.5, None, True]}\n"
+        "class Bundle:\n"
+        "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+        "        return {'text/plain': 'plain', 'application/vnd.custom+json': {'k': 'v'}}\n"
+        "    def _repr_html_(self): return '<i>html</i>'\n"
+        "display(Data())\nBundle()");
+  ASSERT_CELL_OK(result);
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 2);
+  JsonObject *data = json_object_get_object_member(cx_result_get_output(result, 0),
+                                                   "application/json");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+  JsonArray *array = json_object_get_array_member(data, "a");
+  CU_ASSERT_EQUAL(json_array_get_length(array), 4);
+  CU_ASSERT_EQUAL(json_array_get_int_element(array, 0), 1);
+  CU_ASSERT_DOUBLE_EQUAL(json_array_get_double_element(array, 1), 2.5, 1e-9);
+  assert_output_text(result, 1, "text/plain", "plain");
+  assert_output_text(result, 1, "text/html", "<i>html</i>");
+  JsonObject *custom = json_object_get_object_member(cx_result_get_output(result, 1),
+                                                     "application/vnd.custom+json");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(custom, "k"), "v");
+}
+
+static void
+test_local_display_appends_outputs_in_order(void)
+{
+  g_autoptr(cx_result) result = run("display(1)\ndisplay('a', [2])\nprint('p')\n3");
+  ASSERT_CELL_OK(result);
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 4);
+  assert_output_text(result, 0, "text/plain", "1");
+  assert_output_text(result, 1, "text/plain", "'a'");
+  assert_output_text(result, 2, "text/plain", "[2]");
+  assert_output_text(result, 3, "text/plain", "3");
+  ASSERT_STDOUT(result, "p\n");
+}
+
+static void
+test_local_allowed_mime_types_filter_bundles(void)
+{
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_add_allowed_mime_type(options, "text/html");
+  g_autoptr(cx_result) result =
+    run_with("class H:\n    def _repr_html_(self): return '<p/>'\ndisplay(H())\n42", options);
+  ASSERT_CELL_OK(result);
+  /* 42 has text/plain only, which is filtered out: no bundle at all. */
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
+  assert_output_text(result, 0, "text/html", "<p/>");
+  CU_ASSERT_PTR_NULL(output_text(result, 0, "text/plain"));
+}
+
+static void
+test_local_raising_repr_is_cell_error(void)
+{
+  g_autoptr(cx_result) result =
+    run("class Bad:\n    def __repr__(self):\n        raise ValueError('no repr')\n"
+        "print('before')\nBad()");
+  ASSERT_ERROR_TYPE(result, "ValueError");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "no repr");
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "raise ValueError('no repr')");
+  ASSERT_STDOUT(result, "before\n");
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
+}
+
+static void
+test_local_non_json_repr_json_is_cell_error(void)
+{
+  g_autoptr(cx_result) result =
+    run("class J:\n    def _repr_json_(self): return {'s': {1, 2}}\nJ()");
+  ASSERT_ERROR_TYPE(result, "TypeError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "set");
+}
+
+/* ---- Errors ------------------------------------------------------------------------- */
+
+static void
+test_local_exception_becomes_error(void)
+{
+  g_autoptr(cx_result) result = run("print('partial')\nx = 1\n1 / 0");
+  ASSERT_ERROR_TYPE(result, "ZeroDivisionError");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "division by zero");
+  const char *traceback = cx_result_get_error_traceback(result);
+  CU_ASSERT_TRUE(g_str_has_prefix(traceback, "Traceback (most recent call last):\n"));
+  CX_ASSERT_CONTAINS(traceback, "File \"<cell>\", line 3, in <module>\n    1 / 0\n");
+  CU_ASSERT_TRUE(g_str_has_suffix(traceback, "ZeroDivisionError: division by zero\n"));
+  CU_ASSERT_PTR_NULL(strstr(traceback, "cellexec-helper"));
+  ASSERT_STDOUT(result, "partial\n");
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
+}
+
+static void
+test_local_traceback_shows_cell_functions(void)
+{
+  g_autoptr(cx_result) result =
+    run("def inner():\n    raise KeyError('k')\n\ndef outer():\n    inner()\n\nouter()");
+  ASSERT_ERROR_TYPE(result, "KeyError");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "'k'");
+  const char *traceback = cx_result_get_error_traceback(result);
+  CX_ASSERT_CONTAINS(traceback, "line 7, in <module>\n    outer()\n");
+  CX_ASSERT_CONTAINS(traceback, "line 5, in outer\n    inner()\n");
+  CX_ASSERT_CONTAINS(traceback, "line 2, in inner\n    raise KeyError('k')\n");
+}
+
+static void
+test_local_syntax_error_reports_line(void)
+{
+  g_autoptr(cx_result) result = run("x = 1\ny = x +\nprint(y)");
+  ASSERT_ERROR_TYPE(result, "SyntaxError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "line 2");
+  const char *traceback = cx_result_get_error_traceback(result);
+  CX_ASSERT_CONTAINS(traceback, "File \"<cell>\", line 2\n");
+  CX_ASSERT_CONTAINS(traceback, "y = x +");
+  CU_ASSERT_PTR_NULL(strstr(traceback, "cellexec-helper"));
+
+  g_autoptr(cx_result) indented = run("if True:\nprint('no indent')");
+  ASSERT_ERROR_TYPE(indented, "IndentationError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(indented), "line 2");
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(indented), "print('no indent')");
+}
+
+static void
+test_local_invalid_utf8_is_syntax_error(void)
+{
+  g_autoptr(cx_result) result = run("x = '\xff'");
+  ASSERT_ERROR_TYPE(result, "SyntaxError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "utf-8");
+}
+
+static void
+test_local_exits_end_the_cell_not_the_process(void)
+{
+  static const struct { const char *code, *message; } exits[] = {
+    { "import sys\nsys.exit(3)", "3" },
+    { "exit()", "None" },
+    { "quit(5)", "5" },
+    { "raise SystemExit('bye')", "bye" },
+    { "import os\nos._exit(4)", "4" },
+    { "from os import _exit\n_exit(0)", "0" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(exits); i++) {
+    g_autoptr(cx_result) result = run(exits[i].code);
+    ASSERT_ERROR_TYPE(result, "SystemExit");
+    CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), exits[i].message);
+  }
+  /* Still alive, and stdin was not closed by exit(). */
+  g_autoptr(cx_result) after = run("import sys\nsys.stdin is None or not sys.stdin.closed");
+  ASSERT_CELL_OK(after);
+  assert_output_text(after, 0, "text/plain", "True");
+}
+
+static void
+test_local_keyboard_interrupt_is_cell_error(void)
+{
+  g_autoptr(cx_result) result = run("raise KeyboardInterrupt");
+  ASSERT_ERROR_TYPE(result, "KeyboardInterrupt");
+  g_autoptr(cx_result) after = run("1");
+  ASSERT_CELL_OK(after);
+}
+
+/* ---- Async ---------------------------------------------------------------------------- */
+
+static void
+test_local_top_level_await(void)
+{
+  g_autoptr(cx_result) result =
+    run("import asyncio\nasync def answer():\n    await asyncio.sleep(0.01)\n    return 42\n"
+        "print(await answer())\nawait answer()");
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "42\n");
+  assert_output_text(result, 0, "text/plain", "42");
+}
+
+static void
+test_local_session_keeps_event_loop(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) first =
+    cx_session_run_cell(session, "import asyncio\nawait asyncio.sleep(0)\n"
+                        "future = asyncio.get_running_loop().create_future()\n"
+                        "asyncio.get_running_loop().call_soon(future.set_result, 7);", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  ASSERT_CELL_OK(first);
+  g_autoptr(cx_result) second = cx_session_run_cell(session, "await future", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  ASSERT_CELL_OK(second);
+  assert_output_text(second, 0, "text/plain", "7");
+}
+
+/* ---- State ----------------------------------------------------------------------------- */
+
+static void
+test_local_stateless_cells_do_not_share_names(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) first = cx_backend_run_cell(backend, "value = 41", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) second = cx_backend_run_cell(backend, "value", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  ASSERT_ERROR_TYPE(second, "NameError");
+  g_autoptr(cx_result) name = cx_backend_run_cell(backend, "__name__", NULL, &error);
+  assert_output_text(name, 0, "text/plain", "'__main__'");
+}
+
+static void
+test_local_session_keeps_namespace(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) first = cx_session_run_cell(session, "value = 41", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) failing = cx_session_run_cell(session, "undefined_name", NULL, &error);
+  ASSERT_ERROR_TYPE(failing, "NameError");
+  g_autoptr(cx_result) second =
+    cx_session_run_cell(session, "value += 1; print(value)", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  ASSERT_CELL_OK(second);
+  ASSERT_STDOUT(second, "42\n");
+  /* Another session starts empty. */
+  g_autoptr(cx_session) other = cx_session_open(backend, &error);
+  g_autoptr(cx_result) unseen = cx_session_run_cell(other, "value", NULL, &error);
+  ASSERT_ERROR_TYPE(unseen, "NameError");
+}
+
+static void
+test_local_same_cell_twice_runs_twice(void)
+{
+  /* The compile cache must not cache effects. */
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  const char *code = "n = globals().get('n', 0) + 1\nn";
+  g_autoptr(cx_result) first = cx_session_run_cell(session, code, NULL, &error);
+  g_autoptr(cx_result) second = cx_session_run_cell(session, code, NULL, &error);
+  assert_output_text(first, 0, "text/plain", "1");
+  assert_output_text(second, 0, "text/plain", "2");
+}
+
+/* ---- cwd and env ------------------------------------------------------------------------- */
+
+static void
+test_local_cwd_applies_and_is_restored(void)
+{
+  g_autofree char *before = g_get_current_dir();
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *canonical = realpath(dir, NULL);
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_cwd(options, dir);
+
+  g_autoptr(cx_result) result = run_with("import os\nprint(os.getcwd())", options);
+  ASSERT_CELL_OK(result);
+  g_autofree char *expected = g_strdup_printf("%s\n", canonical);
+  ASSERT_STDOUT(result, expected);
+  g_autofree char *after = g_get_current_dir();
+  CU_ASSERT_STRING_EQUAL(after, before);
+
+  g_autoptr(cx_result) failed = run_with("import os\nos.chdir('/')\nraise RuntimeError", options);
+  ASSERT_ERROR_TYPE(failed, "RuntimeError");
+  g_autofree char *after_failure = g_get_current_dir();
+  CU_ASSERT_STRING_EQUAL(after_failure, before);
+}
+
+static void
+test_local_missing_cwd_is_backend_error(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_cwd(options, "/no/such/directory");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = cx_backend_run_cell(backend, "1", options, &error);
+  CU_ASSERT_PTR_NULL(result);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "/no/such/directory");
+  CX_ASSERT_CONTAINS(error->message, "cwd");
+}
+
+static void
+test_local_env_applies_and_is_restored(void)
+{
+  g_setenv("CX_TEST_KEPT", "original", TRUE);
+  g_unsetenv("CX_TEST_ADDED");
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_add_env(options, "CX_TEST_KEPT=changed");
+  cx_run_options_add_env(options, "CX_TEST_ADDED=/tmp/data");
+
+  const char *python_view =
+    "import os\nprint(os.environ.get('CX_TEST_KEPT'), os.environ.get('CX_TEST_ADDED'))";
+  g_autoptr(cx_result) earlier = run(python_view);
+  g_autoptr(cx_result) result =
+    run_with("import os, subprocess\n"
+             "print(os.environ['CX_TEST_KEPT'], os.environ['CX_TEST_ADDED'])\n"
+             "print(subprocess.run(['sh', '-c', 'echo $CX_TEST_ADDED'], capture_output=True,"
+             " text=True).stdout, end='')\n"
+             "raise RuntimeError('restored anyway')",
+             options);
+  ASSERT_ERROR_TYPE(result, "RuntimeError");
+  ASSERT_STDOUT(result, "changed /tmp/data\n/tmp/data\n");
+  CU_ASSERT_STRING_EQUAL(g_getenv("CX_TEST_KEPT"), "original");
+  CU_ASSERT_PTR_NULL(g_getenv("CX_TEST_ADDED"));
+  g_autoptr(cx_result) later = run(python_view);
+  /* Python's view (os.environ, a copy taken when Python started) is
+   * restored to what it was, too. */
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(later, NULL), cx_result_get_stdout(earlier, NULL));
+}
+
+static void
+test_local_backend_options_are_defaults(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *canonical = realpath(dir, NULL);
+  g_autoptr(cx_backend) backend =
+    open_local_with("cwd", dir, "env", "DATASET_ROOT=/tmp/data", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = cx_backend_run_cell(
+    backend, "import os; print(os.getcwd()); print(os.environ['DATASET_ROOT'])", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  ASSERT_CELL_OK(result);
+  g_autofree char *expected = g_strdup_printf("%s\n/tmp/data\n", canonical);
+  ASSERT_STDOUT(result, expected);
+}
+
+/* ---- Timeouts and interrupts ------------------------------------------------------------------ */
+
+static void
+test_local_timeout_raises_timeout_error(void)
+{
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_timeout(options, 0.3);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) busy = run_with("print('started')\nwhile True:\n    pass", options);
+  ASSERT_ERROR_TYPE(busy, "TimeoutError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(busy), "0.3 s");
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(busy), "line 2");
+  ASSERT_STDOUT(busy, "started\n");
+
+  g_autoptr(cx_result) sleeping = run_with("import time\ntime.sleep(30)", options);
+  ASSERT_ERROR_TYPE(sleeping, "TimeoutError");
+  g_autoptr(cx_result) awaiting = run_with("import asyncio\nawait asyncio.sleep(30)", options);
+  ASSERT_ERROR_TYPE(awaiting, "TimeoutError");
+  CU_ASSERT_TRUE(g_get_monotonic_time() - start < 5 * G_USEC_PER_SEC);
+
+  /* A cell that ends in time is not disturbed, and neither is the next one. */
+  g_autoptr(cx_result) quick = run_with("import time\ntime.sleep(0.01)\n'done'", options);
+  ASSERT_CELL_OK(quick);
+  g_usleep(400000);
+  g_autoptr(cx_result) after = run("sum(range(100000))");
+  ASSERT_CELL_OK(after);
+}
+
+static void
+test_local_use_subprocess_is_unsupported(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_use_subprocess(options, TRUE);
+  cx_run_options_set_timeout(options, 2.0);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result =
+    cx_backend_run_cell(backend, "import time; time.sleep(5)", options, &error);
+  CU_ASSERT_PTR_NULL(result);
+  CX_ASSERT_ERROR(error, CX_ERROR_UNSUPPORTED);
+  CX_ASSERT_CONTAINS(error->message, "use_subprocess needs the subprocess backend");
+}
+
+typedef struct {
+  cx_backend *backend;
+  cx_session *session;
+  const char *code;
+  cx_result *result;
+} cell_job;
+
+static gpointer
+run_job(gpointer data)
+{
+  cell_job *job = data;
+  g_autoptr(GError) error = NULL;
+  job->result = job->session != NULL
+                  ? cx_session_run_cell(job->session, job->code, NULL, &error)
+                  : cx_backend_run_cell(job->backend, job->code, NULL, &error);
+  g_assert_no_error(error);
+  return NULL;
+}
+
+/* Waits until PATH exists (the cell is running), at most 10 s. */
+static gboolean
+wait_for_file(const char *path)
+{
+  for (int i = 0; i < 1000 && !g_file_test(path, G_FILE_TEST_EXISTS); i++)
+    g_usleep(10000);
+  return g_file_test(path, G_FILE_TEST_EXISTS);
+}
+
+/* Runs LOOP (a cell that never ends by itself) in a thread, interrupts it
+ * once it runs, and checks it ended with KeyboardInterrupt. */
+static void
+interrupt_running_cell(gboolean in_session, const char *loop)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = in_session ? cx_session_open(backend, &error) : NULL;
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *marker = g_build_filename(dir, "running", NULL);
+  g_autofree char *cell = g_strdup_printf("open('%s', 'w').close()\n%s", marker, loop);
+  cell_job job = { backend, session, cell, NULL };
+
+  GThread *thread = g_thread_new("cell", run_job, &job);
+  CU_ASSERT_TRUE(wait_for_file(marker));
+  gboolean delivered = in_session ? cx_session_interrupt(session, &error)
+                                  : cx_backend_interrupt(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(delivered);
+  g_thread_join(thread);
+
+  CU_ASSERT_PTR_NOT_NULL_FATAL(job.result);
+  ASSERT_ERROR_TYPE(job.result, "KeyboardInterrupt");
+  cx_result_free(job.result);
+  if (session != NULL) {
+    /* The session survives its interrupted cell. */
+    g_autoptr(cx_result) after = cx_session_run_cell(session, "'alive'", NULL, &error);
+    CX_ASSERT_NO_ERROR(error);
+    assert_output_text(after, 0, "text/plain", "'alive'");
+  }
+}
+
+static void
+test_local_interrupt_stops_stateless_cell(void)
+{
+  interrupt_running_cell(FALSE, "while True:\n    pass");
+}
+
+static void
+test_local_interrupt_stops_session_cell(void)
+{
+  interrupt_running_cell(TRUE, "import time\ntime.sleep(60)");
+}
+
+static void
+test_local_interrupt_spares_other_sessions(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) busy = cx_session_open(backend, &error);
+  g_autoptr(cx_session) idle = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *marker = g_build_filename(dir, "running", NULL);
+  g_autofree char *cell =
+    g_strdup_printf("import time\nopen('%s', 'w').close()\ntime.sleep(0.5)\n'finished'", marker);
+  cell_job job = { backend, busy, cell, NULL };
+  GThread *thread = g_thread_new("cell", run_job, &job);
+  CU_ASSERT_TRUE(wait_for_file(marker));
+  CU_ASSERT_TRUE(cx_session_interrupt(idle, &error));
+  CU_ASSERT_TRUE(cx_backend_interrupt(backend, &error)); /* stateless cells only */
+  g_thread_join(thread);
+  ASSERT_CELL_OK(job.result);
+  assert_output_text(job.result, 0, "text/plain", "'finished'");
+  cx_result_free(job.result);
+}
+
+static void
+test_local_interrupt_when_idle_is_harmless(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE(cx_backend_interrupt(backend, &error));
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) result = cx_backend_run_cell(backend, "sum(range(10000))", NULL, &error);
+  ASSERT_CELL_OK(result);
+}
+
+/* ---- Threads ------------------------------------------------------------------------------------ */
+
+typedef struct {
+  cx_backend *backend;
+  int index;
+  gboolean ok;
+} session_worker;
+
+static gpointer
+run_session_worker(gpointer data)
+{
+  session_worker *worker = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(worker->backend, &error);
+  worker->ok = session != NULL;
+  g_autofree char *init = g_strdup_printf("me = %d\ncount = 0", worker->index);
+  g_autoptr(cx_result) first = worker->ok ? cx_session_run_cell(session, init, NULL, &error) : NULL;
+  for (int i = 1; worker->ok && i <= 200; i++) {
+    g_autoptr(cx_result) result =
+      cx_session_run_cell(session, "count += 1\nprint(me, count)\nsum(range(200))", NULL, &error);
+    g_autofree char *expected = g_strdup_printf("%d %d\n", worker->index, i);
+    worker->ok = result != NULL && cx_result_get_success(result) &&
+                 strcmp(cx_result_get_stdout(result, NULL), expected) == 0 &&
+                 cx_result_get_n_outputs(result) == 1;
+  }
+  return NULL;
+}
+
+static void
+test_local_sessions_on_several_threads(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  session_worker workers[4];
+  GThread *threads[4];
+  for (int i = 0; i < 4; i++) {
+    workers[i] = (session_worker){ backend, i, FALSE };
+    threads[i] = g_thread_new("session", run_session_worker, &workers[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    g_thread_join(threads[i]);
+    CU_ASSERT_TRUE(workers[i].ok);
+  }
+}
+
+/* ---- The interpreter ----------------------------------------------------------------------------- */
+
+static void
+test_local_runs_the_configured_python(void)
+{
+  g_autoptr(cx_result) result =
+    run("import sys, ctypes, decimal, json\nprint(sys.executable)\nprint(sys.flags.isolated)\n"
+        "print(any(p.endswith('dist-packages') for p in sys.path))\n"
+        "print(ctypes.c_int(7).value, decimal.Decimal('1.5') * 2)");
+  ASSERT_CELL_OK(result);
+  g_autofree char *expected = g_strdup_printf("%s\n0\nTrue\n7 3.0\n", CX_PYTHON_EXECUTABLE);
+  ASSERT_STDOUT(result, expected);
+}
+
+static void
+test_local_ignores_python_environment_variables(void)
+{
+  /* cx_test_register() set PYTHONDONTWRITEBYTECODE, PYTHONUNBUFFERED and
+   * PYTHONPATH before the interpreter started. */
+  g_autoptr(cx_result) result =
+    run("import sys\nprint(sys.flags.ignore_environment, sys.dont_write_bytecode,"
+        " sys.__stdout__.write_through, '/cx-test-pythonpath' in sys.path)");
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "1 False False False\n");
+}
+
+static void
+test_local_query_info(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) info = cx_backend_query(backend, "info", &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE_FATAL(JSON_NODE_HOLDS_OBJECT(info));
+  JsonObject *object = json_node_get_object(info);
+  CU_ASSERT_TRUE(g_str_has_prefix(json_object_get_string_member(object, "python_version"), "3."));
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(object, "executable"), CX_PYTHON_EXECUTABLE);
+  CU_ASSERT_FALSE(json_object_get_boolean_member(object, "isolated"));
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(object, "libpython"), CX_LIBPYTHON_SONAME);
+
+  g_autoptr(JsonNode) unknown = cx_backend_query(backend, "weather", &error);
+  CU_ASSERT_PTR_NULL(unknown);
+  CX_ASSERT_ERROR(error, CX_ERROR_UNSUPPORTED);
+}
+
+static void
+test_local_isolated_conflicts_with_running_interpreter(void)
+{
+  g_autoptr(cx_result) started = run("1"); /* the interpreter now runs, not isolated */
+  ASSERT_CELL_OK(started);
+  const char *dirs[] = { cx_test_plugins_dir(), NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(dirs);
+  const cx_plugin_info *info = cx_registry_lookup(registry, "local", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(info);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_options) options = cx_options_new("local", cx_plugin_info_get_options(info));
+  cx_options_set(options, "isolated", "true", &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_backend) backend =
+    cx_backend_open(registry, "local", g_steal_pointer(&options), &error);
+  CU_ASSERT_PTR_NULL(backend);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "isolated");
+}
+
+static void
+test_local_declares_its_options(void)
+{
+  const cx_plugin_info *info = cx_registry_lookup(test_registry(), "local", NULL);
+  CU_ASSERT_TRUE_FATAL(info != NULL && cx_plugin_info_is_usable(info));
+  static const struct { const char *name; cx_option_type type; } expected[] = {
+    { "isolated", CX_OPTION_BOOL }, { "cwd", CX_OPTION_PATH },
+    { "env", CX_OPTION_ENV }, { "timeout", CX_OPTION_DOUBLE },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(expected); i++) {
+    const cx_option_spec *spec = cx_plugin_info_get_options(info);
+    while (spec->name != NULL && strcmp(spec->name, expected[i].name) != 0)
+      spec++;
+    CU_ASSERT_PTR_NOT_NULL(spec->name);
+    CU_ASSERT_EQUAL(spec->type, expected[i].type);
+  }
+}
+
+void
+cx_test_register(void)
+{
+  /* Set before the interpreter starts: it must not care. */
+  g_setenv("PYTHONDONTWRITEBYTECODE", "1", TRUE);
+  g_setenv("PYTHONUNBUFFERED", "1", TRUE);
+  g_setenv("PYTHONPATH", "/cx-test-pythonpath", TRUE);
+
+  static const cx_test_case cells[] = {
+    { "test_local_prints_and_displays_last_value", test_local_prints_and_displays_last_value },
+    { "test_local_value_follows_statements", test_local_value_follows_statements },
+    { "test_local_none_value_is_not_displayed", test_local_none_value_is_not_displayed },
+    { "test_local_semicolon_suppresses_value", test_local_semicolon_suppresses_value },
+    { "test_local_last_statement_not_expression", test_local_last_statement_not_expression },
+    { NULL }
+  };
+  static const cx_test_case output[] = {
+    { "test_local_captures_stderr_in_order", test_local_captures_stderr_in_order },
+    { "test_local_captures_megabytes_of_output", test_local_captures_megabytes_of_output },
+    { "test_local_keeps_bytes_written_to_buffer", test_local_keeps_bytes_written_to_buffer },
+    { "test_local_captures_output_of_threads_the_cell_starts",
+      test_local_captures_output_of_threads_the_cell_starts },
+    { "test_local_restores_streams_after_cell", test_local_restores_streams_after_cell },
+    { NULL }
+  };
+  static const cx_test_case display[] = {
+    { "test_local_displays_rich_reprs", test_local_displays_rich_reprs },
+    { "test_local_encodes_binary_reprs_as_base64", test_local_encodes_binary_reprs_as_base64 },
+    { "test_local_honours_repr_json_and_mimebundle", test_local_honours_repr_json_and_mimebundle },
+    { "test_local_display_appends_outputs_in_order", test_local_display_appends_outputs_in_order },
+    { "test_local_allowed_mime_types_filter_bundles", test_local_allowed_mime_types_filter_bundles },
+    { "test_local_raising_repr_is_cell_error", test_local_raising_repr_is_cell_error },
+    { "test_local_non_json_repr_json_is_cell_error", test_local_non_json_repr_json_is_cell_error },
+    { NULL }
+  };
+  static const cx_test_case errors[] = {
+    { "test_local_exception_becomes_error", test_local_exception_becomes_error },
+    { "test_local_traceback_shows_cell_functions", test_local_traceback_shows_cell_functions },
+    { "test_local_syntax_error_reports_line", test_local_syntax_error_reports_line },
+    { "test_local_invalid_utf8_is_syntax_error", test_local_invalid_utf8_is_syntax_error },
+    { "test_local_exits_end_the_cell_not_the_process",
+      test_local_exits_end_the_cell_not_the_process },
+    { "test_local_keyboard_interrupt_is_cell_error", test_local_keyboard_interrupt_is_cell_error },
+    { NULL }
+  };
+  static const cx_test_case async[] = {
+    { "test_local_top_level_await", test_local_top_level_await },
+    { "test_local_session_keeps_event_loop", test_local_session_keeps_event_loop },
+    { NULL }
+  };
+  static const cx_test_case state[] = {
+    { "test_local_stateless_cells_do_not_share_names",
+      test_local_stateless_cells_do_not_share_names },
+    { "test_local_session_keeps_namespace", test_local_session_keeps_namespace },
+    { "test_local_same_cell_twice_runs_twice", test_local_same_cell_twice_runs_twice },
+    { "test_local_cwd_applies_and_is_restored", test_local_cwd_applies_and_is_restored },
+    { "test_local_missing_cwd_is_backend_error", test_local_missing_cwd_is_backend_error },
+    { "test_local_env_applies_and_is_restored", test_local_env_applies_and_is_restored },
+    { "test_local_backend_options_are_defaults", test_local_backend_options_are_defaults },
+    { NULL }
+  };
+  static const cx_test_case control[] = {
+    { "test_local_timeout_raises_timeout_error", test_local_timeout_raises_timeout_error },
+    { "test_local_use_subprocess_is_unsupported", test_local_use_subprocess_is_unsupported },
+    { "test_local_interrupt_stops_stateless_cell", test_local_interrupt_stops_stateless_cell },
+    { "test_local_interrupt_stops_session_cell", test_local_interrupt_stops_session_cell },
+    { "test_local_interrupt_spares_other_sessions", test_local_interrupt_spares_other_sessions },
+    { "test_local_interrupt_when_idle_is_harmless", test_local_interrupt_when_idle_is_harmless },
+    { "test_local_sessions_on_several_threads", test_local_sessions_on_several_threads },
+    { NULL }
+  };
+  static const cx_test_case interpreter[] = {
+    { "test_local_runs_the_configured_python", test_local_runs_the_configured_python },
+    { "test_local_ignores_python_environment_variables",
+      test_local_ignores_python_environment_variables },
+    { "test_local_query_info", test_local_query_info },
+    { "test_local_isolated_conflicts_with_running_interpreter",
+      test_local_isolated_conflicts_with_running_interpreter },
+    { "test_local_declares_its_options", test_local_declares_its_options },
+    { NULL }
+  };
+  cx_test_add_suite("local: cells", cells);
+  cx_test_add_suite("local: output", output);
+  cx_test_add_suite("local: display", display);
+  cx_test_add_suite("local: errors", errors);
+  cx_test_add_suite("local: async", async);
+  cx_test_add_suite("local: state", state);
+  cx_test_add_suite("local: control", control);
+  cx_test_add_suite("local: interpreter", interpreter);
+}
