@@ -122,3 +122,28 @@ tests_test_fake_LDADD = $(TEST_LDADD)
 tests_test_cli_SOURCES = tests/test_cli.c
 tests_test_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_cli_LDADD = $(TEST_LDADD)
+
+# The exported surface of the library and the plugins.
+TESTS += tests/check_symbols.sh
+TEST_EXTENSIONS = .sh
+SH_LOG_COMPILER = $(SHELL)
+EXTRA_DIST += tests/check_symbols.sh tests/lsan.supp tests/valgrind.supp
+
+# Sanitizer builds: libpython's interpreter is never finalised, so what it
+# holds at exit is not a leak of ours.
+if ENABLE_SANITIZERS
+SANITIZER_TESTS_ENVIRONMENT = \
+	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0'; export LSAN_OPTIONS; \
+	UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=1'; export UBSAN_OPTIONS;
+endif
+
+# make check-valgrind: the CUnit programs under valgrind (memcheck); any
+# error or definite leak fails the test.
+VALGRIND_FLAGS = --quiet --error-exitcode=1 --leak-check=full \
+	--errors-for-leak-kinds=definite --show-leak-kinds=definite --num-callers=30 \
+	--suppressions=$(abs_top_srcdir)/tests/valgrind.supp \
+	--suppressions=/usr/lib/valgrind/python3.supp
+check-valgrind:
+	$(MAKE) $(AM_MAKEFLAGS) check \
+	  LOG_COMPILER='$(LIBTOOL) --mode=execute $(VALGRIND) $(VALGRIND_FLAGS)'
+.PHONY: check-valgrind

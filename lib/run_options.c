@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "core/internal.h"
+#include "lib/internal.h"
 
 struct cx_run_options {
   char *cwd;

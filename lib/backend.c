@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "core/internal.h"
+#include "lib/internal.h"
 
 struct cx_backend {
   cx_registry *registry;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "lib/internal.h"
 
 struct cx_options {
   char *backend;

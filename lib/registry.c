@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "lib/internal.h"
 
 struct cx_plugin_info {
   char *name;

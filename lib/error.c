@@ -1,7 +1,7 @@
 /* The CX_ERROR domain and version queries. */
 #include "config.h"
 
-#include "core/internal.h"
+#include "lib/internal.h"
 
 G_DEFINE_QUARK(cx-error-quark, cx_error)
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "core/internal.h"
+#include "lib/internal.h"
 
 /* Optimal string alignment distance (Levenshtein plus transpositions, the
  * commonest typo: "timoeut"). */

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "core/internal.h"
+#include "lib/internal.h"
 
 #define MAIN_GROUP "cellexec"
 #define DEFAULT_BACKEND "local"

@@ -1,6 +1,6 @@
 /* Declarations shared between the core's own files; not installed. */
-#ifndef CX_CORE_INTERNAL_H
-#define CX_CORE_INTERNAL_H
+#ifndef CX_LIB_INTERNAL_H
+#define CX_LIB_INTERNAL_H
 
 #include <cellexec/cellexec.h>
 
@@ -19,4 +19,4 @@ const cx__loaded_plugin *cx__plugin_info_get_loaded(const cx_plugin_info *info);
 /* Parse VALUE as TYPE; on failure set ERROR with a message naming TYPE. */
 gboolean cx__option_value_check(cx_option_type type, const char *value, GError **error);
 
-#endif /* CX_CORE_INTERNAL_H */
+#endif /* CX_LIB_INTERNAL_H */

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Set up a Debian 12 machine for cellexec, build it, and run it.
+#
+#   ./setup.sh demo   install what is missing, build, run a cell on the default backend
+#   ./setup.sh test   install what is missing, build, run the whole test suite:
+#                     make check, the same under ASan+UBSan, under valgrind, and
+#                     make distcheck; prints "N passed, N failed" at the end
+#
+# Builds go to _build/ (and _build-sanitize/); the source tree stays clean.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+jobs=${JOBS:-2}
+
+packages="build-essential autoconf automake libtool pkg-config
+  libglib2.0-dev libjson-glib-dev python3 python3-dev libcunit1-dev libzmq3-dev
+  python3-ipython python3-ipykernel python3-numpy valgrind abigail-tools"
+
+install_missing() {
+  missing=""
+  for p in $packages; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+      missing="$missing $p"
+  done
+  [ -z "$missing" ] && return 0
+  echo "setup: installing$missing"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+}
+
+# configure in DIR with extra ARGS, then build.
+build() {
+  dir=$1; shift
+  [ -x configure ] || autoreconf -fi
+  mkdir -p "$dir"
+  (cd "$dir" && { [ -f Makefile ] || "$here/configure" -q "$@"; } && make -s -j"$jobs")
+}
+
+# Print the "PROGRAM: N passed, N failed" lines of a finished check, tagged.
+summarise() {
+  dir=$1 tag=$2
+  for log in "$dir"/tests/*.log; do
+    [ -f "$log" ] || continue
+    sed -n "s/^\(test_[a-z_]*\): \([0-9]* passed, [0-9]* failed\)$/$tag\1: \2/p" "$log"
+  done
+}
+
+# Run one stage; record a failure but carry on so every stage reports.
+failed_stages=""
+stage() {
+  name=$1; shift
+  echo "== $name"
+  if ! "$@"; then
+    failed_stages="$failed_stages $name"
+    echo "== $name FAILED"
+  fi
+}
+
+check_in() {
+  dir=$1 tag=$2; shift 2
+  status=0
+  (cd "$dir" && make -s -j"$jobs" "$@") || status=1
+  summarise "$dir" "$tag"
+  if [ $status -ne 0 ]; then
+    for log in "$dir"/tests/*.log; do
+      grep -q -E '^(FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null && { echo "--- $log"; tail -n 40 "$log"; }
+    done
+  fi
+  return $status
+}
+
+case "${1:-}" in
+demo)
+  install_missing
+  build _build
+  echo "setup: running a cell on the default backend:"
+  echo "  _build/tools/cellexec run --json -c \"print('hello')\\n1 + 1\""
+  cd _build
+  CELLEXEC_PLUGIN_PATH="$PWD/plugins/.libs" ./tools/cellexec run --json -c "print('hello')
+1 + 1"
+  ;;
+test)
+  install_missing
+  stage build build _build
+  stage check check_in _build "" check
+  stage build-sanitize build _build-sanitize --enable-sanitizers
+  stage check-sanitize check_in _build-sanitize "sanitize:" check
+  stage check-valgrind check_in _build "valgrind:" check-valgrind
+  stage distcheck sh -c "cd _build && make -s distcheck >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }"
+  if [ -n "$failed_stages" ]; then
+    echo "setup: failed stages:$failed_stages"
+    echo "stages: 0 passed, 1 failed"
+    exit 1
+  fi
+  echo "stages: 1 passed, 0 failed"
+  ;;
+*)
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+  ;;
+esac
