@@ -300,13 +300,21 @@ def _framework_prefixes():
 
 
 def _drop_framework_frames(exc):
-    """Remove the leading frames of this module (and of asyncio, which runs
-    top-level await) from EXC's traceback: they are not the user's."""
+    """Remove this module's frames from EXC's traceback, and the asyncio
+    frames that run top-level await before the cell's: they are not the
+    user's.  (Frames of asyncio the cell itself calls stay.)"""
     prefixes = _framework_prefixes()
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename.startswith(prefixes):
         tb = tb.tb_next
-    exc.__traceback__ = tb
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != __file__:  # e.g. the os._exit guard
+            kept.append(tb)
+        tb = tb.tb_next
+    for frame, following in zip(kept, kept[1:] + [None]):
+        frame.tb_next = following
+    exc.__traceback__ = kept[0] if kept else None
 
 
 def _attach_cell_lines(te, exc, seen):

@@ -19,6 +19,7 @@
 
 static GMutex start_lock;
 static gint started;            /* atomic; TRUE once everything below is set */
+static GError *start_failure;   /* why starting failed: Python is not restarted */
 static gboolean started_isolated;
 static PyObject *helper_module;
 static PyObject *namespace_template;
@@ -215,6 +216,29 @@ cx_pyembed_check_isolation(gboolean isolated, GError **error)
   return !g_atomic_int_get(&started) || isolation_matches(isolated, error);
 }
 
+/* Starts Python; with start_lock held.  On failure the interpreter may be
+ * half-initialised, so the caller never tries again. */
+static gboolean
+start_locked(gboolean isolated, GError **error)
+{
+  /* A host that embeds Python itself keeps its interpreter; we only add our
+   * helper to it. */
+  gboolean ours = !Py_IsInitialized();
+  if (ours && !initialize_interpreter(isolated, error))
+    return FALSE;
+  PyGILState_STATE gil = ours ? PyGILState_LOCKED : PyGILState_Ensure();
+  gboolean ok = load_helper(error);
+  started_isolated = ours ? isolated : interpreter_is_isolated();
+  if (ours) {
+    /* This thread owns the main thread state: pin it as is. */
+    thread_pinned = TRUE;
+    (void)PyEval_SaveThread();
+  } else {
+    PyGILState_Release(gil);
+  }
+  return ok;
+}
+
 gboolean
 cx_pyembed_start(gboolean isolated, GError **error)
 {
@@ -222,30 +246,16 @@ cx_pyembed_start(gboolean isolated, GError **error)
     return isolation_matches(isolated, error);
 
   g_mutex_lock(&start_lock);
-  gboolean ok = TRUE;
-  if (!g_atomic_int_get(&started)) {
-    /* A host that embeds Python itself keeps its interpreter; we only add
-     * our helper to it. */
-    gboolean ours = !Py_IsInitialized();
-    if (ours)
-      ok = initialize_interpreter(isolated, error);
-    if (ok) {
-      PyGILState_STATE gil = ours ? PyGILState_LOCKED : PyGILState_Ensure();
-      ok = load_helper(error);
-      started_isolated = ours ? isolated : interpreter_is_isolated();
-      if (ours) {
-        /* This thread owns the main thread state: pin it as is. */
-        thread_pinned = TRUE;
-        (void)PyEval_SaveThread();
-      } else {
-        PyGILState_Release(gil);
-      }
-    }
-    if (ok)
+  if (!g_atomic_int_get(&started) && start_failure == NULL) {
+    if (start_locked(isolated, &start_failure))
       g_atomic_int_set(&started, TRUE);
   }
   g_mutex_unlock(&start_lock);
-  return ok && isolation_matches(isolated, error);
+  if (start_failure != NULL) {
+    g_propagate_error(error, g_error_copy(start_failure));
+    return FALSE;
+  }
+  return isolation_matches(isolated, error);
 }
 
 /* ---- Small services for the other files ------------------------------------- */
