@@ -8,9 +8,7 @@ EXTRA_DIST += examples/hello-plugin/hello.c examples/hello-plugin/Makefile
 installcheck-local:
 	rm -rf installcheck-hello && mkdir installcheck-hello
 	cp $(srcdir)/examples/hello-plugin/hello.c $(srcdir)/examples/hello-plugin/Makefile installcheck-hello/
-	PKG_CONFIG_PATH='$(DESTDIR)$(pkgconfigdir)' $(MAKE) -C installcheck-hello \
-	  PKG_CONFIG='pkg-config --define-variable=prefix=$(DESTDIR)$(prefix)'
-	out=`LD_LIBRARY_PATH='$(DESTDIR)$(libdir)' CELLEXEC_PLUGIN_PATH=installcheck-hello \
-	  $(DESTDIR)$(bindir)/cellexec run -b hello -o greeting=hi --json -c 'x = 1'` && \
+	PKG_CONFIG_PATH='$(pkgconfigdir)' $(MAKE) -C installcheck-hello
+	out=`CELLEXEC_PLUGIN_PATH=installcheck-hello $(bindir)/cellexec run -b hello -o greeting=hi --json -c 'x = 1'` && \
 	  echo "$$out" && test "$$out" = '{"stdout":"hi\n","stderr":"","rich_outputs":[{"text/plain":"5"}],"success":true,"error":null}'
 	rm -rf installcheck-hello
