@@ -124,15 +124,22 @@ tests_test_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_cli_LDADD = $(TEST_LDADD)
 
 # The exported surface of the library and the plugins.
-TESTS += tests/check_symbols.sh
+TESTS += tests/check_symbols.sh tests/check_abi.sh
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(SHELL)
-EXTRA_DIST += tests/check_symbols.sh tests/lsan.supp tests/valgrind.supp
+EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/lsan.supp tests/valgrind.supp \
+	lib/libcellexec.abi
+
+# Refresh the ABI baseline after an intended, compatible addition.
+update-abi: libcellexec.la
+	abidw --no-corpus-path --headers-dir $(srcdir)/include/cellexec \
+	  --headers-dir $(builddir)/include/cellexec .libs/libcellexec.so > $(srcdir)/lib/libcellexec.abi
+.PHONY: update-abi
 
 # Sanitizer builds: libpython's interpreter is never finalised, so what it
 # holds at exit is not a leak of ours.
 if ENABLE_SANITIZERS
-SANITIZER_TESTS_ENVIRONMENT = \
+SANITIZER_TESTS_ENVIRONMENT = CELLEXEC_SANITIZED=1; export CELLEXEC_SANITIZED; \
 	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0'; export LSAN_OPTIONS; \
 	UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=1'; export UBSAN_OPTIONS;
 endif
