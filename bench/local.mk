@@ -2,7 +2,7 @@
 # Not built by `make`; `make bench-local` builds and runs it.
 EXTRA_PROGRAMS += bench/bench_local
 CLEANFILES += bench/bench_local
-EXTRA_DIST += bench/baseline_local.py
+EXTRA_DIST += bench/baseline_local.py bench/README.md
 bench_bench_local_SOURCES = bench/bench_local.c
 bench_bench_local_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCX_BENCH_PLUGINS_DIR='"$(abs_top_builddir)/plugins/.libs"' \

@@ -51,6 +51,20 @@ take_exception(void)
   return value;
 }
 
+/* str() of the pending exception (cleared), for messages of our own. */
+static char *
+take_exception_text(void)
+{
+  PyObject *exception = take_exception();
+  PyObject *text = exception != NULL ? PyObject_Str(exception) : NULL;
+  const char *utf8 = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+  char *copy = g_strdup(utf8 != NULL ? utf8 : "unknown error");
+  PyErr_Clear();
+  Py_XDECREF(text);
+  Py_XDECREF(exception);
+  return copy;
+}
+
 /* Runs SOURCE with cwd and env already applied. */
 static void
 execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObject *source,
@@ -75,7 +89,8 @@ execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObj
   cx__pyembed_capture_begin();
   cx__pyembed_running_begin(&cell);
   PyObject *bundle = cx__pyembed_call_helper("execute", args, 3);
-  /* Only after this may interrupts no longer reach the cell. */
+  /* Fetched first: capture_end runs Python code (flush), which must not
+   * start with an exception pending. */
   PyObject *exception = bundle == NULL ? take_exception() : NULL;
   cx__pyembed_running_end(&cell);
   cx__pyembed_capture_end();
@@ -133,31 +148,20 @@ run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
     execute(result, owner, session, source, run);
     Py_DECREF(source);
   } else {
-    PyObject *exception = take_exception();
-    PyObject *text = exception != NULL ? PyObject_Str(exception) : NULL;
-    const char *message = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
-    g_autofree char *traceback = g_strdup_printf("SyntaxError: %s\n", message ? message : "");
-    PyErr_Clear();
-    cx_result_set_error(result, "SyntaxError", message ? message : "the cell is not UTF-8",
-                        traceback);
-    Py_XDECREF(text);
-    Py_XDECREF(exception);
+    /* As python3 reports a source file that is not UTF-8. */
+    g_autofree char *message = take_exception_text();
+    g_autofree char *traceback = g_strdup_printf("SyntaxError: %s\n", message);
+    cx_result_set_error(result, "SyntaxError", message, traceback);
   }
 
   if (context != NULL) {
     PyObject *restored = cx__pyembed_call_helper("leave_context", &context, 1);
     if (restored == NULL) {
       /* The cell ran; say what could not be undone where the user looks. */
-      PyObject *exception = take_exception();
-      PyObject *text = exception != NULL ? PyObject_Str(exception) : NULL;
-      const char *message = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+      g_autofree char *message = take_exception_text();
       g_autofree char *warning = g_strdup_printf(
-        "cellexec: could not restore the working directory or environment: %s\n",
-        message ? message : "unknown error");
-      PyErr_Clear();
+        "cellexec: could not restore the working directory or environment: %s\n", message);
       cx_result_append_stderr(result, warning, -1);
-      Py_XDECREF(text);
-      Py_XDECREF(exception);
     }
     Py_XDECREF(restored);
     Py_DECREF(context);

@@ -370,7 +370,16 @@ def describe_error(exc, timeout=None):
         message = _safe_str(exc.code)  # the exit code: "3", "None", "bye"
     else:
         message = _safe_str(exc)
-    return type(exc).__name__, message, format_traceback(exc)
+    return type(exc).__name__, _utf8_safe(message), _utf8_safe(format_traceback(exc))
+
+
+def _utf8_safe(text):
+    """TEXT without lone surrogates, which have no UTF-8 form."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 # ---- cwd and env of one call -----------------------------------------------

@@ -5,3 +5,4 @@ plugins_local_la_SOURCES = plugins/local/local.c
 plugins_local_la_CFLAGS = $(PLUGIN_CFLAGS)
 plugins_local_la_LDFLAGS = $(PLUGIN_LDFLAGS)
 plugins_local_la_LIBADD = pyembed/libcxpyembed.la $(PLUGIN_LIBADD) $(PYTHON_EMBED_LIBS)
+EXTRA_DIST += plugins/local/README.md
