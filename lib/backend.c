@@ -6,21 +6,6 @@
 
 #include "lib/internal.h"
 
-struct cx_backend {
-  cx_registry *registry;
-  const cx_plugin_info *plugin;
-  const cx__loaded_plugin *loaded;
-  cx_options *options;
-  cx_backend_instance *instance;
-  cx_run_options *defaults; /* from the options cwd/env/timeout; never NULL */
-  gboolean has_defaults;
-};
-
-struct cx_session {
-  cx_backend *backend;
-  cx_session_instance *instance;
-};
-
 /* Backend options with these names and types are defaults of run options. */
 static gboolean
 schema_has(const cx_option_spec *schema, const char *name, cx_option_type type)
@@ -109,7 +94,15 @@ cx_backend_open_configured(const char *config_path, const char *name, GError **e
   if (cx_plugin_info_is_usable(plugin) &&
       (options = cx_config_get_backend_options(config, plugin, error)) == NULL)
     return NULL;
-  return cx_backend_open(registry, name, options, error);
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, name, options, error);
+  const char *debug_export = cx_config_get_debug_export(config);
+  if (backend != NULL && debug_export != NULL) {
+    backend->owned_exporter = cx_debug_exporter_new_for_path(debug_export, NULL, error);
+    if (backend->owned_exporter == NULL)
+      return NULL;
+    cx_backend_set_debug_exporter(backend, backend->owned_exporter);
+  }
+  return g_steal_pointer(&backend);
 }
 
 void
@@ -119,6 +112,7 @@ cx_backend_free(cx_backend *backend)
     return;
   if (backend->instance != NULL)
     backend->loaded->backend.destroy(backend->instance);
+  cx_debug_exporter_free(backend->owned_exporter);
   cx_run_options_free(backend->defaults);
   cx_options_free(backend->options);
   cx_registry_unref(backend->registry);
@@ -181,6 +175,17 @@ checked_result(cx_backend *backend, cx_result *result, GError *plugin_error, GEr
   return NULL;
 }
 
+/* Report a run_cell to EXPORTER, with the run options as its inputs. */
+static void
+emit_run(cx_debug_exporter *exporter, cx_backend *backend, const char *step, const char *code,
+         const cx_run_options *run, const cx_result *result, const GError *error)
+{
+  if (exporter == NULL)
+    return;
+  g_autoptr(JsonNode) inputs = cx_run_options_to_json_node(run);
+  cx__debug_emit_result(exporter, cx_backend_get_name(backend), step, code, inputs, result, error);
+}
+
 cx_result *
 cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options *run,
                     GError **error)
@@ -190,7 +195,10 @@ cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options 
   const cx_run_options *effective = effective_run_options(backend, run, &merged);
   GError *plugin_error = NULL;
   cx_result *result = backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
-  return checked_result(backend, result, plugin_error, error);
+  result = checked_result(backend, result, plugin_error, error);
+  emit_run(backend->exporter, backend, "run_cell", code, effective, result,
+           error != NULL ? *error : NULL);
+  return result;
 }
 
 static gboolean
@@ -238,6 +246,8 @@ cx_session_open(cx_backend *backend, GError **error)
   cx_session *session = g_new0(cx_session, 1);
   session->backend = backend;
   session->instance = instance;
+  if (backend->exporter != NULL)
+    cx_session_set_debug_exporter(session, backend->exporter);
   return session;
 }
 
@@ -252,7 +262,10 @@ cx_session_run_cell(cx_session *session, const char *code, const cx_run_options 
   GError *plugin_error = NULL;
   cx_result *result =
     backend->loaded->backend.session_run_cell(session->instance, code, effective, &plugin_error);
-  return checked_result(backend, result, plugin_error, error);
+  result = checked_result(backend, result, plugin_error, error);
+  emit_run(session->exporter, backend, "session_run_cell", code, effective, result,
+           error != NULL ? *error : NULL);
+  return result;
 }
 
 gboolean

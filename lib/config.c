@@ -14,9 +14,10 @@ struct cx_config {
   char *origin;        /* for messages: the path, or "built-in defaults" */
   char *backend;
   char **plugin_path;
+  char *debug_export;
 };
 
-static const char *const main_keys[] = { "backend", "plugin-path", NULL };
+static const char *const main_keys[] = { "backend", "plugin-path", "debug-export", NULL };
 
 cx_config *
 cx_config_new_empty(void)
@@ -39,6 +40,7 @@ cx_config_free(cx_config *config)
   g_free(config->origin);
   g_free(config->backend);
   g_strfreev(config->plugin_path);
+  g_free(config->debug_export);
   g_free(config);
 }
 
@@ -55,8 +57,8 @@ read_main_group(cx_config *config, GError **error)
       continue;
     const char *closest = cx_suggest(*key, main_keys);
     g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
-                "%s: unknown key '%s' in [" MAIN_GROUP "]%s%s%s; valid keys are backend "
-                "and plugin-path",
+                "%s: unknown key '%s' in [" MAIN_GROUP "]%s%s%s; valid keys are backend, "
+                "plugin-path and debug-export",
                 config->origin, *key, closest ? "; did you mean '" : "", closest ? closest : "",
                 closest ? "'?" : "");
     return FALSE;
@@ -79,6 +81,9 @@ read_main_group(cx_config *config, GError **error)
     /* GKeyFile lists use ';'; ':' is accepted too, as in CELLEXEC_PLUGIN_PATH. */
     config->plugin_path = g_regex_split_simple("[;:]", g_strstrip(path), 0, 0);
   }
+  config->debug_export = g_key_file_get_string(config->keys, MAIN_GROUP, "debug-export", NULL);
+  if (config->debug_export != NULL && *g_strstrip(config->debug_export) == '\0')
+    g_clear_pointer(&config->debug_export, g_free);
   return TRUE;
 }
 
@@ -157,6 +162,13 @@ cx_config_get_plugin_path(const cx_config *config)
 {
   g_return_val_if_fail(config != NULL, NULL);
   return (const char *const *)config->plugin_path;
+}
+
+const char *
+cx_config_get_debug_export(const cx_config *config)
+{
+  g_return_val_if_fail(config != NULL, NULL);
+  return config->debug_export;
 }
 
 cx_options *

@@ -19,4 +19,33 @@ const cx__loaded_plugin *cx__plugin_info_get_loaded(const cx_plugin_info *info);
 /* Parse VALUE as TYPE; on failure set ERROR with a message naming TYPE. */
 gboolean cx__option_value_check(cx_option_type type, const char *value, GError **error);
 
+struct cx_backend {
+  cx_registry *registry;
+  const cx_plugin_info *plugin;
+  const cx__loaded_plugin *loaded;
+  cx_options *options;
+  cx_backend_instance *instance;
+  cx_run_options *defaults; /* from the options cwd/env/timeout; never NULL */
+  gboolean has_defaults;
+  cx_debug_exporter *exporter; /* borrowed; NULL: none */
+  cx_debug_exporter *owned_exporter; /* from the config's debug-export */
+};
+
+struct cx_session {
+  cx_backend *backend;
+  cx_session_instance *instance;
+  cx_debug_exporter *exporter; /* borrowed; NULL: none */
+};
+
+/* Report one step to EXPORTER (may be NULL: nothing happens).  ERROR, when
+ * set, is the step's failure.  Serialised across threads. */
+void cx__debug_emit(cx_debug_exporter *exporter, const char *executor, const char *step,
+                    const char *code, JsonNode *inputs, JsonNode *environment,
+                    JsonNode *outputs, const GError *error);
+
+/* A result bundle's failure as an event error: type, message, traceback. */
+void cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, const char *step,
+                           const char *code, JsonNode *inputs, const cx_result *result,
+                           const GError *error);
+
 #endif /* CX_LIB_INTERNAL_H */

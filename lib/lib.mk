@@ -9,6 +9,8 @@ libcellexec_la_SOURCES = \
 	lib/registry.c \
 	lib/config.c \
 	lib/backend.c \
+	lib/executor.c \
+	lib/debug_export.c \
 	lib/internal.h
 libcellexec_la_CPPFLAGS = $(AM_CPPFLAGS) -DCX_COMPILATION \
 	-DCX_PLUGINS_DIR='"$(pluginsdir)"'
@@ -23,6 +25,7 @@ cellexecincludedir = $(includedir)/cellexec
 cellexecinclude_HEADERS = \
 	include/cellexec/cellexec.h \
 	include/cellexec/common.h \
+	include/cellexec/executor.h \
 	include/cellexec/options.h \
 	include/cellexec/plugin.h \
 	include/cellexec/result.h

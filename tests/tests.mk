@@ -91,7 +91,7 @@ tests_libcxtest_la_SOURCES = tests/cx_test_main.c tests/cx_test.h
 tests_libcxtest_la_CFLAGS = $(TEST_CFLAGS)
 
 CORE_TESTS = tests/test_result tests/test_options tests/test_registry tests/test_config \
-	tests/test_backend tests/test_fake tests/test_cli
+	tests/test_backend tests/test_fake tests/test_cli tests/test_debug_export
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
 
@@ -118,6 +118,10 @@ tests_test_backend_LDADD = $(TEST_LDADD)
 tests_test_fake_SOURCES = tests/test_fake.c
 tests_test_fake_CFLAGS = $(TEST_CFLAGS)
 tests_test_fake_LDADD = $(TEST_LDADD)
+
+tests_test_debug_export_SOURCES = tests/test_debug_export.c
+tests_test_debug_export_CFLAGS = $(TEST_CFLAGS)
+tests_test_debug_export_LDADD = $(TEST_LDADD)
 
 tests_test_cli_SOURCES = tests/test_cli.c
 tests_test_cli_CFLAGS = $(TEST_CFLAGS)

@@ -17,6 +17,7 @@ typedef struct {
   char **mime;
   gboolean use_subprocess;
   gboolean json;
+  char *debug_export;
   char *code;
   char **rest;
 } run_args;
@@ -31,6 +32,7 @@ run_args_clear(run_args *a)
   g_strfreev(a->env);
   g_strfreev(a->mime);
   g_free(a->code);
+  g_free(a->debug_export);
   g_strfreev(a->rest);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(run_args, run_args_clear)
@@ -70,12 +72,16 @@ read_code(const run_args *a, GError **error)
   return contents;
 }
 
+/* Open the backend; *DEBUG_EXPORT receives the export path that applies
+ * (--debug-export, else the config's), or NULL. */
 static cx_backend *
-open_backend(const run_args *a, GError **error)
+open_backend(const run_args *a, char **debug_export, GError **error)
 {
   g_autoptr(cx_config) config = cx_config_load(a->config, error);
   if (config == NULL)
     return NULL;
+  *debug_export = g_strdup(a->debug_export != NULL ? a->debug_export
+                                                   : cx_config_get_debug_export(config));
   g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
   const char *name = a->backend != NULL ? a->backend : cx_config_get_backend(config);
   const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
@@ -167,6 +173,7 @@ cmd_run(int argc, char **argv)
     { "mime", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.mime, "Keep only rich outputs of this MIME type (repeatable)", "TYPE" },
     { "use-subprocess", 0, 0, G_OPTION_ARG_NONE, &a.use_subprocess, "Run the cell in a separate process", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print the result bundle as one JSON document", NULL },
+    { "debug-export", 0, 0, G_OPTION_ARG_FILENAME, &a.debug_export, "Log the run to FILE (Markdown; JSON Lines if FILE ends in .jsonl)", "FILE" },
     { "code", 'c', 0, G_OPTION_ARG_STRING, &a.code, "Run CODE", "CODE" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.rest, NULL, "[FILE | -]" },
     { NULL }
@@ -184,6 +191,7 @@ cmd_run(int argc, char **argv)
     "  cellexec run --json -c '1 + 1'\n"
     "  cellexec run -b fake -o responses=replies.json --json script.py\n"
     "  echo 'import os; print(os.getcwd())' | cellexec run --cwd /tmp -\n"
+    "  cellexec run --debug-export run.md -c 'x = 1'\n"
     "\n"
     "Exit status: 0 the cell succeeded, 1 the cell failed, 2 usage, config or\n"
     "plugin error (nothing ran; one line on stderr says why).");
@@ -199,10 +207,20 @@ cmd_run(int argc, char **argv)
   g_autoptr(cx_run_options) run = make_run_options(&a, &error);
   if (run == NULL)
     return fail_usage("%s", error->message);
-  g_autoptr(cx_backend) backend = open_backend(&a, &error);
+  g_autofree char *debug_export = NULL;
+  g_autoptr(cx_backend) backend = open_backend(&a, &debug_export, &error);
   if (backend == NULL)
     return fail_usage("%s", error->message);
+  cx_debug_exporter *exporter = NULL;
+  if (debug_export != NULL) {
+    exporter = cx_debug_exporter_new_for_path(debug_export, NULL, &error);
+    if (exporter == NULL)
+      return fail_usage("%s", error->message);
+    cx_backend_set_debug_exporter(backend, exporter);
+  }
   g_autoptr(cx_result) result = cx_backend_run_cell(backend, code, run, &error);
+  cx_backend_set_debug_exporter(backend, NULL);
+  cx_debug_exporter_free(exporter);
   if (result == NULL)
     return fail_usage("%s", error->message);
 

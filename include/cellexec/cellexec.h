@@ -22,6 +22,7 @@
 #include <cellexec/options.h>
 #include <cellexec/result.h>
 #include <cellexec/plugin.h>
+#include <cellexec/executor.h>
 
 G_BEGIN_DECLS
 
@@ -87,6 +88,8 @@ CX_EXPORT gboolean cx_plugin_info_has_executor(const cx_plugin_info *info);
  *   backend = subprocess
  *   # extra plugin directories, searched after $CELLEXEC_PLUGIN_PATH
  *   plugin-path = /opt/a;/opt/b
+ *   # log every step to this file (Markdown, or JSON Lines for .jsonl)
+ *   debug-export = runtime-debug.md
  *
  *   # options of a backend, in a section named after the plugin
  *   [subprocess]
@@ -115,6 +118,9 @@ CX_EXPORT const char *cx_config_get_backend(const cx_config *config);
 /* [cellexec] plugin-path as a NULL-terminated vector (owned by CONFIG). */
 CX_EXPORT const char *const *cx_config_get_plugin_path(const cx_config *config);
 
+/* [cellexec] debug-export, or NULL. */
+CX_EXPORT const char *cx_config_get_debug_export(const cx_config *config);
+
 /* Options for PLUGIN: its schema's defaults overridden by the config's
  * section named after it.  An unknown key or a bad value fails with
  * CX_ERROR_OPTION naming section, key and value (and the closest valid key). */
@@ -136,7 +142,9 @@ CX_EXPORT cx_backend *cx_backend_open(cx_registry *registry, const char *name,
                                       cx_options *options, GError **error);
 
 /* Load the config (cx_config_load(CONFIG_PATH)), scan the plugins it names,
- * and open BACKEND (NULL: the config's choice) with the config's options. */
+ * and open BACKEND (NULL: the config's choice) with the config's options.
+ * With a debug-export in the config, the backend and its sessions write
+ * their events there (the backend owns that exporter). */
 CX_EXPORT cx_backend *cx_backend_open_configured(const char *config_path, const char *backend,
                                                  GError **error);
 CX_EXPORT void cx_backend_free(cx_backend *backend);
