@@ -21,9 +21,6 @@ G_BEGIN_DECLS
 PyGILState_STATE cx__pyembed_gil_acquire(void);
 void cx__pyembed_gil_release(PyGILState_STATE state);
 
-/* The helper module (helper.py), borrowed; valid once started. */
-PyObject *cx__pyembed_helper(void);
-
 /* A new namespace dict: {__name__: "__main__", __builtins__, ...}. */
 PyObject *cx__pyembed_new_namespace(void);
 

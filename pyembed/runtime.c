@@ -168,11 +168,17 @@ load_helper(GError **error)
   }
   Py_DECREF(installed);
   helper_module = Py_NewRef(module);
+  return TRUE;
+}
 
+/* What every cell namespace starts as: what a script's __main__ holds. */
+static gboolean
+create_namespace_template(GError **error)
+{
   namespace_template = PyDict_New();
   PyObject *builtins = PyImport_ImportModule("builtins");
   PyObject *main_name = PyUnicode_FromString("__main__");
-  gboolean ok = builtins != NULL && main_name != NULL &&
+  gboolean ok = namespace_template != NULL && builtins != NULL && main_name != NULL &&
                 PyDict_SetItemString(namespace_template, "__name__", main_name) == 0 &&
                 PyDict_SetItemString(namespace_template, "__doc__", Py_None) == 0 &&
                 PyDict_SetItemString(namespace_template, "__package__", Py_None) == 0 &&
@@ -227,7 +233,7 @@ start_locked(gboolean isolated, GError **error)
   if (ours && !initialize_interpreter(isolated, error))
     return FALSE;
   PyGILState_STATE gil = ours ? PyGILState_LOCKED : PyGILState_Ensure();
-  gboolean ok = load_helper(error);
+  gboolean ok = load_helper(error) && create_namespace_template(error);
   started_isolated = ours ? isolated : interpreter_is_isolated();
   if (ours) {
     /* This thread owns the main thread state: pin it as is. */
@@ -259,12 +265,6 @@ cx_pyembed_start(gboolean isolated, GError **error)
 }
 
 /* ---- Small services for the other files ------------------------------------- */
-
-PyObject *
-cx__pyembed_helper(void)
-{
-  return helper_module;
-}
 
 PyObject *
 cx__pyembed_new_namespace(void)
