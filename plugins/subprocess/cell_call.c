@@ -1,0 +1,346 @@
+/* plugins/subprocess/cell_call.c: the host's side of one cell.
+ *
+ * Deadline: at the deadline the cell's process gets SIGINT (a
+ * KeyboardInterrupt, which the result turns into TimeoutError); if no
+ * result came STOP_GRACE later, its whole process group gets SIGKILL and
+ * the fork server sweeps up what escaped the group.  The call returns at
+ * most STOP_GRACE + KILL_WAIT after the deadline, with the output streamed
+ * so far.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+
+#include "plugins/subprocess/cell_call.h"
+#include "plugins/subprocess/output_buffer.h"
+#include "plugins/subprocess/protocol.h"
+
+#define STOP_GRACE_US (40 * 1000)
+#define KILL_WAIT_US (40 * 1000)
+
+typedef enum {
+  STOP_NONE,
+  STOP_TIMEOUT,
+  STOP_OUTPUT_LIMIT,
+} stop_reason;
+
+typedef struct {
+  const cx_call_params *params;
+  gint *pid;
+  cx_output_buffer streams[3];
+  JsonNode *result;          /* the RESULT payload */
+  JsonNode *exited;          /* the EXITED payload */
+  char *worker_error;        /* an ERROR message */
+  char *protocol_error;      /* the channel broke the protocol */
+  gboolean started, eof, finished;
+
+  stop_reason stop;
+  char *stop_message;
+  gint64 kill_at;            /* SIGKILL time once stopping; 0: not yet */
+  gboolean killed;
+  gint64 give_up_at;         /* stop waiting for EXITED; 0: not yet */
+} call_state;
+
+static void
+signal_process(call_state *call, int signal_number, gboolean whole_group)
+{
+  gint pid = g_atomic_int_get(call->pid);
+  if (pid > 0)
+    kill(whole_group ? -pid : pid, signal_number);
+}
+
+static void
+begin_stop(call_state *call, stop_reason reason, char *message)
+{
+  if (call->stop != STOP_NONE) {
+    g_free(message);
+    return;
+  }
+  call->stop = reason;
+  call->stop_message = message;
+  signal_process(call, SIGINT, FALSE);
+  call->kill_at = g_get_monotonic_time() + STOP_GRACE_US;
+}
+
+static void
+handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
+{
+  g_autoptr(GError) error = NULL;
+  switch (type) {
+  case CX_MSG_STARTED: {
+    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "STARTED", &error);
+    gint64 pid = node != NULL ? json_object_get_int_member_with_default(
+                                  json_node_get_object(node), "pid", 0) : 0;
+    if (pid <= 1 || pid > G_MAXINT || call->started) {
+      call->protocol_error = g_strdup("malformed or repeated STARTED message");
+      return;
+    }
+    call->started = TRUE;
+    g_atomic_int_set(call->pid, (gint)pid);
+    if (call->stop != STOP_NONE) /* the deadline passed before it started */
+      signal_process(call, SIGINT, FALSE);
+    return;
+  }
+  case CX_MSG_OUTPUT: {
+    int stream;
+    guint64 omitted;
+    const guint8 *data;
+    gsize data_len;
+    if (!cx_protocol_decode_output(payload, len, &stream, &omitted, &data, &data_len, &error)) {
+      call->protocol_error = g_strdup(error->message);
+      return;
+    }
+    cx_output_buffer_add(&call->streams[stream], omitted, data, data_len);
+    return;
+  }
+  case CX_MSG_RESULT:
+    call->result = cx_protocol_parse_object(payload, len, "RESULT", &error);
+    if (call->result == NULL)
+      call->protocol_error = g_strdup(error->message);
+    call->finished = TRUE;
+    return;
+  case CX_MSG_LIMIT: {
+    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "LIMIT", &error);
+    const char *message = node != NULL ? json_object_get_string_member_with_default(
+                                           json_node_get_object(node), "message", NULL) : NULL;
+    begin_stop(call, STOP_OUTPUT_LIMIT,
+               g_strdup(message != NULL ? message : "the cell wrote too much output"));
+    return;
+  }
+  case CX_MSG_EXITED:
+    call->exited = cx_protocol_parse_object(payload, len, "EXITED", &error);
+    if (call->exited == NULL)
+      call->protocol_error = g_strdup(error->message);
+    call->finished = TRUE;
+    return;
+  case CX_MSG_ERROR: {
+    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "ERROR", &error);
+    const char *message = node != NULL ? json_object_get_string_member_with_default(
+                                           json_node_get_object(node), "message", NULL) : NULL;
+    call->worker_error = g_strdup(message != NULL ? message : "unknown worker error");
+    call->finished = TRUE;
+    return;
+  }
+  default:
+    call->protocol_error = g_strdup_printf("unknown message type 0x%02x", type);
+    return;
+  }
+}
+
+/* Read and handle what is there.  FALSE when the call is over. */
+static gboolean
+pump(call_state *call, int channel, cx_frame_reader *reader)
+{
+  for (;;) {
+    guint8 type;
+    const guint8 *payload;
+    gsize len;
+    g_autoptr(GError) error = NULL;
+    while (!call->finished && call->protocol_error == NULL &&
+           cx_frame_reader_next(reader, &type, &payload, &len, &error))
+      handle_frame(call, type, payload, len);
+    if (error != NULL && call->protocol_error == NULL)
+      call->protocol_error = g_strdup(error->message);
+    if (call->finished || call->protocol_error != NULL)
+      return FALSE;
+    switch (cx_frame_reader_fill(reader, FALSE, &error)) {
+    case CX_FRAME_READ_DATA:
+      continue;
+    case CX_FRAME_READ_AGAIN:
+      return TRUE;
+    case CX_FRAME_READ_EOF:
+      if (cx_frame_reader_pending(reader) > 0)
+        call->protocol_error = g_strdup("the channel closed in the middle of a message");
+      call->eof = TRUE;
+      return FALSE;
+    case CX_FRAME_READ_ERROR:
+      call->protocol_error = g_strdup(error->message);
+      return FALSE;
+    }
+  }
+}
+
+/* Steps the deadline sequence; returns the next time something is due. */
+static gint64
+check_deadlines(call_state *call, gint64 start, gint64 now)
+{
+  double timeout = call->params->timeout;
+  if (timeout > 0 && call->stop == STOP_NONE) {
+    gint64 deadline = start + (gint64)(timeout * G_USEC_PER_SEC);
+    if (now < deadline)
+      return deadline;
+    begin_stop(call, STOP_TIMEOUT,
+               g_strdup_printf("the cell did not finish within its timeout of %g s", timeout));
+  }
+  if (call->stop == STOP_NONE)
+    return G_MAXINT64;
+  if (!call->killed) {
+    if (now < call->kill_at)
+      return call->kill_at;
+    signal_process(call, SIGKILL, TRUE);
+    call->killed = TRUE;
+    call->give_up_at = now + KILL_WAIT_US;
+  }
+  return call->give_up_at;
+}
+
+/* ---- The result ---------------------------------------------------------------- */
+
+static const char *const standard_keys[] = { "stdout", "stderr", "success", "error",
+                                             "rich_outputs", NULL };
+
+/* Copy everything but the streams from the worker's RESULT into RESULT. */
+static gboolean
+merge_worker_result(cx_result *result, JsonNode *node, GError **error)
+{
+  g_autoptr(cx_result) worker = cx_result_from_json_node(node, error);
+  if (worker == NULL)
+    return FALSE;
+  for (guint i = 0; i < cx_result_get_n_outputs(worker); i++)
+    cx_result_add_output(result, cx_result_get_output(worker, i));
+  if (cx_result_has_error(worker))
+    cx_result_set_error(result, cx_result_get_error_type(worker),
+                        cx_result_get_error_message(worker),
+                        cx_result_get_error_traceback(worker));
+  else
+    cx_result_set_success(result, cx_result_get_success(worker));
+  JsonObject *object = json_node_get_object(node);
+  g_autoptr(GList) members = json_object_get_members(object);
+  for (GList *l = members; l != NULL; l = l->next) {
+    if (!g_strv_contains(standard_keys, l->data))
+      cx_result_set_extra(result, l->data, json_node_copy(json_object_get_member(object, l->data)));
+  }
+  return TRUE;
+}
+
+static void
+mark_truncation(cx_result *result, call_state *call)
+{
+  JsonObject *truncated = NULL;
+  for (int stream = 1; stream <= 2; stream++) {
+    guint64 omitted = cx_output_buffer_omitted(&call->streams[stream]);
+    if (omitted == 0)
+      continue;
+    if (truncated == NULL)
+      truncated = json_object_new();
+    JsonObject *detail = json_object_new();
+    json_object_set_int_member(detail, "total_bytes", (gint64)call->streams[stream].total);
+    json_object_set_int_member(detail, "omitted_bytes", (gint64)omitted);
+    json_object_set_object_member(truncated, stream == 1 ? "stdout" : "stderr", detail);
+  }
+  if (truncated != NULL) {
+    cx_result_set_extra(result, "truncated", json_node_init_object(json_node_alloc(), truncated));
+    json_object_unref(truncated);
+  }
+}
+
+static void
+set_crash_error(cx_result *result, call_state *call)
+{
+  if (call->protocol_error != NULL) {
+    g_autofree char *message = g_strdup_printf(
+      "the cell's process broke the worker protocol (%s) and was killed",
+      call->protocol_error);
+    cx_result_set_error(result, "WorkerCrashed", message, "");
+    return;
+  }
+  if (call->exited == NULL) {
+    cx_result_set_error(result, "WorkerCrashed",
+                        "the cell's process ended without a result, and the worker did not "
+                        "say how (the fork server itself died?); the next call starts a new one",
+                        "");
+    return;
+  }
+  JsonObject *exited = json_node_get_object(call->exited);
+  if (cx_protocol_exit_signal(exited) == SIGXCPU) {
+    cx_result_set_error(result, "CPUTimeExceeded",
+                        "the cell used up its CPU time (cpu-limit) and was stopped with SIGXCPU",
+                        "");
+    return;
+  }
+  g_autofree char *how = cx_protocol_describe_exit(exited);
+  g_autofree char *message = g_strdup_printf("the cell's process %s", how);
+  cx_result_set_error(result, "WorkerCrashed", message, "");
+  cx_result_set_extra(result, "exit", json_node_copy(call->exited));
+}
+
+static cx_result *
+make_result(call_state *call, GError **error)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_output_buffer_write(&call->streams[1], result, 1);
+  cx_output_buffer_write(&call->streams[2], result, 2);
+  g_autoptr(GError) merge_error = NULL;
+  if (call->result != NULL && call->protocol_error == NULL &&
+      !merge_worker_result(result, call->result, &merge_error))
+    call->protocol_error = g_strdup(merge_error->message);
+
+  if (call->stop != STOP_NONE) {
+    /* Keep the traceback of the KeyboardInterrupt: it shows where the cell was. */
+    const char *traceback = cx_result_has_error(result) ? cx_result_get_error_traceback(result) : "";
+    g_autofree char *kept = g_strdup(traceback);
+    cx_result_set_error(result, call->stop == STOP_TIMEOUT ? "TimeoutError" : "OutputLimitExceeded",
+                        call->stop_message, kept);
+  } else if (call->result == NULL || call->protocol_error != NULL) {
+    set_crash_error(result, call);
+  }
+  mark_truncation(result, call);
+  return g_steal_pointer(&result);
+}
+
+cx_result *
+cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_params *params,
+                 cx_call_outcome *outcome, GError **error)
+{
+  call_state call = { .params = params, .pid = pid };
+  call.started = g_atomic_int_get(pid) > 0;
+  for (int stream = 1; stream <= 2; stream++)
+    cx_output_buffer_init(&call.streams[stream], params->output_limit);
+
+  gint64 start = g_get_monotonic_time();
+  while (pump(&call, channel, reader)) {
+    gint64 now = g_get_monotonic_time();
+    gint64 due = check_deadlines(&call, start, now);
+    if (call.killed && now >= call.give_up_at)
+      break; /* killed, EXITED late: go with what we have */
+    int wait_ms = due == G_MAXINT64 ? -1 : (int)MAX((due - now + 999) / 1000, 0);
+    struct pollfd fd = { channel, POLLIN, 0 };
+    if (poll(&fd, 1, wait_ms) < 0 && errno != EINTR)
+      break;
+    check_deadlines(&call, start, g_get_monotonic_time());
+  }
+
+  if (call.protocol_error != NULL && !call.killed) {
+    /* Whatever sent it can no longer be trusted to talk sense. */
+    signal_process(&call, SIGKILL, TRUE);
+    call.killed = TRUE;
+  }
+
+  cx_result *result = NULL;
+  if (!call.started && call.eof && call.worker_error == NULL) {
+    *outcome = CX_CALL_NEVER_STARTED;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "the subprocess worker closed the channel before running the cell");
+  } else if (call.worker_error != NULL && call.stop == STOP_NONE) {
+    *outcome = call.started && !params->one_shot ? CX_CALL_DONE : CX_CALL_PROCESS_GONE;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker cannot run the cell: %s",
+                call.worker_error);
+  } else {
+    gboolean gone = params->one_shot || call.exited != NULL || call.eof || call.killed ||
+                    call.protocol_error != NULL || call.result == NULL;
+    *outcome = gone ? CX_CALL_PROCESS_GONE : CX_CALL_DONE;
+    result = make_result(&call, error);
+  }
+
+  for (int stream = 1; stream <= 2; stream++)
+    cx_output_buffer_clear(&call.streams[stream]);
+  g_clear_pointer(&call.result, json_node_unref);
+  g_clear_pointer(&call.exited, json_node_unref);
+  g_free(call.worker_error);
+  g_free(call.protocol_error);
+  g_free(call.stop_message);
+  return result;
+}

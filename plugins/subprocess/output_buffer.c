@@ -1,0 +1,94 @@
+/* plugins/subprocess/output_buffer.c: head and tail of a stream (see the header). */
+#include "config.h"
+
+#include <string.h>
+
+#include "plugins/subprocess/output_buffer.h"
+
+void
+cx_output_buffer_init(cx_output_buffer *buffer, guint64 limit)
+{
+  *buffer = (cx_output_buffer){ .limit = limit, .head = g_string_new(NULL) };
+  buffer->tail_size = (gsize)(limit / 2);
+  if (buffer->tail_size > 0)
+    buffer->tail = g_malloc(buffer->tail_size);
+}
+
+void
+cx_output_buffer_clear(cx_output_buffer *buffer)
+{
+  g_string_free(buffer->head, TRUE);
+  g_free(buffer->tail);
+  *buffer = (cx_output_buffer){ 0 };
+}
+
+static void
+push_tail(cx_output_buffer *buffer, const guint8 *data, gsize len)
+{
+  gsize size = buffer->tail_size;
+  if (size == 0)
+    return;
+  if (len >= size) {
+    memcpy(buffer->tail, data + len - size, size);
+    buffer->tail_start = 0;
+    buffer->tail_len = size;
+    return;
+  }
+  /* Drop the oldest bytes to make room, then write behind the newest. */
+  gsize overflow = buffer->tail_len + len > size ? buffer->tail_len + len - size : 0;
+  buffer->tail_start = (buffer->tail_start + overflow) % size;
+  buffer->tail_len -= overflow;
+  gsize end = (buffer->tail_start + buffer->tail_len) % size;
+  gsize first = MIN(len, size - end);
+  memcpy(buffer->tail + end, data, first);
+  memcpy(buffer->tail, data + first, len - first);
+  buffer->tail_len += len;
+}
+
+void
+cx_output_buffer_add(cx_output_buffer *buffer, guint64 omitted, const guint8 *data, gsize len)
+{
+  guint64 before = buffer->total;
+  buffer->total += omitted + len;
+  if (buffer->limit == 0) {
+    g_string_append_len(buffer->head, (const char *)data, len);
+    return;
+  }
+  guint64 head_size = buffer->limit - buffer->limit / 2;
+  /* The head holds the stream's first bytes only while nothing was left out. */
+  if (omitted == 0 && before == buffer->head->len && buffer->head->len < head_size) {
+    gsize n = (gsize)MIN(head_size - buffer->head->len, len);
+    g_string_append_len(buffer->head, (const char *)data, n);
+    data += n;
+    len -= n;
+  }
+  if (omitted > 0)
+    buffer->tail_len = 0; /* what the tail held is no longer the stream's end */
+  push_tail(buffer, data, len);
+}
+
+guint64
+cx_output_buffer_omitted(const cx_output_buffer *buffer)
+{
+  return buffer->total - buffer->head->len - buffer->tail_len;
+}
+
+void
+cx_output_buffer_write(const cx_output_buffer *buffer, cx_result *result, int stream)
+{
+  void (*append)(cx_result *, const char *, gssize) =
+    stream == 1 ? cx_result_append_stdout : cx_result_append_stderr;
+  append(result, buffer->head->str, buffer->head->len);
+  guint64 omitted = cx_output_buffer_omitted(buffer);
+  if (omitted > 0) {
+    g_autofree char *marker = g_strdup_printf(
+      "\n[cellexec: %" G_GUINT64_FORMAT " bytes omitted: the output exceeded output-limit]\n",
+      omitted);
+    append(result, marker, -1);
+  }
+  gsize first = MIN(buffer->tail_len, buffer->tail_size - buffer->tail_start);
+  if (first > 0)
+    append(result, (const char *)buffer->tail + buffer->tail_start, first);
+  if (buffer->tail_len > first)
+    append(result, (const char *)buffer->tail, buffer->tail_len - first);
+}

@@ -1,0 +1,122 @@
+/* plugins/subprocess/protocol.c: message payloads of the worker protocol. */
+#define _GNU_SOURCE /* sigabbrev_np */
+#include "config.h"
+
+#include <string.h>
+#include <sys/wait.h>
+
+#include "plugins/subprocess/protocol.h"
+
+void
+cx_protocol_encode_output_header(guint8 header[CX_OUTPUT_HEADER_SIZE], int stream,
+                                 guint64 omitted)
+{
+  header[0] = (guint8)stream;
+  for (int i = 0; i < 8; i++)
+    header[1 + i] = (guint8)(omitted >> (56 - 8 * i));
+}
+
+gboolean
+cx_protocol_decode_output(const guint8 *payload, gsize len, int *stream, guint64 *omitted,
+                          const guint8 **data, gsize *data_len, GError **error)
+{
+  if (len < CX_OUTPUT_HEADER_SIZE || (payload[0] != 1 && payload[0] != 2)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "malformed OUTPUT message from the worker (%" G_GSIZE_FORMAT " bytes)", len);
+    return FALSE;
+  }
+  *stream = payload[0];
+  *omitted = 0;
+  for (int i = 0; i < 8; i++)
+    *omitted = (*omitted << 8) | payload[1 + i];
+  *data = payload + CX_OUTPUT_HEADER_SIZE;
+  *data_len = len - CX_OUTPUT_HEADER_SIZE;
+  return TRUE;
+}
+
+JsonNode *
+cx_protocol_parse_object(const guint8 *payload, gsize len, const char *what, GError **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable();
+  g_autoptr(GError) parse_error = NULL;
+  if (!json_parser_load_from_data(parser, (const char *)payload, (gssize)len, &parse_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed %s message from the worker: %s",
+                what, parse_error->message);
+    return NULL;
+  }
+  JsonNode *root = json_parser_get_root(parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "malformed %s message from the worker: not a JSON object", what);
+    return NULL;
+  }
+  return json_node_ref(root);
+}
+
+JsonArray *
+cx_protocol_get_array(JsonObject *object, const char *key)
+{
+  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+}
+
+JsonObject *
+cx_protocol_get_object(JsonObject *object, const char *key)
+{
+  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+}
+
+gboolean
+cx_protocol_send_object(int socket, guint8 type, JsonObject *object, int fd_to_pass,
+                        GError **error)
+{
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
+  json_object_unref(object);
+  gsize len;
+  g_autofree char *text = json_to_string(node, FALSE);
+  len = strlen(text);
+  struct iovec part = { text, len };
+  return cx_frame_sendv(socket, type, &part, 1, fd_to_pass, error);
+}
+
+char *
+cx_protocol_signal_name(int signal_number)
+{
+  const char *abbrev = sigabbrev_np(signal_number);
+  if (abbrev != NULL)
+    return g_strdup_printf("SIG%s", abbrev);
+  return g_strdup_printf("signal %d", signal_number);
+}
+
+JsonObject *
+cx_protocol_exit_object(int wait_status)
+{
+  JsonObject *object = json_object_new();
+  if (WIFSIGNALED(wait_status)) {
+    json_object_set_int_member(object, "signal", WTERMSIG(wait_status));
+    g_autofree char *name = cx_protocol_signal_name(WTERMSIG(wait_status));
+    json_object_set_string_member(object, "signal_name", name);
+  } else {
+    json_object_set_int_member(object, "exit_status", WEXITSTATUS(wait_status));
+  }
+  return object;
+}
+
+int
+cx_protocol_exit_signal(JsonObject *exited)
+{
+  return (int)json_object_get_int_member_with_default(exited, "signal", 0);
+}
+
+char *
+cx_protocol_describe_exit(JsonObject *exited)
+{
+  int signal_number = cx_protocol_exit_signal(exited);
+  if (signal_number > 0) {
+    g_autofree char *name = cx_protocol_signal_name(signal_number);
+    return g_strdup_printf("was killed by signal %d (%s)", signal_number, name);
+  }
+  return g_strdup_printf("exited with status %" G_GINT64_FORMAT,
+                         json_object_get_int_member_with_default(exited, "exit_status", -1));
+}

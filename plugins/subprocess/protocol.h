@@ -1,0 +1,77 @@
+/* plugins/subprocess/protocol.h: the messages of the worker protocol.
+ *
+ * docs/worker-protocol.md is the reference; this is its C form, shared by
+ * the plugin (the host end) and cellexec-worker.  Payloads are JSON objects
+ * except OUTPUT, which carries raw bytes so a cell's output crosses
+ * unchanged, invalid UTF-8 included.
+ */
+#ifndef CX_SUBPROCESS_PROTOCOL_H
+#define CX_SUBPROCESS_PROTOCOL_H
+
+#include <cellexec/common.h>
+
+#include "plugins/subprocess/frame.h"
+
+G_BEGIN_DECLS
+
+/* Bumped on any incompatible change; the host refuses other versions. */
+#define CX_WORKER_PROTOCOL_VERSION 1
+
+typedef enum {
+  /* worker -> host, first frame on the control channel */
+  CX_MSG_HELLO = 'H',
+  /* host -> worker: open a channel (passed as the frame's descriptor) for
+   * one cell ("cell") or a session ("session"); host -> session: a cell */
+  CX_MSG_RUN = 'R',
+  /* cell process -> host: it runs, as process (and process group) PID */
+  CX_MSG_STARTED = 'S',
+  /* cell process -> host: output, see cx_protocol_{encode,decode}_output */
+  CX_MSG_OUTPUT = 'O',
+  /* cell process -> host: the cell's result (stdout and stderr empty: they
+   * came as OUTPUT) */
+  CX_MSG_RESULT = 'D',
+  /* cell process -> host: please stop me, I passed a limit */
+  CX_MSG_LIMIT = 'L',
+  /* fork server -> host, on a cell's channel: its process ended */
+  CX_MSG_EXITED = 'X',
+  /* worker -> host: a request failed ({"message"}) */
+  CX_MSG_ERROR = 'E',
+} cx_message_type;
+
+/* OUTPUT payload: 1 byte stream (1 stdout, 2 stderr), 8 bytes big-endian
+ * count of bytes the worker left out before DATA (never from the head of
+ * a stream: see output-limit), then DATA. */
+#define CX_OUTPUT_HEADER_SIZE 9
+void cx_protocol_encode_output_header(guint8 header[CX_OUTPUT_HEADER_SIZE], int stream,
+                                      guint64 omitted);
+gboolean cx_protocol_decode_output(const guint8 *payload, gsize len, int *stream,
+                                   guint64 *omitted, const guint8 **data, gsize *data_len,
+                                   GError **error);
+
+/* PAYLOAD as a JSON object (a new node), or NULL with CX_ERROR_BACKEND
+ * naming WHAT (the message) when it is not one. */
+JsonNode *cx_protocol_parse_object(const guint8 *payload, gsize len, const char *what,
+                                   GError **error);
+
+/* Member KEY of OBJECT when it is an array / object (borrowed), else NULL:
+ * payloads come from processes that run untrusted code. */
+JsonArray *cx_protocol_get_array(JsonObject *object, const char *key);
+JsonObject *cx_protocol_get_object(JsonObject *object, const char *key);
+
+/* Send OBJECT (consumed) as the payload of a TYPE frame, with FD_TO_PASS. */
+gboolean cx_protocol_send_object(int socket, guint8 type, JsonObject *object, int fd_to_pass,
+                                 GError **error);
+
+/* The EXITED payload for a waitpid() STATUS, and its reading as text:
+ * "exited with status 3", "was killed by signal 11 (SIGSEGV)". */
+JsonObject *cx_protocol_exit_object(int wait_status);
+char *cx_protocol_describe_exit(JsonObject *exited);
+/* The signal number in an EXITED object, or 0 when the process exited. */
+int cx_protocol_exit_signal(JsonObject *exited);
+
+/* "SIGSEGV" for 11; "signal 99" for a number without a name. */
+char *cx_protocol_signal_name(int signal_number);
+
+G_END_DECLS
+
+#endif /* CX_SUBPROCESS_PROTOCOL_H */

@@ -1,0 +1,514 @@
+/* plugins/subprocess: the `subprocess` backend, cells in worker processes.
+ *
+ * For code you do not trust to behave.  A fork server (cellexec-worker,
+ * Python started once) forks a fresh process per stateless cell and a
+ * dedicated one per session; the host enforces deadlines and output
+ * limits, the cell's process its resource limits, and a crash costs one
+ * cell, never the host.  See docs/worker-protocol.md.
+ *
+ * This file is the glue to the plugin ABI: options, the fork server's
+ * life (started with the backend, restarted when it died), sessions.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cellexec/plugin.h>
+
+#include "plugins/subprocess/cell_call.h"
+#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/worker_process.h"
+
+/* Where the worker is installed; CELLEXEC_WORKER overrides it (tests in the
+ * build tree), the `worker` option overrides both. */
+#define WORKER_PROGRAM CX_WORKER_DIR "/cellexec-worker"
+
+static const cx_option_spec subprocess_options[] = {
+  { "mode", CX_OPTION_STRING, "forkserver",
+    "forkserver: fork each cell from a warm interpreter; spawn: a new interpreter per cell" },
+  { "worker", CX_OPTION_PATH, NULL, "the worker program (default: the installed cellexec-worker)" },
+  { "isolated", CX_OPTION_BOOL, "false",
+    "run Python as `python3 -I -S`: no site-packages, no user site, no '' on sys.path" },
+  { "timeout", CX_OPTION_DOUBLE, NULL,
+    "seconds after which a cell is stopped with TimeoutError (unset or 0: never)" },
+  { "cwd", CX_OPTION_PATH, NULL, "working directory of each cell (default: the host's)" },
+  { "env", CX_OPTION_ENV, NULL, "environment variables of the worker, on top of the allowlist" },
+  { "inherit-env", CX_OPTION_BOOL, "false",
+    "give the worker the host's whole environment, not only PATH, HOME, LANG, LC_*, TZ, TMPDIR" },
+  { "memory-limit", CX_OPTION_SIZE, NULL, "address space of a cell's process (RLIMIT_AS)" },
+  { "cpu-limit", CX_OPTION_INT, NULL, "CPU seconds per cell (RLIMIT_CPU): CPUTimeExceeded" },
+  { "max-processes", CX_OPTION_INT, NULL,
+    "processes of the user a cell may reach (RLIMIT_NPROC, counts all of the user's)" },
+  { "file-size-limit", CX_OPTION_SIZE, NULL, "largest file a cell may write (RLIMIT_FSIZE)" },
+  { "output-limit", CX_OPTION_SIZE, "10M",
+    "bytes of stdout and of stderr kept per cell; past it the head and tail (0: all)" },
+  { NULL }
+};
+
+typedef struct {
+  char *worker_path;
+  gboolean isolated;
+  gboolean spawn_mode;
+  char **environment;        /* the worker's */
+  double timeout;
+  char *cwd;
+  JsonObject *limits;        /* the "limits" of open requests */
+  guint64 output_limit;
+
+  GMutex lock;               /* the fields below */
+  cx_worker_process *server; /* fork server mode: the shared server */
+  GPtrArray *running;        /* gint * pid slots of stateless cells running */
+} subprocess_backend;
+
+typedef struct {
+  subprocess_backend *backend;
+  GMutex lock;               /* one cell at a time */
+  cx_worker_process *own_server; /* spawn mode: the session's own worker */
+  int channel;
+  cx_frame_reader *reader;
+  gint pid;                  /* the session's process */
+  gint busy;                 /* a cell runs: interrupts go through */
+  gboolean dead;             /* the process ended: restart on the next cell */
+} subprocess_session;
+
+/* ---- Options ----------------------------------------------------------------- */
+
+static JsonObject *
+limits_from(const cx_options *options, GError **error)
+{
+  static const struct { const char *option, *key; gboolean size; } map[] = {
+    { "memory-limit", "memory", TRUE },
+    { "cpu-limit", "cpu", FALSE },
+    { "max-processes", "processes", FALSE },
+    { "file-size-limit", "file_size", TRUE },
+  };
+  g_autoptr(JsonObject) limits = json_object_new();
+  for (guint i = 0; i < G_N_ELEMENTS(map); i++) {
+    if (!cx_options_has(options, map[i].option))
+      continue;
+    gint64 value = map[i].size ? (gint64)cx_options_get_size(options, map[i].option, 0)
+                               : cx_options_get_int(options, map[i].option, 0);
+    if (value <= 0) {
+      g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                  "subprocess: %s must be positive (leave it unset for no limit)", map[i].option);
+      return NULL;
+    }
+    json_object_set_int_member(limits, map[i].key, value);
+  }
+  return g_steal_pointer(&limits);
+}
+
+static const char *
+worker_path_from(const cx_options *options)
+{
+  const char *path = cx_options_get_string(options, "worker", NULL);
+  if (path == NULL)
+    path = g_getenv("CELLEXEC_WORKER");
+  return path != NULL ? path : WORKER_PROGRAM;
+}
+
+/* ---- The fork server ----------------------------------------------------------- */
+
+static cx_worker_process *
+start_worker(subprocess_backend *backend, GError **error)
+{
+  return cx_worker_process_start(backend->worker_path, backend->isolated, backend->environment,
+                                 error);
+}
+
+/* Open a channel to a process the server forks for REQUEST (consumed):
+ * send it with the other end of a new socket pair.  Restarts a dead
+ * server once.  With backend->lock held (SERVER is backend->server) or
+ * on a server of one's own. */
+static int
+open_channel(subprocess_backend *backend, cx_worker_process **server, JsonObject *request,
+             GError **error)
+{
+  g_autoptr(JsonObject) owned = request;
+  for (int attempt = 0;; attempt++) {
+    if (*server == NULL || !cx_worker_process_alive(*server)) {
+      g_clear_pointer(server, cx_worker_process_stop);
+      *server = start_worker(backend, error);
+      if (*server == NULL)
+        return -1;
+    }
+    int sockets[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) < 0) {
+      int saved = errno;
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot create a socket pair: %s",
+                  g_strerror(saved));
+      return -1;
+    }
+    g_autoptr(GError) send_error = NULL;
+    gboolean sent = cx_protocol_send_object((*server)->control, CX_MSG_RUN,
+                                            json_object_ref(owned), sockets[1], &send_error);
+    close(sockets[1]);
+    if (sent)
+      return sockets[0];
+    close(sockets[0]);
+    /* The server died since we last looked: start another, once. */
+    g_clear_pointer(server, cx_worker_process_stop);
+    if (attempt > 0) {
+      g_propagate_error(error, g_steal_pointer(&send_error));
+      return -1;
+    }
+  }
+}
+
+/* ---- Requests ------------------------------------------------------------------ */
+
+static JsonObject *
+cell_request(subprocess_backend *backend, const char *code, const cx_run_options *run)
+{
+  JsonObject *cell = json_object_new();
+  json_object_set_string_member(cell, "code", code);
+  const char *cwd = cx_run_options_get_cwd(run);
+  if (cwd == NULL)
+    cwd = backend->cwd;
+  if (cwd != NULL)
+    json_object_set_string_member(cell, "cwd", cwd);
+  JsonArray *env = json_array_new();
+  for (const char *const *assignment = cx_run_options_get_env(run); *assignment != NULL;
+       assignment++)
+    json_array_add_string_element(env, *assignment);
+  json_object_set_array_member(cell, "env", env);
+  const char *const *mime = cx_run_options_get_allowed_mime_types(run);
+  if (mime != NULL) {
+    JsonArray *types = json_array_new();
+    for (; *mime != NULL; mime++)
+      json_array_add_string_element(types, *mime);
+    json_object_set_array_member(cell, "mime_types", types);
+  }
+  return cell;
+}
+
+static JsonObject *
+open_request(subprocess_backend *backend, const char *kind)
+{
+  JsonObject *request = json_object_new();
+  json_object_set_string_member(request, "kind", kind);
+  json_object_set_object_member(request, "limits", json_object_ref(backend->limits));
+  json_object_set_int_member(request, "output_limit", (gint64)backend->output_limit);
+  return request;
+}
+
+static cx_call_params
+call_params(subprocess_backend *backend, const cx_run_options *run, gboolean one_shot)
+{
+  double timeout = cx_run_options_get_timeout(run);
+  return (cx_call_params){
+    .timeout = timeout > 0 ? timeout : backend->timeout,
+    .output_limit = backend->output_limit,
+    .one_shot = one_shot,
+  };
+}
+
+/* ---- The backend --------------------------------------------------------------- */
+
+static void
+subprocess_destroy(cx_backend_instance *instance)
+{
+  subprocess_backend *backend = instance;
+  g_clear_pointer(&backend->server, cx_worker_process_stop);
+  g_free(backend->worker_path);
+  g_strfreev(backend->environment);
+  g_free(backend->cwd);
+  g_clear_pointer(&backend->limits, json_object_unref);
+  g_ptr_array_unref(backend->running);
+  g_mutex_clear(&backend->lock);
+  g_free(backend);
+}
+
+static cx_backend_instance *
+subprocess_create(const cx_options *options, GError **error)
+{
+  const char *mode = cx_options_get_string(options, "mode", "forkserver");
+  if (!g_str_equal(mode, "forkserver") && !g_str_equal(mode, "spawn")) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "subprocess: mode must be \"forkserver\" or \"spawn\", not \"%s\"", mode);
+    return NULL;
+  }
+  g_autoptr(JsonObject) limits = limits_from(options, error);
+  if (limits == NULL)
+    return NULL;
+  const char *worker_path = worker_path_from(options);
+  if (!g_file_test(worker_path, G_FILE_TEST_IS_EXECUTABLE)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "subprocess: the worker program %s is missing or not executable; install "
+                "cellexec completely or point the `worker` option at cellexec-worker",
+                worker_path);
+    return NULL;
+  }
+
+  subprocess_backend *backend = g_new0(subprocess_backend, 1);
+  g_mutex_init(&backend->lock);
+  backend->running = g_ptr_array_new();
+  backend->worker_path = g_strdup(worker_path);
+  backend->isolated = cx_options_get_bool(options, "isolated", FALSE);
+  backend->spawn_mode = g_str_equal(mode, "spawn");
+  g_auto(GStrv) env = cx_options_get_env(options, "env");
+  backend->environment = cx_worker_environment(cx_options_get_bool(options, "inherit-env", FALSE),
+                                               (const char *const *)env);
+  backend->timeout = cx_options_get_double(options, "timeout", 0);
+  backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
+  backend->limits = g_steal_pointer(&limits);
+  backend->output_limit = cx_options_get_size(options, "output-limit", 0);
+
+  /* Start the server now: a worker that cannot start fails here, and the
+   * first cell does not pay for Python's start. */
+  if (!backend->spawn_mode) {
+    backend->server = start_worker(backend, error);
+    if (backend->server == NULL) {
+      subprocess_destroy(backend);
+      return NULL;
+    }
+  }
+  return backend;
+}
+
+static cx_result *
+run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_options *run,
+                   cx_call_outcome *outcome, GError **error)
+{
+  JsonObject *request = open_request(backend, "cell");
+  json_object_set_object_member(request, "cell", cell_request(backend, code, run));
+
+  cx_worker_process *own_server = NULL;
+  int channel;
+  if (backend->spawn_mode) {
+    channel = open_channel(backend, &own_server, request, error);
+  } else {
+    g_mutex_lock(&backend->lock);
+    channel = open_channel(backend, &backend->server, request, error);
+    g_mutex_unlock(&backend->lock);
+  }
+  if (channel < 0) {
+    cx_worker_process_stop(own_server);
+    *outcome = CX_CALL_PROCESS_GONE;
+    return NULL;
+  }
+
+  gint pid = 0;
+  g_mutex_lock(&backend->lock);
+  g_ptr_array_add(backend->running, &pid);
+  g_mutex_unlock(&backend->lock);
+
+  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(channel);
+  cx_call_params params = call_params(backend, run, TRUE);
+  cx_result *result = cx_cell_call_run(channel, reader, &pid, &params, outcome, error);
+
+  g_mutex_lock(&backend->lock);
+  g_ptr_array_remove_fast(backend->running, &pid);
+  g_mutex_unlock(&backend->lock);
+  close(channel);
+  cx_worker_process_stop(own_server);
+  return result;
+}
+
+static cx_result *
+subprocess_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
+                    GError **error)
+{
+  subprocess_backend *backend = instance;
+  cx_call_outcome outcome;
+  g_autoptr(GError) first_error = NULL;
+  cx_result *result = run_stateless_once(backend, code, run, &outcome, &first_error);
+  /* The server died with the request: the cell never ran, so run it on a
+   * new server. */
+  if (result == NULL && outcome == CX_CALL_NEVER_STARTED)
+    return run_stateless_once(backend, code, run, &outcome, error);
+  if (result == NULL)
+    g_propagate_error(error, g_steal_pointer(&first_error));
+  return result;
+}
+
+/* ---- Sessions ------------------------------------------------------------------ */
+
+static void
+session_disconnect(subprocess_session *session)
+{
+  if (session->channel >= 0)
+    close(session->channel);
+  session->channel = -1;
+  g_clear_pointer(&session->reader, cx_frame_reader_free);
+  g_clear_pointer(&session->own_server, cx_worker_process_stop);
+  g_atomic_int_set(&session->pid, 0);
+}
+
+/* Fork the session's process and wait for its STARTED. */
+static gboolean
+session_connect(subprocess_session *session, GError **error)
+{
+  subprocess_backend *backend = session->backend;
+  JsonObject *request = open_request(backend, "session");
+  if (backend->spawn_mode) {
+    session->channel = open_channel(backend, &session->own_server, request, error);
+  } else {
+    g_mutex_lock(&backend->lock);
+    session->channel = open_channel(backend, &backend->server, request, error);
+    g_mutex_unlock(&backend->lock);
+  }
+  if (session->channel < 0)
+    return FALSE;
+  session->reader = cx_frame_reader_new(session->channel);
+  guint8 type;
+  const guint8 *payload;
+  gsize len;
+  g_autoptr(JsonNode) started = NULL;
+  if (cx_frame_read_blocking(session->reader, &type, &payload, &len, error) &&
+      type == CX_MSG_STARTED)
+    started = cx_protocol_parse_object(payload, len, "STARTED", error);
+  gint64 pid = started != NULL ? json_object_get_int_member_with_default(
+                                   json_node_get_object(started), "pid", 0) : 0;
+  if (pid <= 1 || pid > G_MAXINT) {
+    if (error != NULL && *error == NULL)
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "the subprocess worker could not start a session process");
+    session_disconnect(session);
+    return FALSE;
+  }
+  g_atomic_int_set(&session->pid, (gint)pid);
+  session->dead = FALSE;
+  return TRUE;
+}
+
+static cx_session_instance *
+subprocess_session_open(cx_backend_instance *instance, GError **error)
+{
+  subprocess_session *session = g_new0(subprocess_session, 1);
+  session->backend = instance;
+  session->channel = -1;
+  g_mutex_init(&session->lock);
+  if (!session_connect(session, error)) {
+    g_mutex_clear(&session->lock);
+    g_free(session);
+    return NULL;
+  }
+  return session;
+}
+
+/* TRUE when the session's process has ended since its last cell (its
+ * channel has EXITED or EOF waiting). */
+static gboolean
+session_ended_while_idle(subprocess_session *session)
+{
+  struct pollfd fd = { session->channel, POLLIN, 0 };
+  return poll(&fd, 1, 0) != 0;
+}
+
+static cx_result *
+subprocess_session_run_cell(cx_session_instance *instance, const char *code,
+                            const cx_run_options *run, GError **error)
+{
+  subprocess_session *session = instance;
+  subprocess_backend *backend = session->backend;
+  g_mutex_lock(&session->lock);
+  gboolean restarted = FALSE;
+  if (session->dead || session_ended_while_idle(session)) {
+    /* Its state is gone with it: say so, and go on in a new process. */
+    session_disconnect(session);
+    if (!session_connect(session, error)) {
+      g_mutex_unlock(&session->lock);
+      return NULL;
+    }
+    restarted = TRUE;
+  }
+
+  cx_result *result = NULL;
+  cx_call_outcome outcome = CX_CALL_PROCESS_GONE;
+  if (cx_protocol_send_object(session->channel, CX_MSG_RUN, cell_request(backend, code, run), -1,
+                              error)) {
+    cx_call_params params = call_params(backend, run, FALSE);
+    g_atomic_int_set(&session->busy, TRUE);
+    result = cx_cell_call_run(session->channel, session->reader, &session->pid, &params, &outcome,
+                              error);
+    g_atomic_int_set(&session->busy, FALSE);
+  }
+  if (outcome != CX_CALL_DONE)
+    session->dead = TRUE;
+  if (result != NULL && restarted)
+    cx_result_set_extra(result, "session_restarted", json_node_init_boolean(json_node_alloc(), TRUE));
+  g_mutex_unlock(&session->lock);
+  return result;
+}
+
+static void
+subprocess_session_close(cx_session_instance *instance)
+{
+  subprocess_session *session = instance;
+  /* EOF on its channel: the session's process kills what it started and
+   * exits; the server reaps it. */
+  session_disconnect(session);
+  g_mutex_clear(&session->lock);
+  g_free(session);
+}
+
+/* ---- Interrupts and queries ---------------------------------------------------- */
+
+static gboolean
+subprocess_interrupt(cx_backend_instance *instance, cx_session_instance *session_instance,
+                     GError **error)
+{
+  subprocess_backend *backend = instance;
+  if (session_instance != NULL) {
+    subprocess_session *session = session_instance;
+    gint pid = g_atomic_int_get(&session->pid);
+    if (g_atomic_int_get(&session->busy) && pid > 0)
+      kill(pid, SIGINT);
+    return TRUE;
+  }
+  g_mutex_lock(&backend->lock);
+  for (guint i = 0; i < backend->running->len; i++) {
+    gint pid = g_atomic_int_get((gint *)g_ptr_array_index(backend->running, i));
+    if (pid > 0)
+      kill(pid, SIGINT);
+  }
+  g_mutex_unlock(&backend->lock);
+  return TRUE;
+}
+
+static JsonNode *
+subprocess_query(cx_backend_instance *instance, const char *what, GError **error)
+{
+  subprocess_backend *backend = instance;
+  if (g_strcmp0(what, "info") != 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                "the subprocess backend answers the query \"info\" only, not \"%s\"", what);
+    return NULL;
+  }
+  JsonObject *info = json_object_new();
+  json_object_set_string_member(info, "mode", backend->spawn_mode ? "spawn" : "forkserver");
+  json_object_set_string_member(info, "worker", backend->worker_path);
+  json_object_set_int_member(info, "protocol", CX_WORKER_PROTOCOL_VERSION);
+  g_mutex_lock(&backend->lock);
+  if (backend->server != NULL && cx_worker_process_alive(backend->server)) {
+    json_object_set_int_member(info, "server_pid", backend->server->pid);
+    JsonObject *hello = json_node_get_object(backend->server->hello);
+    JsonNode *python = json_object_get_member(hello, "python");
+    if (python != NULL)
+      json_object_set_member(info, "python", json_node_copy(python));
+  }
+  g_mutex_unlock(&backend->lock);
+  return json_node_init_object(json_node_alloc(), info);
+}
+
+static const cx_backend_vtable subprocess_backend_vtable = {
+  .struct_size = sizeof(cx_backend_vtable),
+  .create = subprocess_create,
+  .destroy = subprocess_destroy,
+  .run_cell = subprocess_run_cell,
+  .session_open = subprocess_session_open,
+  .session_run_cell = subprocess_session_run_cell,
+  .session_close = subprocess_session_close,
+  .interrupt = subprocess_interrupt,
+  .query = subprocess_query,
+};
+
+CX_PLUGIN_DEFINE("subprocess", PACKAGE_VERSION,
+                 "cells in worker processes: timeouts, resource limits, crash isolation",
+                 subprocess_options, &subprocess_backend_vtable, NULL, NULL)

@@ -1,0 +1,436 @@
+/* plugins/subprocess/worker/channel.c: the process that serves one cell
+ * (forked per stateless cell) or one session (forked per session).
+ *
+ * The cell runs in this process's main thread, so signals and signal.signal()
+ * behave as in python3.  A second thread, the streamer, sends the output
+ * the cell has written every STREAM_INTERVAL while it runs: a cell killed
+ * at its deadline or crashed still shows what it printed.  It also asks the
+ * host to stop a cell that writes without end (LIMIT).
+ */
+#define _GNU_SOURCE /* close_range */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cellexec/options.h>
+#include <cellexec/result.h>
+
+#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/worker/worker.h"
+#include "pyembed/pyembed-process.h"
+
+#define STREAM_INTERVAL_US (20 * 1000)
+/* The streamer's stack: it only copies bytes and writes frames. */
+#define STREAMER_STACK_SIZE (256 * 1024)
+/* Largest OUTPUT frame. */
+#define OUTPUT_CHUNK (1024 * 1024)
+/* A cell is stopped once one stream passed this many times output-limit:
+ * the worker holds a cell's whole output until it ends. */
+#define STOP_FACTOR 16
+
+/* The channel fd once the process is set up. */
+#define CHANNEL_FD 3
+
+typedef struct {
+  int channel;
+  pid_t pid;                        /* this process (not a forked grandchild) */
+  GMutex write_lock;                /* frames come from two threads */
+  guint64 output_limit;             /* per stream; 0: none */
+  guint64 written[3];               /* bytes of [1] stdout, [2] stderr so far */
+  gboolean limit_reported;
+
+  /* Streamer state, under state_lock. */
+  GMutex state_lock;
+  GCond state_changed;
+  gboolean active;                  /* a cell runs: stream its output */
+  gboolean peeking;                 /* the streamer is between peek and send */
+  cx_pyembed_output_cursor cursor;  /* under the GIL */
+} channel_state;
+
+static channel_state *the_channel;   /* for the fatal-signal handler and os._exit */
+
+/* ---- Sending output ---------------------------------------------------------- */
+
+static void
+send_chunk_locked(channel_state *channel, int stream, guint64 omitted, const char *data,
+                  gsize len)
+{
+  do {
+    gsize n = MIN(len, OUTPUT_CHUNK);
+    guint8 header[CX_OUTPUT_HEADER_SIZE];
+    cx_protocol_encode_output_header(header, stream, omitted);
+    struct iovec parts[] = { { header, sizeof header }, { (void *)data, n } };
+    /* A failed send means the host is gone; the exit follows soon. */
+    if (!cx_frame_sendv(channel->channel, CX_MSG_OUTPUT, parts, 2, -1, NULL))
+      return;
+    omitted = 0;
+    data += n;
+    len -= n;
+  } while (len > 0);
+}
+
+/* Send LEN more bytes of STREAM, leaving out the middle of what exceeds
+ * output-limit: the head (first half) goes out as written, and of the rest
+ * only what could still be part of the tail (last half).  The host keeps
+ * head and tail the same way.  With write_lock held. */
+static void
+send_output_locked(channel_state *channel, int stream, const char *data, gsize len)
+{
+  guint64 limit = channel->output_limit;
+  guint64 before = channel->written[stream];
+  channel->written[stream] += len;
+  if (limit == 0 || before + len <= limit - limit / 2) {
+    send_chunk_locked(channel, stream, 0, data, len);
+    return;
+  }
+  guint64 head = limit - limit / 2, tail = limit / 2;
+  gsize in_head = before < head ? (gsize)(head - before) : 0;
+  if (in_head > 0)
+    send_chunk_locked(channel, stream, 0, data, in_head);
+  data += in_head;
+  len -= in_head;
+  guint64 omitted = len > tail ? len - tail : 0;
+  if (len > omitted)
+    send_chunk_locked(channel, stream, omitted, data + omitted, len - omitted);
+}
+
+static void
+collect_output(int stream, const char *data, gsize len, gpointer user_data)
+{
+  GByteArray **copies = user_data;
+  g_byte_array_append(copies[stream], (const guint8 *)data, len);
+}
+
+/* Called where the process dies at once: with the GIL held or in a fatal
+ * signal handler of the cell's thread. */
+static void
+send_output_directly(int stream, const char *data, gsize len, gpointer user_data)
+{
+  send_output_locked(user_data, stream, data, len);
+}
+
+static void
+report_output_limit(channel_state *channel)
+{
+  if (channel->limit_reported || channel->output_limit == 0)
+    return;
+  guint64 stop_at = channel->output_limit * STOP_FACTOR;
+  int stream = channel->written[1] > stop_at ? 1 : channel->written[2] > stop_at ? 2 : 0;
+  if (stream == 0)
+    return;
+  channel->limit_reported = TRUE;
+  JsonObject *limit = json_object_new();
+  json_object_set_string_member(limit, "type", "OutputLimitExceeded");
+  g_autofree char *message = g_strdup_printf(
+    "the cell wrote more than %" G_GUINT64_FORMAT " bytes to %s (%d times output-limit); "
+    "raise output-limit or print less",
+    stop_at, stream == 1 ? "stdout" : "stderr", STOP_FACTOR);
+  json_object_set_string_member(limit, "message", message);
+  cx_protocol_send_object(channel->channel, CX_MSG_LIMIT, limit, -1, NULL);
+}
+
+/* ---- The streamer thread ------------------------------------------------------ */
+
+static void
+stream_once(channel_state *channel)
+{
+  GByteArray *copies[3] = { NULL, g_byte_array_new(), g_byte_array_new() };
+  /* Copy under the GIL, send without it: the host may be slow to read. */
+  cx_pyembed_peek_output(&channel->cursor, collect_output, copies);
+  g_mutex_lock(&channel->write_lock);
+  for (int stream = 1; stream <= 2; stream++) {
+    if (copies[stream]->len > 0)
+      send_output_locked(channel, stream, (const char *)copies[stream]->data,
+                         copies[stream]->len);
+    g_byte_array_unref(copies[stream]);
+  }
+  report_output_limit(channel);
+  g_mutex_unlock(&channel->write_lock);
+}
+
+static void *
+streamer_main(void *data)
+{
+  channel_state *channel = data;
+  g_mutex_lock(&channel->state_lock);
+  for (;;) {
+    while (!channel->active)
+      g_cond_wait(&channel->state_changed, &channel->state_lock);
+    gint64 next = g_get_monotonic_time() + STREAM_INTERVAL_US;
+    while (channel->active && g_cond_wait_until(&channel->state_changed, &channel->state_lock, next))
+      ;
+    if (!channel->active)
+      continue;
+    channel->peeking = TRUE;
+    g_mutex_unlock(&channel->state_lock);
+    stream_once(channel);
+    g_mutex_lock(&channel->state_lock);
+    channel->peeking = FALSE;
+    g_cond_broadcast(&channel->state_changed);
+  }
+  return NULL;
+}
+
+static void
+start_streamer(channel_state *channel)
+{
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, STREAMER_STACK_SIZE);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t thread;
+  int failed = pthread_create(&thread, &attr, streamer_main, channel);
+  pthread_attr_destroy(&attr);
+  if (failed)
+    g_warning("cellexec-worker: no output streaming (%s): output of a cell that is "
+              "killed will be lost", g_strerror(failed));
+}
+
+static void
+set_streaming(channel_state *channel, gboolean active)
+{
+  g_mutex_lock(&channel->state_lock);
+  channel->active = active;
+  if (active)
+    channel->cursor = (cx_pyembed_output_cursor){ 0 };
+  g_cond_broadcast(&channel->state_changed);
+  /* Stopping: wait until a peek in progress has been sent, so the final
+   * output follows it in order. */
+  while (!active && channel->peeking)
+    g_cond_wait(&channel->state_changed, &channel->state_lock);
+  g_mutex_unlock(&channel->state_lock);
+}
+
+/* ---- Process exits the cell causes -------------------------------------------- */
+
+void
+cx_worker_before_exit(int status)
+{
+  channel_state *channel = the_channel;
+  if (channel == NULL || getpid() != channel->pid || !cx_worker_cell_running)
+    return; /* e.g. a process the cell forked */
+  g_mutex_lock(&channel->write_lock);
+  cx_pyembed_peek_output_gil_held(&channel->cursor, send_output_directly, channel);
+  g_mutex_unlock(&channel->write_lock);
+}
+
+static void
+on_fatal_signal(int signal_number)
+{
+  channel_state *channel = the_channel;
+  /* Best effort: send what was printed since the streamer's last round,
+   * unless a frame is half written. */
+  if (channel != NULL && getpid() == channel->pid && cx_worker_cell_running &&
+      g_mutex_trylock(&channel->write_lock)) {
+    cx_pyembed_peek_output_gil_held(&channel->cursor, send_output_directly, channel);
+    g_mutex_unlock(&channel->write_lock);
+  }
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+static void
+catch_fatal_signals(void)
+{
+  /* On a stack of its own, for a cell that overflowed the main one. */
+  static char alternate_stack[64 * 1024];
+  stack_t stack = { .ss_sp = alternate_stack, .ss_size = sizeof alternate_stack };
+  sigaltstack(&stack, NULL);
+  struct sigaction action = { .sa_handler = on_fatal_signal,
+                              .sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER };
+  sigemptyset(&action.sa_mask);
+  const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+  for (guint i = 0; i < G_N_ELEMENTS(fatal); i++)
+    sigaction(fatal[i], &action, NULL);
+}
+
+/* ---- Running a cell ---------------------------------------------------------- */
+
+static cx_run_options *
+run_options_from(JsonObject *cell, GError **error)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  const char *cwd = json_object_get_string_member_with_default(cell, "cwd", NULL);
+  if (cwd != NULL)
+    cx_run_options_set_cwd(run, cwd);
+  JsonArray *env = cx_protocol_get_array(cell, "env");
+  for (guint i = 0; env != NULL && i < json_array_get_length(env); i++) {
+    const char *assignment = json_array_get_string_element(env, i);
+    if (assignment == NULL || !cx_run_options_add_env(run, assignment)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed env entry in a RUN request");
+      return NULL;
+    }
+  }
+  JsonArray *mime = cx_protocol_get_array(cell, "mime_types");
+  for (guint i = 0; mime != NULL && i < json_array_get_length(mime); i++) {
+    const char *type = json_array_get_string_element(mime, i);
+    if (type != NULL)
+      cx_run_options_add_allowed_mime_type(run, type);
+  }
+  return g_steal_pointer(&run);
+}
+
+static void
+send_error(channel_state *channel, const char *message)
+{
+  JsonObject *error = json_object_new();
+  json_object_set_string_member(error, "message", message);
+  g_mutex_lock(&channel->write_lock);
+  cx_protocol_send_object(channel->channel, CX_MSG_ERROR, error, -1, NULL);
+  g_mutex_unlock(&channel->write_lock);
+}
+
+/* Send the output the streamer has not, then the result without it. */
+static void
+send_result(channel_state *channel, cx_result *result)
+{
+  gsize out_len, err_len;
+  const char *out = cx_result_get_stdout(result, &out_len);
+  const char *err = cx_result_get_stderr(result, &err_len);
+  g_mutex_lock(&channel->write_lock);
+  if (out_len > channel->cursor.stdout_seen)
+    send_output_locked(channel, 1, out + channel->cursor.stdout_seen,
+                       out_len - channel->cursor.stdout_seen);
+  if (err_len > channel->cursor.stderr_seen)
+    send_output_locked(channel, 2, err + channel->cursor.stderr_seen,
+                       err_len - channel->cursor.stderr_seen);
+  g_autoptr(JsonNode) node = cx_result_to_json_node(result);
+  JsonObject *object = json_node_get_object(node);
+  json_object_set_string_member(object, "stdout", "");
+  json_object_set_string_member(object, "stderr", "");
+  cx_protocol_send_object(channel->channel, CX_MSG_RESULT, json_object_ref(object), -1, NULL);
+  g_mutex_unlock(&channel->write_lock);
+}
+
+/* Runs the cell CELL ({"code", "cwd", "env", "mime_types"}) and sends its
+ * output and result.  SESSION NULL: a fresh namespace. */
+static void
+run_cell(channel_state *channel, JsonObject *cell, cx_pyembed_session *session,
+         const cx_worker_limits *limits)
+{
+  g_autoptr(GError) error = NULL;
+  const char *code = json_object_get_string_member_with_default(cell, "code", NULL);
+  if (code == NULL) {
+    send_error(channel, "a RUN request without \"code\"");
+    return;
+  }
+  g_autoptr(cx_run_options) run = run_options_from(cell, &error);
+  if (run == NULL || !cx_worker_limits_arm_cpu(limits, session == NULL, &error)) {
+    send_error(channel, error->message);
+    return;
+  }
+  channel->written[1] = channel->written[2] = 0;
+  channel->limit_reported = FALSE;
+  sig_atomic_t interrupts_before = cx_worker_interrupts;
+
+  set_streaming(channel, TRUE);
+  cx_worker_cell_running = 1;
+  g_autoptr(cx_result) result = cx_pyembed_run_cell(channel, session, code, run, &error);
+  cx_worker_cell_running = 0;
+  set_streaming(channel, FALSE);
+
+  if (cx_worker_interrupts != interrupts_before)
+    cx_pyembed_discard_interrupt(); /* one that came after the cell's last bytecode */
+  if (result != NULL)
+    send_result(channel, result);
+  else
+    send_error(channel, error->message);
+}
+
+/* ---- The process ------------------------------------------------------------- */
+
+/* Make this fresh child of the fork server a process of its own. */
+static void
+become_cell_process(int channel, pid_t server)
+{
+  /* Its own process group: the host signals the cell and what it starts. */
+  setpgid(0, 0);
+  /* Die with the fork server (which dies with the host). */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != server)
+    _exit(1);
+  /* Adopt orphaned descendants, to kill them when the cell ends. */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  /* Keep only stdio and the channel: not the control channel, nor the
+   * channels of other cells. */
+  if (channel != CHANNEL_FD) {
+    dup2(channel, CHANNEL_FD);
+    close(channel);
+  }
+  close_range(CHANNEL_FD + 1, ~0U, 0);
+
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_UNBLOCK, &all, NULL);
+  catch_fatal_signals();
+}
+
+void
+cx_worker_serve_channel(int channel_fd, JsonObject *request, pid_t server)
+{
+  become_cell_process(channel_fd, server);
+
+  static channel_state channel;
+  channel.channel = CHANNEL_FD;
+  channel.pid = getpid();
+  g_mutex_init(&channel.write_lock);
+  g_mutex_init(&channel.state_lock);
+  g_cond_init(&channel.state_changed);
+  channel.output_limit =
+    (guint64)MAX(json_object_get_int_member_with_default(request, "output_limit", 0), 0);
+  the_channel = &channel;
+
+  JsonObject *started = json_object_new();
+  json_object_set_int_member(started, "pid", channel.pid);
+  if (!cx_protocol_send_object(channel.channel, CX_MSG_STARTED, started, -1, NULL))
+    _exit(0); /* the host gave up on this cell already */
+
+  /* The streamer first: under a memory or process limit it might not start. */
+  start_streamer(&channel);
+  g_autoptr(GError) error = NULL;
+  cx_worker_limits limits;
+  if (!cx_worker_limits_parse(cx_protocol_get_object(request, "limits"),
+                              &limits, &error) ||
+      !cx_worker_limits_apply(&limits, &error)) {
+    send_error(&channel, error->message);
+    _exit(1);
+  }
+
+  const char *kind = json_object_get_string_member_with_default(request, "kind", "");
+  if (g_str_equal(kind, "cell")) {
+    JsonObject *cell = cx_protocol_get_object(request, "cell");
+    if (cell != NULL)
+      run_cell(&channel, cell, NULL, &limits);
+    else
+      send_error(&channel, "a cell request without \"cell\"");
+    cx_worker_kill_descendants();
+    _exit(0);
+  }
+
+  cx_pyembed_session *session = cx_pyembed_session_new(&error);
+  if (session == NULL) {
+    send_error(&channel, error->message);
+    _exit(1);
+  }
+  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(channel.channel);
+  guint8 type;
+  const guint8 *payload;
+  gsize len;
+  while (cx_frame_read_blocking(reader, &type, &payload, &len, &error)) {
+    g_autoptr(JsonNode) node =
+      type == CX_MSG_RUN ? cx_protocol_parse_object(payload, len, "RUN", &error) : NULL;
+    if (node == NULL) {
+      send_error(&channel, error != NULL ? error->message : "unexpected message in a session");
+      break;
+    }
+    run_cell(&channel, json_node_get_object(node), session, &limits);
+  }
+  /* The host closed the session. */
+  cx_worker_kill_descendants();
+  _exit(0);
+}

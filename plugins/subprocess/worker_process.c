@@ -1,0 +1,232 @@
+/* plugins/subprocess/worker_process.c: starting and stopping a worker.
+ *
+ * posix_spawn (vfork-fast, safe in a threaded host) with the control
+ * socket as descriptor 3, /dev/null as stdin, nothing else inherited, all
+ * signals at their defaults and a process group of its own, so the
+ * host's terminal's Ctrl-C and the host's signal settings do not reach
+ * cells.  The host reaps only the pids it started (waitpid(pid)), never
+ * waitpid(-1): other children of the host are not ours.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/worker_process.h"
+
+extern char **environ;
+
+/* How long Python may take to start (valgrind, a cold disk). */
+#define HELLO_TIMEOUT_MS 30000
+/* How long a worker may take to exit once told to. */
+#define STOP_TIMEOUT_US (2 * G_USEC_PER_SEC)
+
+static gboolean
+allowed_variable(const char *assignment)
+{
+  static const char *const names[] = { "PATH", "HOME", "LANG", "TZ", "TMPDIR" };
+  const char *equals = strchr(assignment, '=');
+  if (equals == NULL)
+    return FALSE;
+  gsize len = equals - assignment;
+  if (len > 3 && strncmp(assignment, "LC_", 3) == 0)
+    return TRUE;
+  for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+    if (strlen(names[i]) == len && strncmp(assignment, names[i], len) == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+char **
+cx_worker_environment(gboolean inherit, const char *const *configured)
+{
+  char **environment = g_new0(char *, 1);
+  for (char **variable = environ; variable != NULL && *variable != NULL; variable++) {
+    if (inherit || allowed_variable(*variable)) {
+      g_autofree char *name = g_strndup(*variable, strcspn(*variable, "="));
+      environment = g_environ_setenv(environment, name, strchr(*variable, '=') + 1, TRUE);
+    }
+  }
+  for (const char *const *assignment = configured; assignment != NULL && *assignment != NULL;
+       assignment++) {
+    g_autofree char *name = g_strndup(*assignment, strcspn(*assignment, "="));
+    const char *equals = strchr(*assignment, '=');
+    if (equals != NULL)
+      environment = g_environ_setenv(environment, name, equals + 1, TRUE);
+  }
+  return environment;
+}
+
+static pid_t
+spawn(const char *path, gboolean isolated, char **environment, int remote, GError **error)
+{
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, remote, 3);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                          POSIX_SPAWN_SETPGROUP);
+
+  char *argv[] = { (char *)path, isolated ? "--isolated" : NULL, NULL };
+  pid_t pid = -1;
+  int failed = posix_spawn(&pid, path, &actions, &attributes, argv, environment);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (failed) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "cannot start the subprocess worker %s: %s; check the `worker` option "
+                "(or CELLEXEC_WORKER) and that cellexec is installed completely",
+                path, g_strerror(failed));
+    return -1;
+  }
+  return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+}
+
+/* Wait for the HELLO (or an ERROR saying why the worker cannot start). */
+static JsonNode *
+read_hello(int control, const char *path, GError **error)
+{
+  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(control);
+  gint64 deadline = g_get_monotonic_time() + HELLO_TIMEOUT_MS * 1000;
+  for (;;) {
+    guint8 type;
+    const guint8 *payload;
+    gsize len;
+    GError *malformed = NULL;
+    if (cx_frame_reader_next(reader, &type, &payload, &len, &malformed)) {
+      g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "HELLO", error);
+      if (node == NULL)
+        return NULL;
+      JsonObject *object = json_node_get_object(node);
+      if (type == CX_MSG_ERROR) {
+        g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker %s failed: %s",
+                    path, json_object_get_string_member_with_default(object, "message", "?"));
+        return NULL;
+      }
+      gint64 version = json_object_get_int_member_with_default(object, "protocol", 0);
+      if (type != CX_MSG_HELLO || version != CX_WORKER_PROTOCOL_VERSION) {
+        g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                    "the subprocess worker %s speaks protocol %" G_GINT64_FORMAT
+                    ", not %d; install the worker of this cellexec version",
+                    path, version, CX_WORKER_PROTOCOL_VERSION);
+        return NULL;
+      }
+      return g_steal_pointer(&node);
+    }
+    if (malformed != NULL) {
+      g_propagate_error(error, malformed);
+      return NULL;
+    }
+    gint64 left_ms = (deadline - g_get_monotonic_time()) / 1000;
+    struct pollfd fd = { control, POLLIN, 0 };
+    if (left_ms <= 0 || (poll(&fd, 1, (int)left_ms) == 0)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "the subprocess worker %s did not start within %d s", path,
+                  HELLO_TIMEOUT_MS / 1000);
+      return NULL;
+    }
+    cx_frame_read_status status = cx_frame_reader_fill(reader, FALSE, error);
+    if (status == CX_FRAME_READ_ERROR)
+      return NULL;
+    if (status == CX_FRAME_READ_EOF) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "the subprocess worker %s exited before it was ready; its messages are "
+                  "on standard error", path);
+      return NULL;
+    }
+  }
+}
+
+cx_worker_process *
+cx_worker_process_start(const char *path, gboolean isolated, char **environment, GError **error)
+{
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) < 0) {
+    int saved = errno;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot create a socket pair: %s",
+                g_strerror(saved));
+    return NULL;
+  }
+  pid_t pid = spawn(path, isolated, environment, sockets[1], error);
+  close(sockets[1]);
+  if (pid < 0) {
+    close(sockets[0]);
+    return NULL;
+  }
+  JsonNode *hello = read_hello(sockets[0], path, error);
+  if (hello == NULL) {
+    close(sockets[0]);
+    kill(pid, SIGKILL);
+    reap(pid);
+    return NULL;
+  }
+  cx_worker_process *worker = g_new0(cx_worker_process, 1);
+  worker->pid = pid;
+  worker->control = sockets[0];
+  worker->hello = hello;
+  return worker;
+}
+
+gboolean
+cx_worker_process_alive(cx_worker_process *worker)
+{
+  if (worker->pid <= 0)
+    return FALSE;
+  int status;
+  pid_t done = waitpid(worker->pid, &status, WNOHANG);
+  if (done == worker->pid || (done < 0 && errno == ECHILD)) {
+    worker->pid = 0;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+cx_worker_process_stop(cx_worker_process *worker)
+{
+  if (worker == NULL)
+    return;
+  close(worker->control);
+  if (worker->pid > 0) {
+    gint64 deadline = g_get_monotonic_time() + STOP_TIMEOUT_US;
+    int status;
+    pid_t done;
+    while ((done = waitpid(worker->pid, &status, WNOHANG)) == 0 &&
+           g_get_monotonic_time() < deadline)
+      g_usleep(1000);
+    if (done == 0) {
+      kill(worker->pid, SIGKILL);
+      reap(worker->pid);
+    }
+  }
+  json_node_unref(worker->hello);
+  g_free(worker);
+}

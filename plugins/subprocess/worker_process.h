@@ -1,0 +1,37 @@
+/* plugins/subprocess/worker_process.h: starting and stopping a worker
+ * (cellexec-worker) from the host. */
+#ifndef CX_SUBPROCESS_WORKER_PROCESS_H
+#define CX_SUBPROCESS_WORKER_PROCESS_H
+
+#include <sys/types.h>
+
+#include <cellexec/common.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  pid_t pid;
+  int control;        /* the host's end of the control channel */
+  JsonNode *hello;    /* the worker's HELLO payload */
+} cx_worker_process;
+
+/* The environment a worker starts with: from the host's environment only
+ * PATH, HOME, LANG, LC_*, TZ and TMPDIR (everything with INHERIT), then
+ * CONFIGURED (KEY=VALUE, may be NULL) on top.  Free with g_strfreev. */
+char **cx_worker_environment(gboolean inherit, const char *const *configured);
+
+/* Start PATH with ENVIRONMENT and wait for its HELLO.  ISOLATED is the
+ * `python3 -I -S` mode. */
+cx_worker_process *cx_worker_process_start(const char *path, gboolean isolated,
+                                           char **environment, GError **error);
+
+/* TRUE while the process runs (it is reaped once it ended). */
+gboolean cx_worker_process_alive(cx_worker_process *worker);
+
+/* Close the control channel (the worker then kills its processes and
+ * exits), wait a little, kill it if needed, reap it and free WORKER. */
+void cx_worker_process_stop(cx_worker_process *worker);
+
+G_END_DECLS
+
+#endif /* CX_SUBPROCESS_WORKER_PROCESS_H */

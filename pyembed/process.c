@@ -1,0 +1,133 @@
+/* pyembed/process.c: forking, output while a cell runs, and a real
+ * os._exit, for the subprocess worker (see pyembed-process.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "pyembed/pyembed-private.h"
+#include "pyembed/pyembed-process.h"
+
+pid_t
+cx_pyembed_fork(void)
+{
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyOS_BeforeFork();
+  pid_t pid = fork();
+  int saved_errno = errno;
+  if (pid == 0)
+    PyOS_AfterFork_Child();
+  else
+    PyOS_AfterFork_Parent();
+  cx__pyembed_gil_release(gil);
+  errno = saved_errno;
+  return pid;
+}
+
+gboolean
+cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor, cx_pyembed_output_func func,
+                                gpointer user_data)
+{
+  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  if (cell == NULL)
+    return FALSE;
+  gsize len;
+  const char *out = cx_result_get_stdout(cell->result, &len);
+  if (len > cursor->stdout_seen) {
+    func(1, out + cursor->stdout_seen, len - cursor->stdout_seen, user_data);
+    cursor->stdout_seen = len;
+  }
+  const char *err = cx_result_get_stderr(cell->result, &len);
+  if (len > cursor->stderr_seen) {
+    func(2, err + cursor->stderr_seen, len - cursor->stderr_seen, user_data);
+    cursor->stderr_seen = len;
+  }
+  return TRUE;
+}
+
+gboolean
+cx_pyembed_peek_output(cx_pyembed_output_cursor *cursor, cx_pyembed_output_func func,
+                       gpointer user_data)
+{
+  /* Appends to a cell's result happen with the GIL held: holding it, the
+   * buffers cannot move under us. */
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  gboolean running = cx_pyembed_peek_output_gil_held(cursor, func, user_data);
+  cx__pyembed_gil_release(gil);
+  return running;
+}
+
+static void (*before_process_exit)(int status);
+
+static PyObject *
+process_exit(PyObject *module, PyObject *arg)
+{
+  long status = PyLong_AsLong(arg);
+  if (status == -1 && PyErr_Occurred())
+    return NULL;
+  if (status < INT_MIN || status > INT_MAX)
+    return PyErr_Format(PyExc_OverflowError, "exit status %ld out of range", status);
+  if (before_process_exit != NULL)
+    before_process_exit((int)status);
+  _exit((int)status);
+}
+
+static PyMethodDef process_exit_def = {
+  "_exit", process_exit, METH_O,
+  "Exit the process with STATUS at once, without cleanup (the worker's os._exit)."
+};
+
+gboolean
+cx_pyembed_use_process_exit(void (*before_exit)(int status), GError **error)
+{
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  before_process_exit = before_exit;
+  PyObject *function = PyCFunction_New(&process_exit_def, NULL);
+  PyObject *os = function != NULL ? PyImport_ImportModule("os") : NULL;
+  gboolean ok = os != NULL && PyObject_SetAttrString(os, "_exit", function) == 0;
+  if (!ok)
+    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot install the worker's os._exit");
+  Py_XDECREF(os);
+  Py_XDECREF(function);
+  cx__pyembed_gil_release(gil);
+  return ok;
+}
+
+gboolean
+cx_pyembed_route_sigint(GError **error)
+{
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyObject *signal_module = PyImport_ImportModule("signal");
+  PyObject *handler = signal_module != NULL
+                        ? PyObject_GetAttrString(signal_module, "default_int_handler")
+                        : NULL;
+  PyObject *done = handler != NULL
+                     ? PyObject_CallMethod(signal_module, "signal", "iO", SIGINT, handler)
+                     : NULL;
+  gboolean ok = done != NULL;
+  if (!ok)
+    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND,
+                                  "cannot route SIGINT to KeyboardInterrupt");
+  Py_XDECREF(done);
+  Py_XDECREF(handler);
+  Py_XDECREF(signal_module);
+  cx__pyembed_gil_release(gil);
+  return ok;
+}
+
+void
+cx_pyembed_interrupt_main_thread(void)
+{
+  (void)PyErr_SetInterruptEx(SIGINT);
+}
+
+void
+cx_pyembed_discard_interrupt(void)
+{
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  if (PyErr_CheckSignals() < 0)
+    PyErr_Clear();
+  cx__pyembed_gil_release(gil);
+}
