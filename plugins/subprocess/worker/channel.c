@@ -223,9 +223,10 @@ on_fatal_signal(int signal_number)
 {
   channel_state *channel = the_channel;
   /* Best effort: send what was printed since the streamer's last round,
-   * unless a frame is half written. */
-  if (channel != NULL && getpid() == channel->pid && cx_worker_cell_running &&
-      g_mutex_trylock(&channel->write_lock)) {
+   * unless a frame is half written.  Only in the cell's own thread: a
+   * signal the cell sent itself (abort(), os.kill) or caused (a fault). */
+  if (channel != NULL && getpid() == channel->pid && gettid() == channel->pid &&
+      cx_worker_cell_running && g_mutex_trylock(&channel->write_lock)) {
     cx_pyembed_peek_output_gil_held(&channel->cursor, send_output_directly, channel);
     g_mutex_unlock(&channel->write_lock);
   }
@@ -243,7 +244,8 @@ catch_fatal_signals(void)
   struct sigaction action = { .sa_handler = on_fatal_signal,
                               .sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER };
   sigemptyset(&action.sa_mask);
-  const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+  const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGHUP, SIGQUIT,
+                        SIGUSR1, SIGUSR2, SIGALRM };
   for (guint i = 0; i < G_N_ELEMENTS(fatal); i++)
     sigaction(fatal[i], &action, NULL);
 }

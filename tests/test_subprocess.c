@@ -1,0 +1,779 @@
+/* Tests of the subprocess backend (plugins/subprocess + cellexec-worker),
+ * through the public API: real worker processes, real signals, real
+ * crashes.  Timings here are generous upper bounds; bench/ measures. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cx_test.h"
+
+/* ---- Helpers ------------------------------------------------------------------- */
+
+static cx_registry *
+test_registry(void)
+{
+  static cx_registry *registry;
+  if (registry == NULL) {
+    const char *dirs[] = { cx_test_plugins_dir(), NULL };
+    registry = cx_registry_new_for_path(dirs);
+  }
+  return registry;
+}
+
+static cx_options *
+options_valist(const char *backend_name, const char *first_option, va_list args)
+{
+  g_autoptr(GError) error = NULL;
+  const cx_plugin_info *info = cx_registry_lookup(test_registry(), backend_name, &error);
+  CX_ASSERT_NO_ERROR(error);
+  cx_options *options = cx_options_new(backend_name, cx_plugin_info_get_options(info));
+  for (const char *key = first_option; key != NULL; key = va_arg(args, const char *)) {
+    const char *value = va_arg(args, const char *);
+    cx_options_set(options, key, value, &error);
+    CX_ASSERT_NO_ERROR(error);
+  }
+  return options;
+}
+
+/* The subprocess backend with OPTION=VALUE pairs (NULL-terminated) set. */
+static cx_backend *
+open_with(const char *first_option, ...)
+{
+  va_list args;
+  va_start(args, first_option);
+  cx_options *options = options_valist("subprocess", first_option, args);
+  va_end(args);
+  g_autoptr(GError) error = NULL;
+  cx_backend *backend = cx_backend_open(test_registry(), "subprocess", options, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(backend);
+  return backend;
+}
+
+/* One backend shared by the tests that need no options of their own. */
+static cx_backend *
+shared_backend(void)
+{
+  static cx_backend *backend;
+  if (backend == NULL)
+    backend = open_with(NULL);
+  return backend;
+}
+
+static cx_result *
+run_on(cx_backend *backend, const char *code, const cx_run_options *run)
+{
+  g_autoptr(GError) error = NULL;
+  cx_result *result = cx_backend_run_cell(backend, code, run, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  return result;
+}
+
+static cx_result *
+run(const char *code)
+{
+  return run_on(shared_backend(), code, NULL);
+}
+
+static cx_result *
+session_run(cx_session *session, const char *code)
+{
+  g_autoptr(GError) error = NULL;
+  cx_result *result = cx_session_run_cell(session, code, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  return result;
+}
+
+static void
+print_unexpected_error(const cx_result *result)
+{
+  if (cx_result_has_error(result))
+    fprintf(stderr, "\n  cell failed: %s: %s\n%s", cx_result_get_error_type(result),
+            cx_result_get_error_message(result), cx_result_get_error_traceback(result));
+}
+
+#define ASSERT_CELL_OK(result)                                                    \
+  do {                                                                            \
+    print_unexpected_error(result);                                               \
+    CU_ASSERT_TRUE(cx_result_get_success(result));                               \
+  } while (0)
+
+#define ASSERT_STDOUT(result, expected)                                           \
+  do {                                                                            \
+    const char *out_ = cx_result_get_stdout((result), NULL);                      \
+    if (strcmp(out_, (expected)) != 0)                                            \
+      fprintf(stderr, "\n  stdout: expected \"%s\", got \"%s\"\n", (expected), out_); \
+    CU_ASSERT_STRING_EQUAL(out_, (expected));                                     \
+  } while (0)
+
+#define ASSERT_ERROR_TYPE(result, type)                                           \
+  do {                                                                            \
+    CU_ASSERT_FALSE(cx_result_get_success(result));                               \
+    CU_ASSERT_TRUE_FATAL(cx_result_has_error(result));                            \
+    if (strcmp(cx_result_get_error_type(result), (type)) != 0)                    \
+      fprintf(stderr, "\n  expected %s, got %s: %s\n%s", (type),                  \
+              cx_result_get_error_type(result), cx_result_get_error_message(result), \
+              cx_result_get_error_traceback(result));                             \
+    CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), (type));             \
+  } while (0)
+
+static double
+seconds_since(gint64 start)
+{
+  return (g_get_monotonic_time() - start) / (double)G_USEC_PER_SEC;
+}
+
+static guint
+count_open_fds(void)
+{
+  guint n = 0;
+  g_autoptr(GDir) dir = g_dir_open("/proc/self/fd", 0, NULL);
+  while (dir != NULL && g_dir_read_name(dir) != NULL)
+    n++;
+  return n;
+}
+
+/* Processes whose command line contains MARKER. */
+static guint
+count_processes_with(const char *marker)
+{
+  guint n = 0;
+  g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+  const char *name;
+  while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
+    if (!g_ascii_isdigit(name[0]))
+      continue;
+    g_autofree char *path = g_strdup_printf("/proc/%s/cmdline", name);
+    g_autofree char *cmdline = NULL;
+    gsize len;
+    if (!g_file_get_contents(path, &cmdline, &len, NULL))
+      continue;
+    for (gsize i = 0; i + 1 < len; i++)
+      if (cmdline[i] == '\0')
+        cmdline[i] = ' ';
+    if (strstr(cmdline, marker) != NULL)
+      n++;
+  }
+  return n;
+}
+
+/* Wait up to a second for no process to carry MARKER; how many remain. */
+static guint
+processes_left_with(const char *marker)
+{
+  gint64 deadline = g_get_monotonic_time() + G_USEC_PER_SEC;
+  guint n;
+  while ((n = count_processes_with(marker)) > 0 && g_get_monotonic_time() < deadline)
+    g_usleep(10 * 1000);
+  return n;
+}
+
+/* Children of this process, and how many of them are zombies. */
+static guint
+count_children(guint *zombies)
+{
+  guint n = 0;
+  *zombies = 0;
+  pid_t self = getpid();
+  g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+  const char *name;
+  while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
+    if (!g_ascii_isdigit(name[0]))
+      continue;
+    g_autofree char *path = g_strdup_printf("/proc/%s/stat", name);
+    g_autofree char *stat = NULL;
+    if (!g_file_get_contents(path, &stat, NULL, NULL))
+      continue;
+    const char *after = strrchr(stat, ')');
+    char state;
+    int ppid;
+    if (after != NULL && sscanf(after + 1, " %c %d", &state, &ppid) == 2 && ppid == self) {
+      n++;
+      if (state == 'Z')
+        (*zombies)++;
+    }
+  }
+  return n;
+}
+
+static char *
+unique_marker(void)
+{
+  static int counter;
+  return g_strdup_printf("%d.%d%d", 1000 + g_random_int_range(0, 1000), getpid(), ++counter);
+}
+
+/* ---- Cells ------------------------------------------------------------------------ */
+
+static void
+test_subprocess_runs_cells(void)
+{
+  g_autoptr(cx_result) result = run("print('hello')\nimport sys\nprint('oops', file=sys.stderr)\n1 + 1");
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "hello\n");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "oops\n");
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(result, 0), "text/plain"), "2");
+
+  g_autoptr(cx_result) failed = run("x = 1\n1 / 0");
+  ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(failed), "1 / 0");
+
+  /* Stateless: a fresh namespace, a fresh process. */
+  g_autoptr(cx_result) fresh = run("'x' in globals()");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(fresh, 0), "text/plain"), "False");
+  g_autoptr(cx_result) pid1 = run("import os; print(os.getpid())");
+  g_autoptr(cx_result) pid2 = run("import os; print(os.getpid())");
+  CU_ASSERT_STRING_NOT_EQUAL(cx_result_get_stdout(pid1, NULL), cx_result_get_stdout(pid2, NULL));
+}
+
+static void
+test_subprocess_output_bytes_and_rich_outputs(void)
+{
+  g_autoptr(cx_result) result =
+    run("import sys\nsys.stdout.buffer.write(b'\\xff\\xfe raw\\n')\n"
+        "display({'a': 1})\nclass H:\n    def _repr_html_(self): return '<b>h</b>'\nH()");
+  ASSERT_CELL_OK(result);
+  gsize len;
+  const char *out = cx_result_get_stdout(result, &len);
+  CU_ASSERT_EQUAL(len, 7);
+  CU_ASSERT_EQUAL(memcmp(out, "\xff\xfe raw\n", 7), 0);
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 2);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(result, 1), "text/html"),
+                         "<b>h</b>");
+}
+
+static void
+test_subprocess_runs_configured_python(void)
+{
+  /* The host's PYTHON* variables must not change the worker's Python. */
+  g_autoptr(cx_backend) backend = open_with("inherit-env", "true", NULL);
+  const char *code = "import sys\nprint(sys.executable, sys.flags.dont_write_bytecode, "
+                     "sys.flags.ignore_environment)";
+  g_autoptr(cx_result) inherited = run_on(backend, code, NULL);
+  g_autoptr(cx_result) clean = run(code);
+  ASSERT_CELL_OK(inherited);
+  g_autofree char *expected = g_strdup_printf("%s 0 1\n", CX_PYTHON_EXECUTABLE);
+  ASSERT_STDOUT(inherited, expected);
+  ASSERT_STDOUT(clean, expected);
+}
+
+/* ---- cwd and env ------------------------------------------------------------------- */
+
+static void
+test_subprocess_cwd_and_env_apply_in_the_cell_only(void)
+{
+  g_autofree char *host_cwd = g_get_current_dir();
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_cwd(options, "/tmp");
+  cx_run_options_add_env(options, "DATASET_ROOT=/tmp/data");
+  g_autoptr(cx_result) result =
+    run_on(shared_backend(), "import os\nprint(os.getcwd())\nprint(os.environ['DATASET_ROOT'])",
+           options);
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "/tmp\n/tmp/data\n");
+  g_autofree char *after = g_get_current_dir();
+  CU_ASSERT_STRING_EQUAL(after, host_cwd);
+  CU_ASSERT_PTR_NULL(g_getenv("DATASET_ROOT"));
+
+  /* The backend's own cwd option, and a cwd that does not exist. */
+  g_autoptr(cx_backend) in_tmp = open_with("cwd", "/tmp", NULL);
+  g_autoptr(cx_result) there = run_on(in_tmp, "import os; print(os.getcwd())", NULL);
+  ASSERT_STDOUT(there, "/tmp\n");
+  g_autoptr(cx_run_options) missing = cx_run_options_new();
+  cx_run_options_set_cwd(missing, "/no/such/dir");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) none = cx_backend_run_cell(shared_backend(), "1", missing, &error);
+  CU_ASSERT_PTR_NULL(none);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "/no/such/dir");
+}
+
+static void
+test_subprocess_environment_is_an_allowlist(void)
+{
+  g_setenv("CX_TEST_HOST_SECRET", "hunter2", TRUE);
+  g_autoptr(cx_backend) clean = open_with("env", "GIVEN=yes", NULL);
+  const char *code = "import os\nprint(os.environ.get('CX_TEST_HOST_SECRET'), "
+                     "os.environ.get('GIVEN'), 'PATH' in os.environ)";
+  g_autoptr(cx_result) result = run_on(clean, code, NULL);
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "None yes True\n");
+  g_autoptr(cx_result) names = run_on(clean, "import os\nprint(sorted(k for k in os.environ "
+                                      "if k not in ('PATH','HOME','LANG','TZ','TMPDIR','GIVEN') "
+                                      "and not k.startswith('LC_')))", NULL);
+  ASSERT_STDOUT(names, "[]\n");
+
+  g_autoptr(cx_backend) inheriting = open_with("inherit-env", "true", NULL);
+  g_autoptr(cx_result) inherited = run_on(inheriting, code, NULL);
+  ASSERT_STDOUT(inherited, "hunter2 None True\n");
+  g_unsetenv("CX_TEST_HOST_SECRET");
+}
+
+/* ---- Deadlines --------------------------------------------------------------------- */
+
+static void
+test_subprocess_timeout_interrupts_sleep(void)
+{
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_timeout(options, 2.0);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result =
+    run_on(shared_backend(), "print('before')\nimport time; time.sleep(5)", options);
+  double elapsed = seconds_since(start);
+  ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "timeout of 2 s");
+  ASSERT_STDOUT(result, "before\n");
+  CU_ASSERT_TRUE(elapsed >= 1.9);
+  if (elapsed >= 2.5)
+    fprintf(stderr, "\n  timeout took %.3f s\n", elapsed);
+  CU_ASSERT_TRUE(elapsed < 2.5);
+}
+
+static void
+test_subprocess_timeout_kills_a_cell_ignoring_sigint(void)
+{
+  g_autoptr(cx_backend) backend = open_with("timeout", "0.5", NULL);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = run_on(backend,
+    "import time, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "print('stubborn', flush=True)\nwhile True:\n    pass", NULL);
+  double elapsed = seconds_since(start);
+  ASSERT_ERROR_TYPE(result, "TimeoutError");
+  /* Printed before the kill: it was streamed. */
+  ASSERT_STDOUT(result, "stubborn\n");
+  if (elapsed >= 0.5 + 0.1 + 0.1)
+    fprintf(stderr, "\n  kill took %.3f s\n", elapsed);
+  CU_ASSERT_TRUE(elapsed < 0.5 + 0.1 + 0.1); /* + 100 ms, and slack for a loaded machine */
+  g_autoptr(cx_result) next = run_on(backend, "print('next')", NULL);
+  ASSERT_STDOUT(next, "next\n");
+}
+
+static void
+test_subprocess_leaves_no_process_behind(void)
+{
+  g_autofree char *marker = unique_marker();
+  /* A child, a grandchild, and a daemon in a session of its own. */
+  g_autofree char *code = g_strdup_printf(
+    "import subprocess\n"
+    "subprocess.Popen(['sleep', '%s'])\n"
+    "subprocess.Popen(['sh', '-c', 'sleep %s & wait'])\n"
+    "subprocess.Popen(['sleep', '%s'], start_new_session=True)\n"
+    "print('started')", marker, marker, marker);
+  g_autoptr(cx_result) finished = run(code);
+  ASSERT_CELL_OK(finished);
+  CU_ASSERT_EQUAL(processes_left_with(marker), 0);
+
+  /* The same from a cell killed at its deadline, with a double-forked daemon. */
+  g_autofree char *marker2 = unique_marker();
+  g_autofree char *stuck = g_strdup_printf(
+    "import os, subprocess, signal, time\n"
+    "subprocess.Popen(['sleep', '%s'])\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        os.execvp('sleep', ['sleep', '%s'])\n"
+    "    os._exit(0)\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "time.sleep(60)", marker2, marker2);
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_timeout(options, 0.5);
+  g_autoptr(cx_result) killed = run_on(shared_backend(), stuck, options);
+  ASSERT_ERROR_TYPE(killed, "TimeoutError");
+  CU_ASSERT_EQUAL(processes_left_with(marker2), 0);
+}
+
+static void
+test_subprocess_no_zombies_no_leaked_fds(void)
+{
+  cx_backend *backend = shared_backend();
+  g_autoptr(cx_result) warm = run("1"); /* the server runs */
+  guint zombies;
+  guint children_before = count_children(&zombies);
+  guint fds_before = count_open_fds();
+  g_autoptr(cx_run_options) quick = cx_run_options_new();
+  cx_run_options_set_timeout(quick, 0.2);
+  const char *cells[] = {
+    "print('ok')", "1/0", "import os; os._exit(1)", "import ctypes; ctypes.string_at(0)",
+    "import time; time.sleep(3)", "import subprocess; subprocess.Popen(['true'])",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cells); i++) {
+    g_autoptr(cx_result) result = run_on(backend, cells[i], quick);
+    g_autoptr(GError) error = NULL;
+    cx_session *session = cx_session_open(backend, &error);
+    CX_ASSERT_NO_ERROR(error);
+    g_autoptr(cx_result) in_session = cx_session_run_cell(session, cells[i], quick, &error);
+    CX_ASSERT_NO_ERROR(error);
+    cx_session_close(session);
+  }
+  CU_ASSERT_EQUAL(count_open_fds(), fds_before);
+  CU_ASSERT_EQUAL(count_children(&zombies), children_before);
+  CU_ASSERT_EQUAL(zombies, 0);
+}
+
+/* ---- Interrupts -------------------------------------------------------------------- */
+
+typedef struct {
+  cx_backend *backend;
+  cx_session *session;
+} interrupt_target;
+
+static gpointer
+interrupt_later(gpointer data)
+{
+  interrupt_target *target = data;
+  g_usleep(300 * 1000);
+  g_autoptr(GError) error = NULL;
+  if (target->session != NULL)
+    cx_session_interrupt(target->session, &error);
+  else
+    cx_backend_interrupt(target->backend, &error);
+  return NULL;
+}
+
+static void
+test_subprocess_interrupt_session_cell(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) set = session_run(session, "x = 41");
+  ASSERT_CELL_OK(set);
+
+  interrupt_target target = { .session = session };
+  GThread *thread = g_thread_new("interrupter", interrupt_later, &target);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) interrupted =
+    session_run(session, "import time\nprint('waiting')\ntime.sleep(10)");
+  g_thread_join(thread);
+  ASSERT_ERROR_TYPE(interrupted, "KeyboardInterrupt");
+  ASSERT_STDOUT(interrupted, "waiting\n");
+  CU_ASSERT_TRUE(seconds_since(start) < 5);
+
+  /* The session survived, and an interrupt while idle does nothing. */
+  CU_ASSERT_TRUE(cx_session_interrupt(session, &error));
+  g_autoptr(cx_result) after = session_run(session, "x + 1");
+  ASSERT_CELL_OK(after);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(after, 0), "text/plain"), "42");
+  CU_ASSERT_PTR_NULL(cx_result_get_extra(after, "session_restarted"));
+}
+
+static void
+test_subprocess_interrupt_stateless_cell(void)
+{
+  interrupt_target target = { .backend = shared_backend() };
+  GThread *thread = g_thread_new("interrupter", interrupt_later, &target);
+  g_autoptr(cx_result) result = run("import time; time.sleep(10)");
+  g_thread_join(thread);
+  ASSERT_ERROR_TYPE(result, "KeyboardInterrupt");
+}
+
+/* ---- Sessions ---------------------------------------------------------------------- */
+
+static void
+test_subprocess_session_keeps_state_and_survives_crashes(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) first = session_run(session, "import os\nx = 1\nos.getpid()");
+  g_autoptr(cx_result) second = session_run(session, "x += 1\nprint(x)\nos.getpid()");
+  ASSERT_CELL_OK(second);
+  ASSERT_STDOUT(second, "2\n");
+  /* One dedicated process. */
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(first, 0), "text/plain"),
+                         json_object_get_string_member(cx_result_get_output(second, 0), "text/plain"));
+
+  g_autoptr(cx_result) crashed = session_run(session, "print('bye')\nimport os; os.abort()");
+  ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(crashed), "SIGABRT");
+  ASSERT_STDOUT(crashed, "bye\n");
+
+  /* A new process, with a clean namespace, and the result says so. */
+  g_autoptr(cx_result) restarted = session_run(session, "'x' in globals()");
+  ASSERT_CELL_OK(restarted);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(restarted, 0), "text/plain"), "False");
+  CU_ASSERT_PTR_NOT_NULL(cx_result_get_extra(restarted, "session_restarted"));
+}
+
+/* ---- Crashes ----------------------------------------------------------------------- */
+
+static void
+test_subprocess_crashes_are_results(void)
+{
+  static const struct { const char *code, *signal_or_status; } crashes[] = {
+    { "print('before')\nimport ctypes\nctypes.string_at(0)", "SIGSEGV" },
+    { "print('before')\nimport os\nos._exit(3)", "status 3" },
+    { "print('before')\nimport os, signal\nos.kill(os.getpid(), signal.SIGTERM)", "SIGTERM" },
+    /* SIGKILL cannot be caught: output reaches the host only as it is
+     * streamed, every 20 ms. */
+    { "print('before')\nimport os, signal, time\ntime.sleep(0.1)\nos.kill(os.getpid(), signal.SIGKILL)", "SIGKILL" },
+    { "print('before')\nimport os\nos.abort()", "SIGABRT" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(crashes); i++) {
+    g_autoptr(cx_result) result = run(crashes[i].code);
+    ASSERT_ERROR_TYPE(result, "WorkerCrashed");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(result), crashes[i].signal_or_status);
+    ASSERT_STDOUT(result, "before\n");
+    g_autoptr(cx_result) next = run("print('next')");
+    ASSERT_STDOUT(next, "next\n");
+  }
+}
+
+static void
+test_subprocess_fork_in_cell_uses_real_exit(void)
+{
+  /* The classic fork idiom: the child's os._exit must end the child only. */
+  g_autoptr(cx_result) result =
+    run("import os\npid = os.fork()\nif pid == 0:\n    os._exit(7)\n"
+        "_, status = os.waitpid(pid, 0)\nprint(os.waitstatus_to_exitcode(status))");
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "7\n");
+}
+
+static void
+test_subprocess_respawns_dead_server(void)
+{
+  g_autoptr(cx_backend) backend = open_with(NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) info = cx_backend_query(backend, "info", &error);
+  CX_ASSERT_NO_ERROR(error);
+  gint64 server = json_object_get_int_member(json_node_get_object(info), "server_pid");
+  CU_ASSERT_TRUE_FATAL(server > 1);
+  kill((pid_t)server, SIGKILL);
+  g_usleep(50 * 1000);
+  g_autoptr(cx_result) result = run_on(backend, "print('alive')", NULL);
+  ASSERT_STDOUT(result, "alive\n");
+  g_autoptr(JsonNode) again = cx_backend_query(backend, "info", &error);
+  CU_ASSERT_NOT_EQUAL(json_object_get_int_member(json_node_get_object(again), "server_pid"), server);
+}
+
+static void
+test_subprocess_malformed_frames_are_contained(void)
+{
+  /* Garbage, then a frame cut short, on the cell's own channel (fd 3). */
+  g_autoptr(cx_result) garbage =
+    run("import os\nprint('before', flush=True)\nos.write(3, b'\\xff\\xff\\xff\\xffjunk')\n"
+        "import time; time.sleep(5)");
+  ASSERT_ERROR_TYPE(garbage, "WorkerCrashed");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(garbage), "protocol");
+  g_autoptr(cx_result) truncated =
+    run("import os\nos.write(3, b'\\x00\\x00\\x01\\x00Ohalf')\nos._exit(0)");
+  ASSERT_ERROR_TYPE(truncated, "WorkerCrashed");
+  g_autoptr(cx_result) unknown = run("import os\nos.write(3, b'\\x00\\x00\\x00\\x00?')\nimport time; time.sleep(5)");
+  ASSERT_ERROR_TYPE(unknown, "WorkerCrashed");
+  g_autoptr(cx_result) next = run("print('fine')");
+  ASSERT_STDOUT(next, "fine\n");
+}
+
+/* ---- Limits ------------------------------------------------------------------------ */
+
+static void
+test_subprocess_memory_limit(void)
+{
+  g_autoptr(cx_backend) backend = open_with("memory-limit", "1G", NULL);
+  g_autoptr(cx_result) result = run_on(backend, "x = bytearray(3 * 1024**3)", NULL);
+  ASSERT_ERROR_TYPE(result, "MemoryError");
+  g_autoptr(cx_result) fits = run_on(backend, "x = bytearray(64 * 1024**2); print(len(x))", NULL);
+  ASSERT_CELL_OK(fits);
+}
+
+static void
+test_subprocess_cpu_limit(void)
+{
+  g_autoptr(cx_backend) backend = open_with("cpu-limit", "1", NULL);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = run_on(backend, "print('spinning', flush=True)\nwhile True:\n    pass", NULL);
+  ASSERT_ERROR_TYPE(result, "CPUTimeExceeded");
+  ASSERT_STDOUT(result, "spinning\n");
+  CU_ASSERT_TRUE(seconds_since(start) < 5);
+
+  /* In a session, each cell gets its own second. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  for (int i = 0; i < 2; i++) {
+    g_autoptr(cx_result) busy =
+      session_run(session, "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass");
+    ASSERT_CELL_OK(busy);
+  }
+}
+
+static void
+test_subprocess_process_and_file_size_limits(void)
+{
+  g_autoptr(cx_backend) backend = open_with("max-processes", "1", "file-size-limit", "1K", NULL);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_cwd(options, dir);
+  g_autoptr(cx_result) big_file =
+    run_on(backend, "with open('big', 'wb') as f:\n    f.write(b'x' * 10000)", options);
+  ASSERT_ERROR_TYPE(big_file, "OSError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(big_file), "File too large");
+
+  if (geteuid() != 0) { /* root is not bound by RLIMIT_NPROC */
+    g_autoptr(cx_result) forked = run_on(backend, "import subprocess\nsubprocess.run(['true'])", NULL);
+    ASSERT_ERROR_TYPE(forked, "BlockingIOError");
+  }
+}
+
+static void
+test_subprocess_output_limit_keeps_head_and_tail(void)
+{
+  g_autoptr(cx_backend) backend = open_with("output-limit", "1K", NULL);
+  g_autoptr(cx_result) result = run_on(backend,
+    "print('HEAD')\nfor i in range(3000):\n    print('line', i)\nprint('TAIL')", NULL);
+  ASSERT_CELL_OK(result);
+  gsize len;
+  const char *out = cx_result_get_stdout(result, &len);
+  CU_ASSERT_TRUE(g_str_has_prefix(out, "HEAD\nline 0\n"));
+  CU_ASSERT_TRUE(g_str_has_suffix(out, "line 2999\nTAIL\n"));
+  CX_ASSERT_CONTAINS(out, "bytes omitted");
+  CU_ASSERT_TRUE(len < 1024 + 100);
+  JsonNode *truncated = cx_result_get_extra(result, "truncated");
+  CU_ASSERT_TRUE_FATAL(truncated != NULL && JSON_NODE_HOLDS_OBJECT(truncated));
+  JsonObject *detail = json_object_get_object_member(json_node_get_object(truncated), "stdout");
+  CU_ASSERT_TRUE(json_object_get_int_member(detail, "total_bytes") > 20000);
+  CU_ASSERT_TRUE(json_object_get_int_member(detail, "omitted_bytes") > 19000);
+
+  /* A cell that prints forever is stopped, its output still bounded. */
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) forever = run_on(backend, "while True:\n    print('x' * 100)", NULL);
+  ASSERT_ERROR_TYPE(forever, "OutputLimitExceeded");
+  cx_result_get_stdout(forever, &len);
+  CU_ASSERT_TRUE(len < 1024 + 100);
+  CU_ASSERT_TRUE(seconds_since(start) < 5);
+}
+
+/* ---- Modes, concurrency, configuration ----------------------------------------------- */
+
+static void
+test_subprocess_spawn_mode(void)
+{
+  g_autoptr(cx_backend) backend = open_with("mode", "spawn", NULL);
+  g_autoptr(cx_result) result = run_on(backend, "import sys\nprint('asyncio' in sys.modules)\n2 * 21", NULL);
+  ASSERT_CELL_OK(result);
+  ASSERT_STDOUT(result, "True\n"); /* warmed, as a fork server's */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) set = session_run(session, "y = 5");
+  g_autoptr(cx_result) get = session_run(session, "print(y)");
+  ASSERT_STDOUT(get, "5\n");
+}
+
+static gpointer
+run_many(gpointer data)
+{
+  guint failures = 0;
+  for (int i = 0; i < 20; i++) {
+    g_autofree char *code = g_strdup_printf("print(%d)", i);
+    g_autofree char *expected = g_strdup_printf("%d\n", i);
+    g_autoptr(cx_result) result = cx_backend_run_cell(data, code, NULL, NULL);
+    if (result == NULL || strcmp(cx_result_get_stdout(result, NULL), expected) != 0)
+      failures++;
+  }
+  return GUINT_TO_POINTER(failures);
+}
+
+static void
+test_subprocess_concurrent_callers(void)
+{
+  GThread *threads[3];
+  for (guint i = 0; i < G_N_ELEMENTS(threads); i++)
+    threads[i] = g_thread_new("caller", run_many, shared_backend());
+  for (guint i = 0; i < G_N_ELEMENTS(threads); i++)
+    CU_ASSERT_EQUAL(GPOINTER_TO_UINT(g_thread_join(threads[i])), 0);
+}
+
+static cx_backend *
+open_expecting_error(GError **error, const char *key, const char *value)
+{
+  const cx_plugin_info *info = cx_registry_lookup(test_registry(), "subprocess", NULL);
+  cx_options *options = cx_options_new("subprocess", cx_plugin_info_get_options(info));
+  g_assert(cx_options_set(options, key, value, NULL));
+  return cx_backend_open(test_registry(), "subprocess", options, error);
+}
+
+static void
+test_subprocess_bad_configuration(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) missing = open_expecting_error(&error, "worker", "/no/such/cellexec-worker");
+  CU_ASSERT_PTR_NULL(missing);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "/no/such/cellexec-worker");
+  g_clear_error(&error);
+
+  g_autoptr(cx_backend) not_a_worker = open_expecting_error(&error, "worker", "/bin/true");
+  CU_ASSERT_PTR_NULL(not_a_worker);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  g_clear_error(&error);
+
+  g_autoptr(cx_backend) bad_mode = open_expecting_error(&error, "mode", "threads");
+  CU_ASSERT_PTR_NULL(bad_mode);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "mode must be");
+}
+
+void
+cx_test_register(void)
+{
+  /* The worker must behave the same whatever the host's Python settings. */
+  g_setenv("PYTHONDONTWRITEBYTECODE", "1", TRUE);
+  g_setenv("PYTHONUNBUFFERED", "1", TRUE);
+
+  static const cx_test_case cells[] = {
+    { "test_subprocess_runs_cells", test_subprocess_runs_cells },
+    { "test_subprocess_output_bytes_and_rich_outputs", test_subprocess_output_bytes_and_rich_outputs },
+    { "test_subprocess_runs_configured_python", test_subprocess_runs_configured_python },
+    { "test_subprocess_cwd_and_env_apply_in_the_cell_only", test_subprocess_cwd_and_env_apply_in_the_cell_only },
+    { "test_subprocess_environment_is_an_allowlist", test_subprocess_environment_is_an_allowlist },
+    { NULL }
+  };
+  static const cx_test_case deadlines[] = {
+    { "test_subprocess_timeout_interrupts_sleep", test_subprocess_timeout_interrupts_sleep },
+    { "test_subprocess_timeout_kills_a_cell_ignoring_sigint", test_subprocess_timeout_kills_a_cell_ignoring_sigint },
+    { "test_subprocess_leaves_no_process_behind", test_subprocess_leaves_no_process_behind },
+    { "test_subprocess_no_zombies_no_leaked_fds", test_subprocess_no_zombies_no_leaked_fds },
+    { "test_subprocess_interrupt_session_cell", test_subprocess_interrupt_session_cell },
+    { "test_subprocess_interrupt_stateless_cell", test_subprocess_interrupt_stateless_cell },
+    { NULL }
+  };
+  static const cx_test_case isolation[] = {
+    { "test_subprocess_session_keeps_state_and_survives_crashes", test_subprocess_session_keeps_state_and_survives_crashes },
+    { "test_subprocess_crashes_are_results", test_subprocess_crashes_are_results },
+    { "test_subprocess_fork_in_cell_uses_real_exit", test_subprocess_fork_in_cell_uses_real_exit },
+    { "test_subprocess_respawns_dead_server", test_subprocess_respawns_dead_server },
+    { "test_subprocess_malformed_frames_are_contained", test_subprocess_malformed_frames_are_contained },
+    { NULL }
+  };
+  static const cx_test_case limits[] = {
+    { "test_subprocess_memory_limit", test_subprocess_memory_limit },
+    { "test_subprocess_cpu_limit", test_subprocess_cpu_limit },
+    { "test_subprocess_process_and_file_size_limits", test_subprocess_process_and_file_size_limits },
+    { "test_subprocess_output_limit_keeps_head_and_tail", test_subprocess_output_limit_keeps_head_and_tail },
+    { NULL }
+  };
+  static const cx_test_case modes[] = {
+    { "test_subprocess_spawn_mode", test_subprocess_spawn_mode },
+    { "test_subprocess_concurrent_callers", test_subprocess_concurrent_callers },
+    { "test_subprocess_bad_configuration", test_subprocess_bad_configuration },
+    { NULL }
+  };
+  cx_test_add_suite("subprocess cells", cells);
+  cx_test_add_suite("subprocess deadlines", deadlines);
+  cx_test_add_suite("subprocess isolation", isolation);
+  cx_test_add_suite("subprocess limits", limits);
+  cx_test_add_suite("subprocess modes", modes);
+}
