@@ -91,7 +91,7 @@ tests_libcxtest_la_SOURCES = tests/cx_test_main.c tests/cx_test.h
 tests_libcxtest_la_CFLAGS = $(TEST_CFLAGS)
 
 CORE_TESTS = tests/test_result tests/test_options tests/test_registry tests/test_config \
-	tests/test_backend tests/test_fake tests/test_cli tests/test_debug_export
+	tests/test_backend tests/test_fake tests/test_cli tests/test_debug_export tests/test_executor
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
 
@@ -123,15 +123,19 @@ tests_test_debug_export_SOURCES = tests/test_debug_export.c
 tests_test_debug_export_CFLAGS = $(TEST_CFLAGS)
 tests_test_debug_export_LDADD = $(TEST_LDADD)
 
+tests_test_executor_SOURCES = tests/test_executor.c
+tests_test_executor_CFLAGS = $(TEST_CFLAGS)
+tests_test_executor_LDADD = $(TEST_LDADD)
+
 tests_test_cli_SOURCES = tests/test_cli.c
 tests_test_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_cli_LDADD = $(TEST_LDADD)
 
 # The exported surface of the library and the plugins.
-TESTS += tests/check_symbols.sh tests/check_abi.sh
+TESTS += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(SHELL)
-EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/lsan.supp tests/valgrind.supp \
+EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh examples/executor_demo.c tests/lsan.supp tests/valgrind.supp \
 	lib/libcellexec.abi
 
 # Refresh the ABI baseline after an intended, compatible addition.

@@ -43,7 +43,9 @@ typedef struct {
   const char *type;      /* exception class name, e.g. "ZeroDivisionError" */
   const char *message;   /* str(exc) */
   const char *traceback; /* formatted traceback, line numbers as the host sees them */
-  int line;              /* line of the code where it was raised, or 0 */
+  int line;              /* line of the step's code where it was raised (or
+                          * made the call that raised), line offset applied;
+                          * 0 when unknown */
 } cx_python_error;
 
 /* The Python details of ERROR, or NULL if ERROR is not CX_ERROR_PYTHON. */
@@ -163,6 +165,8 @@ CX_EXPORT void cx_backend_set_debug_exporter(cx_backend *backend, cx_debug_expor
 /* "<stem>_debug_export_<UTC timestamp>.md" in the current directory, for
  * SOURCE_PATH "dir/<stem>.ext" (e.g. "program.kedi"); a new string. */
 CX_EXPORT char *cx_default_debug_export_path(const char *source_path);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cx_env, cx_env_free)
 
 G_END_DECLS
 

@@ -15,6 +15,7 @@
 #include <cellexec/plugin.h>
 
 #include "pyembed/pyembed.h"
+#include "pyembed/executor.h"
 
 typedef struct {
   gboolean isolated;
@@ -23,6 +24,8 @@ typedef struct {
 typedef struct {
   local_backend *backend;
   cx_pyembed_session *python;
+  cx_pyembed_executor *executor; /* made by the first executor operation */
+  GMutex executor_lock;
 } local_session;
 
 static const cx_option_spec local_options[] = {
@@ -104,6 +107,7 @@ local_session_open(cx_backend_instance *instance, GError **error)
   local_session *session = g_new0(local_session, 1);
   session->backend = backend;
   session->python = python;
+  g_mutex_init(&session->executor_lock);
   return session;
 }
 
@@ -121,6 +125,8 @@ static void
 local_session_close(cx_session_instance *instance)
 {
   local_session *session = instance;
+  cx_pyembed_executor_free(session->executor);
+  g_mutex_clear(&session->executor_lock);
   cx_pyembed_session_free(session->python);
   g_free(session);
 }
@@ -160,5 +166,104 @@ static const cx_backend_vtable local_backend_vtable = {
   .query = local_query,
 };
 
+/* ---- The executor operations: pyembed/executor.h does the work. ---- */
+
+/* The session's executor (its table of references), made on first use. */
+static cx_pyembed_executor *
+local_executor(local_session *session, GError **error)
+{
+  g_mutex_lock(&session->executor_lock);
+  if (session->executor == NULL)
+    session->executor = cx_pyembed_executor_new(error);
+  cx_pyembed_executor *executor = session->executor;
+  g_mutex_unlock(&session->executor_lock);
+  return executor;
+}
+
+static cx_env_instance *
+local_execute_prelude_incremental(cx_session_instance *instance, cx_env_instance *env,
+                                  const char *code, GError **error)
+{
+  cx_pyembed_executor *executor = local_executor(instance, error);
+  cx_pyembed_env *target = env;
+  if (executor == NULL || (target == NULL && (target = cx_pyembed_env_new(executor, error)) == NULL))
+    return NULL;
+  if (!cx_pyembed_env_execute(target, code, NULL, 0, "<prelude>", error)) {
+    if (env == NULL)
+      cx_pyembed_env_free(target);
+    return NULL;
+  }
+  return target;
+}
+
+static cx_env_instance *
+local_execute_prelude(cx_session_instance *session, const char *code, GError **error)
+{
+  return local_execute_prelude_incremental(session, NULL, code, error);
+}
+
+static JsonNode *
+local_evaluate_inline(cx_session_instance *session, cx_env_instance *env, const char *code,
+                      JsonObject *locals, GError **error)
+{
+  return cx_pyembed_env_evaluate_inline(env, code, locals, error);
+}
+
+static JsonNode *
+local_execute_block(cx_session_instance *session, cx_env_instance *env, const char *code,
+                    JsonObject *locals, GError **error)
+{
+  return cx_pyembed_env_execute_block(env, code, locals, error);
+}
+
+static gboolean
+local_execute_side_effects(cx_session_instance *session, cx_env_instance *env, const char *code,
+                           JsonObject *bindings, int line_offset, GError **error)
+{
+  return cx_pyembed_env_execute(env, code, bindings, line_offset, "<side_effects>", error);
+}
+
+static gboolean
+local_create_dynamic_function(cx_session_instance *session, cx_env_instance *env,
+                              const char *name, const char *const *params, JsonObject *defaults,
+                              cx_host_function function, gpointer user_data,
+                              GDestroyNotify destroy, GError **error)
+{
+  return cx_pyembed_env_bind_function(env, name, params, defaults, function, user_data, destroy,
+                                      error);
+}
+
+static JsonNode *
+local_evaluate_type_expression(cx_session_instance *session, cx_env_instance *env,
+                               const char *code, GError **error)
+{
+  return cx_pyembed_env_evaluate_type_expression(env, code, error);
+}
+
+static JsonObject *
+local_env_snapshot(cx_session_instance *session, cx_env_instance *env, GError **error)
+{
+  return cx_pyembed_env_snapshot(env, error);
+}
+
+static void
+local_env_free(cx_session_instance *session, cx_env_instance *env)
+{
+  cx_pyembed_env_free(env);
+}
+
+static const cx_executor_vtable local_executor_vtable = {
+  .struct_size = sizeof(cx_executor_vtable),
+  .execute_prelude = local_execute_prelude,
+  .execute_prelude_incremental = local_execute_prelude_incremental,
+  .evaluate_inline = local_evaluate_inline,
+  .execute_block = local_execute_block,
+  .execute_side_effects = local_execute_side_effects,
+  .create_dynamic_function = local_create_dynamic_function,
+  .evaluate_type_expression = local_evaluate_type_expression,
+  .env_snapshot = local_env_snapshot,
+  .env_free = local_env_free,
+};
+
 CX_PLUGIN_DEFINE("local", PACKAGE_VERSION, "CPython embedded in the host process",
-                 local_options, &local_backend_vtable, NULL, local_init)
+                 local_options, &local_backend_vtable, &local_executor_vtable, local_init)
