@@ -1,5 +1,5 @@
 # pyembed: the embedded-CPython runtime, a convenience library shared by the
-# local backend (plugins/local) and, later, the subprocess worker.
+# local backend (plugins/local) and the subprocess worker.
 noinst_LTLIBRARIES += pyembed/libcxpyembed.la
 pyembed_libcxpyembed_la_SOURCES = \
 	pyembed/pyembed.h \
@@ -10,22 +10,25 @@ pyembed_libcxpyembed_la_SOURCES = \
 	pyembed/convert.c \
 	pyembed/display.c \
 	pyembed/native.c \
-	pyembed/cell.c
-nodist_pyembed_libcxpyembed_la_SOURCES = pyembed/helper-py.h
+	pyembed/cell.c \
+	pyembed/executor.h \
+	pyembed/executor.c
+nodist_pyembed_libcxpyembed_la_SOURCES = pyembed/helper-py.h pyembed/executor-py.h
 # -I$(top_builddir): the generated pyembed/helper-py.h.
 pyembed_libcxpyembed_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 pyembed_libcxpyembed_la_CFLAGS = $(PLUGIN_CFLAGS) $(PYTHON_EMBED_CFLAGS)
 pyembed_libcxpyembed_la_LIBADD = $(PYTHON_EMBED_LIBS)
 
-# helper.py, the Python half of the runtime, compiled in as a C string.
-BUILT_SOURCES += pyembed/helper-py.h
-CLEANFILES += pyembed/helper-py.h
-EXTRA_DIST += pyembed/helper.py
-pyembed/helper-py.h: $(srcdir)/pyembed/helper.py $(srcdir)/pyembed/pyembed.mk
+# The Python halves of the runtime (helper.py, executor.py) are compiled in
+# as C strings: pyembed/NAME.py becomes cx__pyembed_NAME_source in
+# pyembed/NAME-py.h.
+BUILT_SOURCES += pyembed/helper-py.h pyembed/executor-py.h
+CLEANFILES += pyembed/helper-py.h pyembed/executor-py.h
+EXTRA_DIST += pyembed/helper.py pyembed/executor.py
+pyembed/%-py.h: $(srcdir)/pyembed/%.py $(srcdir)/pyembed/pyembed.mk
 	$(AM_V_GEN)$(MKDIR_P) pyembed && { \
-	  echo '/* Generated from pyembed/helper.py by pyembed/pyembed.mk: do not edit. */'; \
-	  echo 'static const char cx__pyembed_helper_source[] ='; \
-	  $(SED) -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/  "/' -e 's/$$/\\n"/' \
-	    $(srcdir)/pyembed/helper.py; \
+	  echo '/* Generated from pyembed/$*.py by pyembed/pyembed.mk: do not edit. */'; \
+	  echo 'static const char cx__pyembed_$*_source[] ='; \
+	  $(SED) -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/  "/' -e 's/$$/\\n"/' $<; \
 	  echo '  ;'; \
 	} > $@.tmp && mv $@.tmp $@
