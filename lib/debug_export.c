@@ -355,6 +355,14 @@ cx_default_debug_export_path(const char *source_path)
 
 /* ---- Emission by the core ---------------------------------------------------- */
 
+static void
+deliver(cx_debug_exporter *exporter, const cx_debug_event *event)
+{
+  g_mutex_lock(&emit_lock);
+  exporter->export_event(exporter, event);
+  g_mutex_unlock(&emit_lock);
+}
+
 void
 cx__debug_emit(cx_debug_exporter *exporter, const char *executor, const char *step,
                const char *code, JsonNode *inputs, JsonNode *environment, JsonNode *outputs,
@@ -376,9 +384,7 @@ cx__debug_emit(cx_debug_exporter *exporter, const char *executor, const char *st
     .error_message = python != NULL ? python->message : error != NULL ? error->message : NULL,
     .error_traceback = python != NULL ? python->traceback : NULL,
   };
-  g_mutex_lock(&emit_lock);
-  exporter->export_event(exporter, &event);
-  g_mutex_unlock(&emit_lock);
+  deliver(exporter, &event);
 }
 
 void
@@ -405,7 +411,5 @@ cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, const c
     .error_message = cx_result_get_error_message(result),
     .error_traceback = cx_result_get_error_traceback(result),
   };
-  g_mutex_lock(&emit_lock);
-  exporter->export_event(exporter, &event);
-  g_mutex_unlock(&emit_lock);
+  deliver(exporter, &event);
 }
