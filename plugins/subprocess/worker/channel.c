@@ -372,10 +372,40 @@ become_cell_process(int channel, pid_t server)
   catch_fatal_signals();
 }
 
-void
-cx_worker_serve_channel(int channel_fd, JsonObject *request, pid_t server)
+/* Runs in a spare right after the fork, before any request: pays for the
+ * copy-on-write faults every cell would take on the same pages.  The
+ * server ran the same cell before forking, so nothing new is left behind
+ * (not even a compile cache entry). */
+static void
+prewarm(void)
 {
-  become_cell_process(channel_fd, server);
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  g_autoptr(cx_result) result = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run, NULL);
+}
+
+/* Wait for the open request the server forwards: its payload, with the
+ * cell's channel as descriptor.  NULL when the server is gone. */
+static JsonNode *
+receive_request(int server_socket, int *channel_fd)
+{
+  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(server_socket);
+  guint8 type;
+  const guint8 *payload;
+  gsize len;
+  g_autoptr(GError) error = NULL;
+  if (!cx_frame_read_blocking(reader, &type, &payload, &len, &error) || type != CX_MSG_RUN)
+    return NULL;
+  *channel_fd = cx_frame_reader_take_fd(reader);
+  if (*channel_fd < 0)
+    return NULL;
+  return cx_protocol_parse_object(payload, len, "RUN", &error);
+}
+
+void
+cx_worker_spare_main(int server_socket, pid_t server)
+{
+  /* The server's socket sits where the channel will: nothing else stays open. */
+  become_cell_process(server_socket, server);
 
   static channel_state channel;
   channel.channel = CHANNEL_FD;
@@ -383,21 +413,29 @@ cx_worker_serve_channel(int channel_fd, JsonObject *request, pid_t server)
   g_mutex_init(&channel.write_lock);
   g_mutex_init(&channel.state_lock);
   g_cond_init(&channel.state_changed);
+  the_channel = &channel;
+  /* The streamer first: under a memory or process limit it might not start. */
+  start_streamer(&channel);
+  prewarm();
+
+  int channel_fd = -1;
+  g_autoptr(JsonNode) request_node = receive_request(CHANNEL_FD, &channel_fd);
+  if (request_node == NULL)
+    _exit(0); /* the server shut down, or its request was broken */
+  dup2(channel_fd, CHANNEL_FD); /* closes the server's socket */
+  close(channel_fd);
+  JsonObject *request = json_node_get_object(request_node);
   channel.output_limit =
     (guint64)MAX(json_object_get_int_member_with_default(request, "output_limit", 0), 0);
-  the_channel = &channel;
 
   JsonObject *started = json_object_new();
   json_object_set_int_member(started, "pid", channel.pid);
   if (!cx_protocol_send_object(channel.channel, CX_MSG_STARTED, started, -1, NULL))
     _exit(0); /* the host gave up on this cell already */
 
-  /* The streamer first: under a memory or process limit it might not start. */
-  start_streamer(&channel);
   g_autoptr(GError) error = NULL;
   cx_worker_limits limits;
-  if (!cx_worker_limits_parse(cx_protocol_get_object(request, "limits"),
-                              &limits, &error) ||
+  if (!cx_worker_limits_parse(cx_protocol_get_object(request, "limits"), &limits, &error) ||
       !cx_worker_limits_apply(&limits, &error)) {
     send_error(&channel, error->message);
     _exit(1);

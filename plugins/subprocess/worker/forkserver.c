@@ -9,7 +9,10 @@
  *        └─ session process (one per session)
  *
  * The server reads open requests (RUN with a channel descriptor) from the
- * control channel and forks a process to serve each channel.  When one
+ * control channel and hands each, with its channel, to a spare: a process
+ * forked ahead of need (SPARES of them), set up and warmed up, waiting for
+ * one request.  A process serves one stateless cell or one session, then
+ * exits; every cell gets a fresh one.  When one
  * ends it kills what that process left (orphans the server adopted), then
  * tells the host how it ended (EXITED) on the process's channel.  When the
  * host closes the control channel, everything is killed and the server
@@ -22,6 +25,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,8 +33,20 @@
 #include "plugins/subprocess/worker/worker.h"
 #include "pyembed/pyembed-process.h"
 
-/* pid -> the channel descriptor the server keeps to send EXITED. */
+/* Spares forked ahead of need: a fork costs milliseconds (more on some
+ * virtual machines), so cells should not wait for one.  Two, for two
+ * callers at once. */
+#define SPARES 2
+
+/* pid -> the channel descriptor the server keeps to send EXITED, or -1
+ * for a spare not handed a cell yet. */
 static GHashTable *children;
+/* Spares, oldest first: {pid, the server's end of its socket}. */
+typedef struct {
+  pid_t pid;
+  int socket;
+} spare;
+static GQueue spares = G_QUEUE_INIT;
 
 static void
 send_error_on(int channel, const char *message)
@@ -40,29 +56,78 @@ send_error_on(int channel, const char *message)
   cx_protocol_send_object(channel, CX_MSG_ERROR, error, -1, NULL);
 }
 
-static void
-open_channel(int channel, const guint8 *payload, gsize len)
+static gboolean
+fork_spare(GError **error)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) request = cx_protocol_parse_object(payload, len, "RUN", &error);
-  if (request == NULL) {
-    send_error_on(channel, error->message);
-    close(channel);
-    return;
+  int sockets[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) < 0) {
+    int saved = errno;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot create a socket pair: %s",
+                g_strerror(saved));
+    return FALSE;
   }
   pid_t server = getpid();
   pid_t pid = cx_pyembed_fork();
   if (pid == 0)
-    cx_worker_serve_channel(channel, json_node_get_object(request), server);
+    cx_worker_spare_main(sockets[1], server);
+  int saved = errno;
+  close(sockets[1]);
   if (pid < 0) {
-    int saved = errno;
-    g_autofree char *message = g_strdup_printf(
-      "the worker cannot fork a process for the cell: %s", g_strerror(saved));
-    send_error_on(channel, message);
-    close(channel);
-    return;
+    close(sockets[0]);
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "the worker cannot fork a process for the cell: %s", g_strerror(saved));
+    return FALSE;
   }
-  g_hash_table_insert(children, GINT_TO_POINTER(pid), GINT_TO_POINTER(channel));
+  spare *s = g_new(spare, 1);
+  *s = (spare){ pid, sockets[0] };
+  g_queue_push_tail(&spares, s);
+  g_hash_table_insert(children, GINT_TO_POINTER(pid), GINT_TO_POINTER(-1));
+  return TRUE;
+}
+
+static void
+refill_spares(void)
+{
+  while (g_queue_get_length(&spares) < SPARES && fork_spare(NULL))
+    ;
+}
+
+/* Hand the open request PAYLOAD and CHANNEL to a spare. */
+static void
+open_channel(int channel, const guint8 *payload, gsize len)
+{
+  g_autoptr(GError) error = NULL;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    if (g_queue_is_empty(&spares) && !fork_spare(&error))
+      break;
+    g_autofree spare *s = g_queue_pop_head(&spares);
+    struct iovec part = { (void *)payload, len };
+    gboolean sent = cx_frame_sendv(s->socket, CX_MSG_RUN, &part, 1, channel, NULL);
+    close(s->socket);
+    if (sent) {
+      /* Its EXITED goes on the channel, through our copy. */
+      g_hash_table_insert(children, GINT_TO_POINTER(s->pid), GINT_TO_POINTER(channel));
+      return;
+    }
+    /* That spare died; reap_children() will see it go. */
+  }
+  send_error_on(channel, error != NULL ? error->message : "the worker cannot start a cell process");
+  close(channel);
+}
+
+/* A spare died before it got a cell (killed from outside?). */
+static void
+forget_spare(pid_t pid)
+{
+  for (GList *l = spares.head; l != NULL; l = l->next) {
+    spare *s = l->data;
+    if (s->pid == pid) {
+      close(s->socket);
+      g_free(s);
+      g_queue_delete_link(&spares, l);
+      return;
+    }
+  }
 }
 
 /* Reap what ended; for a cell or session process, sweep its orphans and
@@ -76,6 +141,10 @@ reap_children(void)
     gpointer channel;
     if (pid < 0 || !g_hash_table_steal_extended(children, GINT_TO_POINTER(pid), NULL, &channel))
       continue; /* an adopted orphan */
+    if (GPOINTER_TO_INT(channel) < 0) {
+      forget_spare(pid);
+      continue;
+    }
     /* What is left of its process group, then its adopted descendants. */
     kill(-pid, SIGKILL);
     cx_worker_kill_orphans(children);
@@ -88,6 +157,11 @@ reap_children(void)
 static void
 shut_down(void)
 {
+  spare *s;
+  while ((s = g_queue_pop_head(&spares)) != NULL) {
+    close(s->socket); /* it exits on EOF, or is killed below */
+    g_free(s);
+  }
   GHashTableIter iter;
   gpointer pid;
   g_hash_table_iter_init(&iter, children);
@@ -122,6 +196,7 @@ handle_requests(int control, cx_frame_reader *reader, GError **error)
     }
     open_channel(channel, payload, len);
   }
+  refill_spares();
   return error == NULL || *error == NULL;
 }
 
@@ -148,6 +223,7 @@ cx_worker_serve(int control)
   if (!cx_protocol_send_object(control, CX_MSG_HELLO, hello, -1, &error))
     return 1;
 
+  refill_spares();
   g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(control);
   for (;;) {
     struct pollfd fds[] = { { control, POLLIN, 0 }, { child_events, POLLIN, 0 } };

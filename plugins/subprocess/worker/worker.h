@@ -42,10 +42,15 @@ void cx_worker_kill_orphans(GHashTable *keep);
 
 /* ---- channel.c: the process that serves one cell or one session ---------- */
 
-/* In a child of the fork server: serve CHANNEL (a connected socket) as
- * REQUEST (an open request: {"kind", "limits", "output_limit", "cell"})
- * says, then exit.  SERVER is the fork server's pid. */
-G_GNUC_NORETURN void cx_worker_serve_channel(int channel, JsonObject *request, pid_t server);
+/* The cell every process runs first: the server before forking, each
+ * spare after (see prewarm() in channel.c). */
+#define CX_WORKER_PREWARM_CELL "None"
+
+/* In a spare, a child the fork server forked ahead of need: set up, then
+ * wait on SERVER_SOCKET for an open request ({"kind", "limits",
+ * "output_limit", "cell"}) and the channel that comes with it, serve that
+ * channel as the request says, and exit.  SERVER is the server's pid. */
+G_GNUC_NORETURN void cx_worker_spare_main(int server_socket, pid_t server);
 
 /* For os._exit in a cell: send the output seen so far first. */
 void cx_worker_before_exit(int status);

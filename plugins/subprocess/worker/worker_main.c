@@ -107,5 +107,6 @@ main(int argc, char **argv)
   if (!cx_result_get_success(warm))
     g_printerr("cellexec-worker: warming up failed (%s: %s); carrying on\n",
                cx_result_get_error_type(warm), cx_result_get_error_message(warm));
+  g_autoptr(cx_result) prewarm = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run, NULL);
   return cx_worker_serve(control);
 }

@@ -1,0 +1,16 @@
+# bench/: the subprocess backend against a process per cell started the
+# usual ways (bench/README.md).  Not built by `make`; `make bench-subprocess`
+# builds and runs it.
+EXTRA_PROGRAMS += bench/bench_subprocess
+CLEANFILES += bench/bench_subprocess
+EXTRA_DIST += bench/baseline_subprocess.py
+bench_bench_subprocess_SOURCES = bench/bench_subprocess.c
+bench_bench_subprocess_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCX_BENCH_PLUGINS_DIR='"$(abs_top_builddir)/plugins/.libs"' \
+	-DCX_BENCH_BASELINE='"$(abs_top_srcdir)/bench/baseline_subprocess.py"'
+bench_bench_subprocess_LDADD = libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)
+
+bench-subprocess: bench/bench_subprocess plugins/subprocess.la plugins/subprocess/cellexec-worker
+	CELLEXEC_WORKER='$(abs_top_builddir)/plugins/subprocess/.libs/cellexec-worker' \
+	  bench/bench_subprocess $(BENCH_SUBPROCESS_FLAGS)
+.PHONY: bench-subprocess
