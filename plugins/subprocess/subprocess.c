@@ -494,7 +494,9 @@ subprocess_query(cx_backend_instance *instance, const char *what, GError **error
       json_object_set_member(info, "python", json_node_copy(python));
   }
   g_mutex_unlock(&backend->lock);
-  return json_node_init_object(json_node_alloc(), info);
+  JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+  json_node_take_object(node, info);
+  return node;
 }
 
 static const cx_backend_vtable subprocess_backend_vtable = {
