@@ -640,8 +640,10 @@ test_local_timeout_raises_timeout_error(void)
   ASSERT_CELL_OK(after);
 }
 
+/* use_subprocess is served by the subprocess backend (tests/test_subprocess.c
+ * covers it further): a hard timeout, the host's process untouched. */
 static void
-test_local_use_subprocess_is_unsupported(void)
+test_local_use_subprocess_uses_the_subprocess_backend(void)
 {
   g_autoptr(cx_backend) backend = open_local();
   g_autoptr(cx_run_options) options = cx_run_options_new();
@@ -650,9 +652,9 @@ test_local_use_subprocess_is_unsupported(void)
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_result) result =
     cx_backend_run_cell(backend, "import time; time.sleep(5)", options, &error);
-  CU_ASSERT_PTR_NULL(result);
-  CX_ASSERT_ERROR(error, CX_ERROR_UNSUPPORTED);
-  CX_ASSERT_CONTAINS(error->message, "use_subprocess needs the subprocess backend");
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  ASSERT_ERROR_TYPE(result, "TimeoutError");
 }
 
 typedef struct {
@@ -965,7 +967,7 @@ cx_test_register(void)
   };
   static const cx_test_case control[] = {
     { "test_local_timeout_raises_timeout_error", test_local_timeout_raises_timeout_error },
-    { "test_local_use_subprocess_is_unsupported", test_local_use_subprocess_is_unsupported },
+    { "test_local_use_subprocess_uses_the_subprocess_backend", test_local_use_subprocess_uses_the_subprocess_backend },
     { "test_local_interrupt_stops_stateless_cell", test_local_interrupt_stops_stateless_cell },
     { "test_local_interrupt_stops_session_cell", test_local_interrupt_stops_session_cell },
     { "test_local_interrupt_spares_other_sessions", test_local_interrupt_spares_other_sessions },

@@ -726,6 +726,35 @@ test_subprocess_bad_configuration(void)
   CX_ASSERT_CONTAINS(error->message, "mode must be");
 }
 
+/* ---- The local backend's use_subprocess ------------------------------------------- */
+
+static void
+test_local_use_subprocess_runs_on_this_backend(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) local = cx_backend_open(test_registry(), "local", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_use_subprocess(options, TRUE);
+  cx_run_options_set_timeout(options, 1.0);
+
+  g_autofree char *host_pid = g_strdup_printf("%d\n", getpid());
+  g_autoptr(cx_result) pid = run_on(local, "import os; print(os.getpid())\n1 + 1", options);
+  ASSERT_CELL_OK(pid);
+  CU_ASSERT_STRING_NOT_EQUAL(cx_result_get_stdout(pid, NULL), host_pid);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(pid), 1);
+
+  /* A hard timeout, even for a cell that ignores SIGINT, and a crash that
+   * costs the host nothing. */
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) stuck = run_on(local,
+    "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", options);
+  ASSERT_ERROR_TYPE(stuck, "TimeoutError");
+  CU_ASSERT_TRUE(seconds_since(start) < 1.0 + 0.3);
+  g_autoptr(cx_result) crashed = run_on(local, "import ctypes; ctypes.string_at(0)", options);
+  ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
+}
+
 void
 cx_test_register(void)
 {
@@ -769,6 +798,7 @@ cx_test_register(void)
     { "test_subprocess_spawn_mode", test_subprocess_spawn_mode },
     { "test_subprocess_concurrent_callers", test_subprocess_concurrent_callers },
     { "test_subprocess_bad_configuration", test_subprocess_bad_configuration },
+    { "test_local_use_subprocess_runs_on_this_backend", test_local_use_subprocess_runs_on_this_backend },
     { NULL }
   };
   cx_test_add_suite("subprocess cells", cells);

@@ -12,6 +12,7 @@
 
 #include <dlfcn.h>
 
+#include <cellexec/cellexec.h>
 #include <cellexec/plugin.h>
 
 #include "pyembed/pyembed.h"
@@ -19,6 +20,10 @@
 
 typedef struct {
   gboolean isolated;
+  /* use_subprocess: the subprocess backend, opened on first use. */
+  GMutex subprocess_lock;
+  cx_registry *registry;
+  cx_backend *subprocess;
 } local_backend;
 
 typedef struct {
@@ -63,25 +68,62 @@ local_create(const cx_options *options, GError **error)
     return NULL;
   local_backend *backend = g_new0(local_backend, 1);
   backend->isolated = isolated;
+  g_mutex_init(&backend->subprocess_lock);
   return backend;
 }
 
 static void
 local_destroy(cx_backend_instance *instance)
 {
-  g_free(instance);
+  local_backend *backend = instance;
+  g_clear_pointer(&backend->subprocess, cx_backend_free);
+  g_clear_pointer(&backend->registry, cx_registry_unref);
+  g_mutex_clear(&backend->subprocess_lock);
+  g_free(backend);
+}
+
+/* The subprocess backend, opened through the public API the first time a
+ * cell asks for use_subprocess, with this backend's isolation. */
+static cx_backend *
+local_subprocess_backend(local_backend *backend, GError **error)
+{
+  g_mutex_lock(&backend->subprocess_lock);
+  if (backend->subprocess == NULL) {
+    if (backend->registry == NULL)
+      backend->registry = cx_registry_new(NULL);
+    const cx_plugin_info *info = cx_registry_lookup(backend->registry, "subprocess", error);
+    if (info != NULL) {
+      cx_options *options = cx_options_new("subprocess", cx_plugin_info_get_options(info));
+      if (backend->isolated)
+        cx_options_set(options, "isolated", "true", NULL);
+      backend->subprocess = cx_backend_open(backend->registry, "subprocess", options, error);
+    }
+    if (backend->subprocess == NULL)
+      g_prefix_error(error, "use_subprocess needs the subprocess backend: ");
+  }
+  cx_backend *subprocess = backend->subprocess;
+  g_mutex_unlock(&backend->subprocess_lock);
+  return subprocess;
+}
+
+/* use_subprocess: the cell runs in a process of its own on the subprocess
+ * backend (same result schema, a hard timeout, crash isolation).  A
+ * session's cell runs there too, statelessly: the session's namespace
+ * stays in this process. */
+static cx_result *
+local_run_in_subprocess(local_backend *backend, const char *code, const cx_run_options *run,
+                        GError **error)
+{
+  cx_backend *subprocess = local_subprocess_backend(backend, error);
+  if (subprocess == NULL)
+    return NULL;
+  return cx_backend_run_cell(subprocess, code, run, error);
 }
 
 /* The checks every run makes before Python sees the cell. */
 static gboolean
 local_prepare_run(local_backend *backend, const cx_run_options *run, GError **error)
 {
-  if (cx_run_options_get_use_subprocess(run)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
-                "use_subprocess needs the subprocess backend, which is not installed; "
-                "run the cell without use_subprocess, or select another backend");
-    return FALSE;
-  }
   return cx_pyembed_start(backend->isolated, error);
 }
 
@@ -90,6 +132,8 @@ local_run_cell(cx_backend_instance *instance, const char *code, const cx_run_opt
                GError **error)
 {
   local_backend *backend = instance;
+  if (cx_run_options_get_use_subprocess(run))
+    return local_run_in_subprocess(backend, code, run, error);
   if (!local_prepare_run(backend, run, error))
     return NULL;
   return cx_pyembed_run_cell(backend, NULL, code, run, error);
@@ -116,6 +160,8 @@ local_session_run_cell(cx_session_instance *instance, const char *code,
                        const cx_run_options *run, GError **error)
 {
   local_session *session = instance;
+  if (cx_run_options_get_use_subprocess(run))
+    return local_run_in_subprocess(session->backend, code, run, error);
   if (!local_prepare_run(session->backend, run, error))
     return NULL;
   return cx_pyembed_run_cell(session, session->python, code, run, error);
