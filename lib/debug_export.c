@@ -101,7 +101,9 @@ sanitise_object(const builtin_exporter *self, JsonObject *object)
     g_autofree char *note = g_strdup_printf("%u more members not shown", total - written);
     json_object_set_string_member(out, "...", note);
   }
-  return json_node_init_object(json_node_alloc(), out);
+  JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+  json_node_take_object(node, out);
+  return node;
 }
 
 static JsonNode *
@@ -115,7 +117,9 @@ sanitise_array(const builtin_exporter *self, JsonArray *array)
     g_autofree char *note = g_strdup_printf("... %u more items not shown", total - shown);
     json_array_add_string_element(out, note);
   }
-  return json_node_init_array(json_node_alloc(), out);
+  JsonNode *node = json_node_new(JSON_NODE_ARRAY);
+  json_node_take_array(node, out);
+  return node;
 }
 
 /* A copy of NODE fit for an export: redacted, and capped in size. */
@@ -160,7 +164,9 @@ error_node(const builtin_exporter *self, const cx_debug_event *event)
   json_object_set_string_member(error, "message", message);
   g_autofree char *traceback = capped_text(self, event->error_traceback ? event->error_traceback : "");
   json_object_set_string_member(error, "traceback", traceback);
-  return json_node_init_object(json_node_alloc(), error);
+  JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+  json_node_take_object(node, error);
+  return node;
 }
 
 static void

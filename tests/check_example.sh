@@ -17,7 +17,8 @@ prefix=$(sed -n 's/^prefix=//p' "$pc")
 sed -i "s|^prefix=.*|prefix=$tmp/root$prefix|" "$pc"
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs cellexec)
 libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir cellexec)
-if ${CC:-cc} -o "$tmp/executor_demo" "$srcdir/examples/executor_demo.c" $flags; then
+# EXAMPLE_CFLAGS: a sanitizer build's library needs a sanitized program.
+if ${CC:-cc} ${EXAMPLE_CFLAGS:-} -o "$tmp/executor_demo" "$srcdir/examples/executor_demo.c" $flags; then
   echo "ok   test_example_builds_with_pkg_config"; passed=$((passed + 1))
 else
   echo "FAIL test_example_builds_with_pkg_config"; echo "test_example: $passed passed, 1 failed"; exit 1
