@@ -64,4 +64,29 @@ char *cx_test_write_file(const char *dir, const char *name, const char *contents
     CU_ASSERT_TRUE(ok_);                                                            \
   } while (0)
 
+/* Assertions on cell results, printing what the cell did when they fail. */
+void cx_test_print_unexpected_error(const cx_result *result);
+#define CX_ASSERT_CELL_OK(result)                                                  \
+  do {                                                                            \
+    cx_test_print_unexpected_error(result);                                       \
+    CU_ASSERT_TRUE(cx_result_get_success(result));                               \
+  } while (0)
+#define CX_ASSERT_STDOUT(result, expected)                                        \
+  do {                                                                            \
+    const char *out_ = cx_result_get_stdout((result), NULL);                      \
+    if (strcmp(out_, (expected)) != 0)                                            \
+      fprintf(stderr, "\n  stdout: expected \"%s\", got \"%s\"\n", (expected), out_); \
+    CU_ASSERT_STRING_EQUAL(out_, (expected));                                     \
+  } while (0)
+#define CX_ASSERT_ERROR_TYPE(result, type)                                        \
+  do {                                                                            \
+    CU_ASSERT_FALSE(cx_result_get_success(result));                               \
+    CU_ASSERT_TRUE_FATAL(cx_result_has_error(result));                            \
+    if (strcmp(cx_result_get_error_type(result), (type)) != 0)                    \
+      fprintf(stderr, "\n  expected %s, got %s: %s\n%s", (type),                  \
+              cx_result_get_error_type(result), cx_result_get_error_message(result), \
+              cx_result_get_error_traceback(result));                             \
+    CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), (type));             \
+  } while (0)
+
 #endif /* CX_TEST_H */

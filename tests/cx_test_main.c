@@ -95,6 +95,14 @@ cx_test_write_file(const char *dir, const char *name, const char *contents)
   return path;
 }
 
+void
+cx_test_print_unexpected_error(const cx_result *result)
+{
+  if (cx_result_has_error(result))
+    fprintf(stderr, "\n  cell failed: %s: %s\n%s", cx_result_get_error_type(result),
+            cx_result_get_error_message(result), cx_result_get_error_traceback(result));
+}
+
 static void
 remove_tree(const char *path)
 {

@@ -71,33 +71,6 @@ run(const char *code)
   return run_with(code, NULL);
 }
 
-static void
-print_unexpected_error(const cx_result *result)
-{
-  if (cx_result_has_error(result))
-    fprintf(stderr, "\n  cell failed: %s: %s\n%s", cx_result_get_error_type(result),
-            cx_result_get_error_message(result), cx_result_get_error_traceback(result));
-}
-
-#define ASSERT_CELL_OK(result)                                                    \
-  do {                                                                            \
-    print_unexpected_error(result);                                               \
-    CU_ASSERT_TRUE(cx_result_get_success(result));                               \
-  } while (0)
-
-#define ASSERT_STDOUT(result, expected) \
-  CU_ASSERT_STRING_EQUAL(cx_result_get_stdout((result), NULL), (expected))
-
-#define ASSERT_ERROR_TYPE(result, type)                                           \
-  do {                                                                            \
-    CU_ASSERT_FALSE(cx_result_get_success(result));                               \
-    CU_ASSERT_TRUE_FATAL(cx_result_has_error(result));                            \
-    if (strcmp(cx_result_get_error_type(result), (type)) != 0)                    \
-      fprintf(stderr, "\n  expected %s, got %s: %s\n", (type),                    \
-              cx_result_get_error_type(result), cx_result_get_error_message(result)); \
-    CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), (type));             \
-  } while (0)
-
 /* The text of MIME in output INDEX, or NULL. */
 static const char *
 output_text(const cx_result *result, guint index, const char *mime)
@@ -124,8 +97,8 @@ static void
 test_local_prints_and_displays_last_value(void)
 {
   g_autoptr(cx_result) result = run("print('hello')\n1 + 1");
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "hello\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "hello\n");
   CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "");
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 1);
   assert_output_text(result, 0, "text/plain", "2");
@@ -136,7 +109,7 @@ static void
 test_local_value_follows_statements(void)
 {
   g_autoptr(cx_result) result = run("a = 3\nif a:\n    a += 1\na * 2  # comment\n");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 1);
   assert_output_text(result, 0, "text/plain", "8");
 }
@@ -145,7 +118,7 @@ static void
 test_local_none_value_is_not_displayed(void)
 {
   g_autoptr(cx_result) result = run("x = None\nx");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
   g_autoptr(cx_result) printed = run("print('a')");
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(printed), 0);
@@ -155,10 +128,10 @@ static void
 test_local_semicolon_suppresses_value(void)
 {
   g_autoptr(cx_result) result = run("1 + 1;");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
   g_autoptr(cx_result) commented = run("print('side effect');  # the value is not shown\n");
-  ASSERT_STDOUT(commented, "side effect\n");
+  CX_ASSERT_STDOUT(commented, "side effect\n");
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(commented), 0);
   g_autoptr(cx_result) in_string = run("'a;'");
   assert_output_text(in_string, 0, "text/plain", "'a;'");
@@ -168,12 +141,12 @@ static void
 test_local_last_statement_not_expression(void)
 {
   g_autoptr(cx_result) result = run("x = 5");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
   g_autoptr(cx_result) empty = run("# nothing but a comment\n");
-  ASSERT_CELL_OK(empty);
+  CX_ASSERT_CELL_OK(empty);
   g_autoptr(cx_result) nothing = run("");
-  ASSERT_CELL_OK(nothing);
+  CX_ASSERT_CELL_OK(nothing);
 }
 
 /* ---- Output ------------------------------------------------------------------------ */
@@ -184,8 +157,8 @@ test_local_captures_stderr_in_order(void)
   g_autoptr(cx_result) result =
     run("import sys\nprint('one')\nprint('err1', file=sys.stderr)\nsys.stdout.write('two\\n')\n"
         "sys.stderr.write('err2\\n')\nimport warnings\nwarnings.warn('careful')");
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "one\ntwo\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "one\ntwo\n");
   const char *err = cx_result_get_stderr(result, NULL);
   CU_ASSERT_TRUE(g_str_has_prefix(err, "err1\nerr2\n"));
   CX_ASSERT_CONTAINS(err, "UserWarning: careful");
@@ -196,7 +169,7 @@ test_local_captures_megabytes_of_output(void)
 {
   g_autoptr(cx_result) result =
     run("for i in range(200000):\n    print('%09d' % i)\nprint('x' * 3000000, end='')");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   gsize length;
   const char *out = cx_result_get_stdout(result, &length);
   CU_ASSERT_EQUAL(length, 200000 * 10 + 3000000);
@@ -209,7 +182,7 @@ test_local_keeps_bytes_written_to_buffer(void)
 {
   g_autoptr(cx_result) result =
     run("import sys\nsys.stdout.buffer.write(b'raw\\xff\\n')\nprint('\\u00e9')");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   gsize length;
   const char *out = cx_result_get_stdout(result, &length);
   CU_ASSERT_EQUAL(length, 5 + 3);
@@ -222,8 +195,8 @@ test_local_captures_output_of_threads_the_cell_starts(void)
   g_autoptr(cx_result) result =
     run("import threading\nt = threading.Thread(target=print, args=('from a thread',))\n"
         "t.start(); t.join()");
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "from a thread\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "from a thread\n");
 }
 
 static void
@@ -241,7 +214,7 @@ test_local_restores_streams_after_cell(void)
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) next = cx_session_run_cell(session, "print('seen')", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
-  ASSERT_STDOUT(next, "seen\n");
+  CX_ASSERT_STDOUT(next, "seen\n");
 }
 
 /* ---- Rich display ----------------------------------------------------------------- */
@@ -257,7 +230,7 @@ test_local_displays_rich_reprs(void)
         "    def _repr_svg_(self): return '<svg/>'\n"
         "    def __repr__(self): return 'Rich()'\n"
         "Rich()");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
   assert_output_text(result, 0, "text/plain", "Rich()");
   assert_output_text(result, 0, "text/html", "<b>rich</b>");
@@ -274,7 +247,7 @@ test_local_encodes_binary_reprs_as_base64(void)
         "    def _repr_png_(self): return b'\\x89PNG'\n"
         "    def _repr_jpeg_(self): return (b'\\xff\\xd8', {'width': 1})\n"
         "Picture()");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   assert_output_text(result, 0, "image/png", "iVBORw==");
   assert_output_text(result, 0, "image/jpeg", "/9g=");
   CU_ASSERT_PTR_NOT_NULL(output_text(result, 0, "text/plain"));
@@ -291,7 +264,7 @@ test_local_honours_repr_json_and_mimebundle(void)
         "        return {'text/plain': 'plain', 'application/vnd.custom+json': {'k': 'v'}}\n"
         "    def _repr_html_(self): return '<i>html</i>'\n"
         "display(Data())\nBundle()");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 2);
   JsonObject *data = json_object_get_object_member(cx_result_get_output(result, 0),
                                                    "application/json");
@@ -311,13 +284,13 @@ static void
 test_local_display_appends_outputs_in_order(void)
 {
   g_autoptr(cx_result) result = run("display(1)\ndisplay('a', [2])\nprint('p')\n3");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 4);
   assert_output_text(result, 0, "text/plain", "1");
   assert_output_text(result, 1, "text/plain", "'a'");
   assert_output_text(result, 2, "text/plain", "[2]");
   assert_output_text(result, 3, "text/plain", "3");
-  ASSERT_STDOUT(result, "p\n");
+  CX_ASSERT_STDOUT(result, "p\n");
 }
 
 static void
@@ -327,7 +300,7 @@ test_local_allowed_mime_types_filter_bundles(void)
   cx_run_options_add_allowed_mime_type(options, "text/html");
   g_autoptr(cx_result) result =
     run_with("class H:\n    def _repr_html_(self): return '<p/>'\ndisplay(H())\n42", options);
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   /* 42 has text/plain only, which is filtered out: no bundle at all. */
   CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
   assert_output_text(result, 0, "text/html", "<p/>");
@@ -340,10 +313,10 @@ test_local_raising_repr_is_cell_error(void)
   g_autoptr(cx_result) result =
     run("class Bad:\n    def __repr__(self):\n        raise ValueError('no repr')\n"
         "print('before')\nBad()");
-  ASSERT_ERROR_TYPE(result, "ValueError");
+  CX_ASSERT_ERROR_TYPE(result, "ValueError");
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "no repr");
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "raise ValueError('no repr')");
-  ASSERT_STDOUT(result, "before\n");
+  CX_ASSERT_STDOUT(result, "before\n");
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
 }
 
@@ -352,7 +325,7 @@ test_local_non_json_repr_json_is_cell_error(void)
 {
   g_autoptr(cx_result) result =
     run("class J:\n    def _repr_json_(self): return {'s': {1, 2}}\nJ()");
-  ASSERT_ERROR_TYPE(result, "TypeError");
+  CX_ASSERT_ERROR_TYPE(result, "TypeError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "set");
 }
 
@@ -362,14 +335,14 @@ static void
 test_local_exception_becomes_error(void)
 {
   g_autoptr(cx_result) result = run("print('partial')\nx = 1\n1 / 0");
-  ASSERT_ERROR_TYPE(result, "ZeroDivisionError");
+  CX_ASSERT_ERROR_TYPE(result, "ZeroDivisionError");
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "division by zero");
   const char *traceback = cx_result_get_error_traceback(result);
   CU_ASSERT_TRUE(g_str_has_prefix(traceback, "Traceback (most recent call last):\n"));
   CX_ASSERT_CONTAINS(traceback, "File \"<cell>\", line 3, in <module>\n    1 / 0\n");
   CU_ASSERT_TRUE(g_str_has_suffix(traceback, "ZeroDivisionError: division by zero\n"));
   CU_ASSERT_PTR_NULL(strstr(traceback, "cellexec-helper"));
-  ASSERT_STDOUT(result, "partial\n");
+  CX_ASSERT_STDOUT(result, "partial\n");
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
 }
 
@@ -378,7 +351,7 @@ test_local_traceback_shows_cell_functions(void)
 {
   g_autoptr(cx_result) result =
     run("def inner():\n    raise KeyError('k')\n\ndef outer():\n    inner()\n\nouter()");
-  ASSERT_ERROR_TYPE(result, "KeyError");
+  CX_ASSERT_ERROR_TYPE(result, "KeyError");
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "'k'");
   const char *traceback = cx_result_get_error_traceback(result);
   CX_ASSERT_CONTAINS(traceback, "line 7, in <module>\n    outer()\n");
@@ -390,7 +363,7 @@ static void
 test_local_syntax_error_reports_line(void)
 {
   g_autoptr(cx_result) result = run("x = 1\ny = x +\nprint(y)");
-  ASSERT_ERROR_TYPE(result, "SyntaxError");
+  CX_ASSERT_ERROR_TYPE(result, "SyntaxError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "line 2");
   const char *traceback = cx_result_get_error_traceback(result);
   CX_ASSERT_CONTAINS(traceback, "File \"<cell>\", line 2\n");
@@ -398,7 +371,7 @@ test_local_syntax_error_reports_line(void)
   CU_ASSERT_PTR_NULL(strstr(traceback, "cellexec-helper"));
 
   g_autoptr(cx_result) indented = run("if True:\nprint('no indent')");
-  ASSERT_ERROR_TYPE(indented, "IndentationError");
+  CX_ASSERT_ERROR_TYPE(indented, "IndentationError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(indented), "line 2");
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(indented), "print('no indent')");
 }
@@ -407,7 +380,7 @@ static void
 test_local_invalid_utf8_is_syntax_error(void)
 {
   g_autoptr(cx_result) result = run("x = '\xff'");
-  ASSERT_ERROR_TYPE(result, "SyntaxError");
+  CX_ASSERT_ERROR_TYPE(result, "SyntaxError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "utf-8");
 }
 
@@ -424,14 +397,14 @@ test_local_exits_end_the_cell_not_the_process(void)
   };
   for (gsize i = 0; i < G_N_ELEMENTS(exits); i++) {
     g_autoptr(cx_result) result = run(exits[i].code);
-    ASSERT_ERROR_TYPE(result, "SystemExit");
+    CX_ASSERT_ERROR_TYPE(result, "SystemExit");
     CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), exits[i].message);
     /* The runtime's own frames (the os._exit guard) are left out. */
     CU_ASSERT_PTR_NULL(strstr(cx_result_get_error_traceback(result), "cellexec-helper"));
   }
   /* Still alive, and stdin was not closed by exit(). */
   g_autoptr(cx_result) after = run("import sys\nsys.stdin is None or not sys.stdin.closed");
-  ASSERT_CELL_OK(after);
+  CX_ASSERT_CELL_OK(after);
   assert_output_text(after, 0, "text/plain", "True");
 }
 
@@ -439,9 +412,9 @@ static void
 test_local_keyboard_interrupt_is_cell_error(void)
 {
   g_autoptr(cx_result) result = run("raise KeyboardInterrupt");
-  ASSERT_ERROR_TYPE(result, "KeyboardInterrupt");
+  CX_ASSERT_ERROR_TYPE(result, "KeyboardInterrupt");
   g_autoptr(cx_result) after = run("1");
-  ASSERT_CELL_OK(after);
+  CX_ASSERT_CELL_OK(after);
 }
 
 /* ---- Async ---------------------------------------------------------------------------- */
@@ -452,8 +425,8 @@ test_local_top_level_await(void)
   g_autoptr(cx_result) result =
     run("import asyncio\nasync def answer():\n    await asyncio.sleep(0.01)\n    return 42\n"
         "print(await answer())\nawait answer()");
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "42\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "42\n");
   assert_output_text(result, 0, "text/plain", "42");
 }
 
@@ -469,10 +442,10 @@ test_local_session_keeps_event_loop(void)
                         "future = asyncio.get_running_loop().create_future()\n"
                         "asyncio.get_running_loop().call_soon(future.set_result, 7);", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
-  ASSERT_CELL_OK(first);
+  CX_ASSERT_CELL_OK(first);
   g_autoptr(cx_result) second = cx_session_run_cell(session, "await future", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
-  ASSERT_CELL_OK(second);
+  CX_ASSERT_CELL_OK(second);
   assert_output_text(second, 0, "text/plain", "7");
 }
 
@@ -487,7 +460,7 @@ test_local_stateless_cells_do_not_share_names(void)
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) second = cx_backend_run_cell(backend, "value", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
-  ASSERT_ERROR_TYPE(second, "NameError");
+  CX_ASSERT_ERROR_TYPE(second, "NameError");
   g_autoptr(cx_result) name = cx_backend_run_cell(backend, "__name__", NULL, &error);
   assert_output_text(name, 0, "text/plain", "'__main__'");
 }
@@ -502,16 +475,16 @@ test_local_session_keeps_namespace(void)
   g_autoptr(cx_result) first = cx_session_run_cell(session, "value = 41", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) failing = cx_session_run_cell(session, "undefined_name", NULL, &error);
-  ASSERT_ERROR_TYPE(failing, "NameError");
+  CX_ASSERT_ERROR_TYPE(failing, "NameError");
   g_autoptr(cx_result) second =
     cx_session_run_cell(session, "value += 1; print(value)", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
-  ASSERT_CELL_OK(second);
-  ASSERT_STDOUT(second, "42\n");
+  CX_ASSERT_CELL_OK(second);
+  CX_ASSERT_STDOUT(second, "42\n");
   /* Another session starts empty. */
   g_autoptr(cx_session) other = cx_session_open(backend, &error);
   g_autoptr(cx_result) unseen = cx_session_run_cell(other, "value", NULL, &error);
-  ASSERT_ERROR_TYPE(unseen, "NameError");
+  CX_ASSERT_ERROR_TYPE(unseen, "NameError");
 }
 
 static void
@@ -540,14 +513,14 @@ test_local_cwd_applies_and_is_restored(void)
   cx_run_options_set_cwd(options, dir);
 
   g_autoptr(cx_result) result = run_with("import os\nprint(os.getcwd())", options);
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   g_autofree char *expected = g_strdup_printf("%s\n", canonical);
-  ASSERT_STDOUT(result, expected);
+  CX_ASSERT_STDOUT(result, expected);
   g_autofree char *after = g_get_current_dir();
   CU_ASSERT_STRING_EQUAL(after, before);
 
   g_autoptr(cx_result) failed = run_with("import os\nos.chdir('/')\nraise RuntimeError", options);
-  ASSERT_ERROR_TYPE(failed, "RuntimeError");
+  CX_ASSERT_ERROR_TYPE(failed, "RuntimeError");
   g_autofree char *after_failure = g_get_current_dir();
   CU_ASSERT_STRING_EQUAL(after_failure, before);
 }
@@ -585,8 +558,8 @@ test_local_env_applies_and_is_restored(void)
              " text=True).stdout, end='')\n"
              "raise RuntimeError('restored anyway')",
              options);
-  ASSERT_ERROR_TYPE(result, "RuntimeError");
-  ASSERT_STDOUT(result, "changed /tmp/data\n/tmp/data\n");
+  CX_ASSERT_ERROR_TYPE(result, "RuntimeError");
+  CX_ASSERT_STDOUT(result, "changed /tmp/data\n/tmp/data\n");
   CU_ASSERT_STRING_EQUAL(g_getenv("CX_TEST_KEPT"), "original");
   CU_ASSERT_PTR_NULL(g_getenv("CX_TEST_ADDED"));
   g_autoptr(cx_result) later = run(python_view);
@@ -606,9 +579,9 @@ test_local_backend_options_are_defaults(void)
   g_autoptr(cx_result) result = cx_backend_run_cell(
     backend, "import os; print(os.getcwd()); print(os.environ['DATASET_ROOT'])", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   g_autofree char *expected = g_strdup_printf("%s\n/tmp/data\n", canonical);
-  ASSERT_STDOUT(result, expected);
+  CX_ASSERT_STDOUT(result, expected);
 }
 
 /* ---- Timeouts and interrupts ------------------------------------------------------------------ */
@@ -620,24 +593,24 @@ test_local_timeout_raises_timeout_error(void)
   cx_run_options_set_timeout(options, 0.3);
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) busy = run_with("print('started')\nwhile True:\n    pass", options);
-  ASSERT_ERROR_TYPE(busy, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(busy, "TimeoutError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(busy), "0.3 s");
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(busy), "line 2");
-  ASSERT_STDOUT(busy, "started\n");
+  CX_ASSERT_STDOUT(busy, "started\n");
 
   g_autoptr(cx_result) sleeping = run_with("import time\ntime.sleep(30)", options);
-  ASSERT_ERROR_TYPE(sleeping, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(sleeping, "TimeoutError");
   g_autoptr(cx_result) awaiting = run_with("import asyncio\nawait asyncio.sleep(30)", options);
-  ASSERT_ERROR_TYPE(awaiting, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(awaiting, "TimeoutError");
   /* Far less than the 30 s the cells asked for, with room for a slow machine. */
   CU_ASSERT_TRUE(g_get_monotonic_time() - start < 15 * G_USEC_PER_SEC);
 
   /* A cell that ends in time is not disturbed, and neither is the next one. */
   g_autoptr(cx_result) quick = run_with("import time\ntime.sleep(0.01)\n'done'", options);
-  ASSERT_CELL_OK(quick);
+  CX_ASSERT_CELL_OK(quick);
   g_usleep(400000);
   g_autoptr(cx_result) after = run("sum(range(100000))");
-  ASSERT_CELL_OK(after);
+  CX_ASSERT_CELL_OK(after);
 }
 
 /* use_subprocess is served by the subprocess backend (tests/test_subprocess.c
@@ -654,7 +627,7 @@ test_local_use_subprocess_uses_the_subprocess_backend(void)
     cx_backend_run_cell(backend, "import time; time.sleep(5)", options, &error);
   CX_ASSERT_NO_ERROR(error);
   CU_ASSERT_PTR_NOT_NULL_FATAL(result);
-  ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
 }
 
 typedef struct {
@@ -708,7 +681,7 @@ interrupt_running_cell(gboolean in_session, const char *loop)
   g_thread_join(thread);
 
   CU_ASSERT_PTR_NOT_NULL_FATAL(job.result);
-  ASSERT_ERROR_TYPE(job.result, "KeyboardInterrupt");
+  CX_ASSERT_ERROR_TYPE(job.result, "KeyboardInterrupt");
   cx_result_free(job.result);
   if (session != NULL) {
     /* The session survives its interrupted cell. */
@@ -748,7 +721,7 @@ test_local_interrupt_spares_other_sessions(void)
   CU_ASSERT_TRUE(cx_session_interrupt(idle, &error));
   CU_ASSERT_TRUE(cx_backend_interrupt(backend, &error)); /* stateless cells only */
   g_thread_join(thread);
-  ASSERT_CELL_OK(job.result);
+  CX_ASSERT_CELL_OK(job.result);
   assert_output_text(job.result, 0, "text/plain", "'finished'");
   cx_result_free(job.result);
 }
@@ -761,7 +734,7 @@ test_local_interrupt_when_idle_is_harmless(void)
   CU_ASSERT_TRUE(cx_backend_interrupt(backend, &error));
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) result = cx_backend_run_cell(backend, "sum(range(10000))", NULL, &error);
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
 }
 
 /* ---- Threads ------------------------------------------------------------------------------------ */
@@ -817,9 +790,9 @@ test_local_runs_the_configured_python(void)
     run("import sys, ctypes, decimal, json\nprint(sys.executable)\nprint(sys.flags.isolated)\n"
         "print(any(p.endswith('dist-packages') for p in sys.path))\n"
         "print(ctypes.c_int(7).value, decimal.Decimal('1.5') * 2)");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   g_autofree char *expected = g_strdup_printf("%s\n0\nTrue\n7 3.0\n", CX_PYTHON_EXECUTABLE);
-  ASSERT_STDOUT(result, expected);
+  CX_ASSERT_STDOUT(result, expected);
 }
 
 static void
@@ -830,7 +803,7 @@ test_local_imports_extension_modules(void)
   g_autoptr(cx_result) result =
     run("import importlib.util, _ctypes, _decimal\n"
         "importlib.util.find_spec('numpy') is None or int(__import__('numpy').arange(4).sum())");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   const char *value = output_text(result, 0, "text/plain");
   CU_ASSERT_TRUE(g_strcmp0(value, "6") == 0 || g_strcmp0(value, "True") == 0);
 }
@@ -843,8 +816,8 @@ test_local_ignores_python_environment_variables(void)
   g_autoptr(cx_result) result =
     run("import sys\nprint(sys.flags.ignore_environment, sys.dont_write_bytecode,"
         " sys.__stdout__.write_through, '/cx-test-pythonpath' in sys.path)");
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "1 False False False\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "1 False False False\n");
 }
 
 static void
@@ -870,7 +843,7 @@ static void
 test_local_isolated_conflicts_with_running_interpreter(void)
 {
   g_autoptr(cx_result) started = run("1"); /* the interpreter now runs, not isolated */
-  ASSERT_CELL_OK(started);
+  CX_ASSERT_CELL_OK(started);
   const char *dirs[] = { cx_test_plugins_dir(), NULL };
   g_autoptr(cx_registry) registry = cx_registry_new_for_path(dirs);
   const cx_plugin_info *info = cx_registry_lookup(registry, "local", NULL);

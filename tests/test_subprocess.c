@@ -94,39 +94,6 @@ session_run(cx_session *session, const char *code)
   return result;
 }
 
-static void
-print_unexpected_error(const cx_result *result)
-{
-  if (cx_result_has_error(result))
-    fprintf(stderr, "\n  cell failed: %s: %s\n%s", cx_result_get_error_type(result),
-            cx_result_get_error_message(result), cx_result_get_error_traceback(result));
-}
-
-#define ASSERT_CELL_OK(result)                                                    \
-  do {                                                                            \
-    print_unexpected_error(result);                                               \
-    CU_ASSERT_TRUE(cx_result_get_success(result));                               \
-  } while (0)
-
-#define ASSERT_STDOUT(result, expected)                                           \
-  do {                                                                            \
-    const char *out_ = cx_result_get_stdout((result), NULL);                      \
-    if (strcmp(out_, (expected)) != 0)                                            \
-      fprintf(stderr, "\n  stdout: expected \"%s\", got \"%s\"\n", (expected), out_); \
-    CU_ASSERT_STRING_EQUAL(out_, (expected));                                     \
-  } while (0)
-
-#define ASSERT_ERROR_TYPE(result, type)                                           \
-  do {                                                                            \
-    CU_ASSERT_FALSE(cx_result_get_success(result));                               \
-    CU_ASSERT_TRUE_FATAL(cx_result_has_error(result));                            \
-    if (strcmp(cx_result_get_error_type(result), (type)) != 0)                    \
-      fprintf(stderr, "\n  expected %s, got %s: %s\n%s", (type),                  \
-              cx_result_get_error_type(result), cx_result_get_error_message(result), \
-              cx_result_get_error_traceback(result));                             \
-    CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), (type));             \
-  } while (0)
-
 static double
 seconds_since(gint64 start)
 {
@@ -219,14 +186,14 @@ static void
 test_subprocess_runs_cells(void)
 {
   g_autoptr(cx_result) result = run("print('hello')\nimport sys\nprint('oops', file=sys.stderr)\n1 + 1");
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "hello\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "hello\n");
   CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "oops\n");
   CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(result, 0), "text/plain"), "2");
 
   g_autoptr(cx_result) failed = run("x = 1\n1 / 0");
-  ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
+  CX_ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(failed), "1 / 0");
 
   /* Stateless: a fresh namespace, a fresh process. */
@@ -243,7 +210,7 @@ test_subprocess_output_bytes_and_rich_outputs(void)
   g_autoptr(cx_result) result =
     run("import sys\nsys.stdout.buffer.write(b'\\xff\\xfe raw\\n')\n"
         "display({'a': 1})\nclass H:\n    def _repr_html_(self): return '<b>h</b>'\nH()");
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   gsize len;
   const char *out = cx_result_get_stdout(result, &len);
   CU_ASSERT_EQUAL(len, 7);
@@ -262,10 +229,10 @@ test_subprocess_runs_configured_python(void)
                      "sys.flags.ignore_environment)";
   g_autoptr(cx_result) inherited = run_on(backend, code, NULL);
   g_autoptr(cx_result) clean = run(code);
-  ASSERT_CELL_OK(inherited);
+  CX_ASSERT_CELL_OK(inherited);
   g_autofree char *expected = g_strdup_printf("%s 0 1\n", CX_PYTHON_EXECUTABLE);
-  ASSERT_STDOUT(inherited, expected);
-  ASSERT_STDOUT(clean, expected);
+  CX_ASSERT_STDOUT(inherited, expected);
+  CX_ASSERT_STDOUT(clean, expected);
 }
 
 /* ---- cwd and env ------------------------------------------------------------------- */
@@ -280,8 +247,8 @@ test_subprocess_cwd_and_env_apply_in_the_cell_only(void)
   g_autoptr(cx_result) result =
     run_on(shared_backend(), "import os\nprint(os.getcwd())\nprint(os.environ['DATASET_ROOT'])",
            options);
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "/tmp\n/tmp/data\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "/tmp\n/tmp/data\n");
   g_autofree char *after = g_get_current_dir();
   CU_ASSERT_STRING_EQUAL(after, host_cwd);
   CU_ASSERT_PTR_NULL(g_getenv("DATASET_ROOT"));
@@ -289,7 +256,7 @@ test_subprocess_cwd_and_env_apply_in_the_cell_only(void)
   /* The backend's own cwd option, and a cwd that does not exist. */
   g_autoptr(cx_backend) in_tmp = open_with("cwd", "/tmp", NULL);
   g_autoptr(cx_result) there = run_on(in_tmp, "import os; print(os.getcwd())", NULL);
-  ASSERT_STDOUT(there, "/tmp\n");
+  CX_ASSERT_STDOUT(there, "/tmp\n");
   g_autoptr(cx_run_options) missing = cx_run_options_new();
   cx_run_options_set_cwd(missing, "/no/such/dir");
   g_autoptr(GError) error = NULL;
@@ -307,16 +274,16 @@ test_subprocess_environment_is_an_allowlist(void)
   const char *code = "import os\nprint(os.environ.get('CX_TEST_HOST_SECRET'), "
                      "os.environ.get('GIVEN'), 'PATH' in os.environ)";
   g_autoptr(cx_result) result = run_on(clean, code, NULL);
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "None yes True\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "None yes True\n");
   g_autoptr(cx_result) names = run_on(clean, "import os\nprint(sorted(k for k in os.environ "
                                       "if k not in ('PATH','HOME','LANG','TZ','TMPDIR','GIVEN') "
                                       "and not k.startswith('LC_')))", NULL);
-  ASSERT_STDOUT(names, "[]\n");
+  CX_ASSERT_STDOUT(names, "[]\n");
 
   g_autoptr(cx_backend) inheriting = open_with("inherit-env", "true", NULL);
   g_autoptr(cx_result) inherited = run_on(inheriting, code, NULL);
-  ASSERT_STDOUT(inherited, "hunter2 None True\n");
+  CX_ASSERT_STDOUT(inherited, "hunter2 None True\n");
   g_unsetenv("CX_TEST_HOST_SECRET");
 }
 
@@ -331,9 +298,9 @@ test_subprocess_timeout_interrupts_sleep(void)
   g_autoptr(cx_result) result =
     run_on(shared_backend(), "print('before')\nimport time; time.sleep(5)", options);
   double elapsed = seconds_since(start);
-  ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "timeout of 2 s");
-  ASSERT_STDOUT(result, "before\n");
+  CX_ASSERT_STDOUT(result, "before\n");
   CU_ASSERT_TRUE(elapsed >= 1.9);
   if (elapsed >= 2.5)
     fprintf(stderr, "\n  timeout took %.3f s\n", elapsed);
@@ -349,14 +316,14 @@ test_subprocess_timeout_kills_a_cell_ignoring_sigint(void)
     "import time, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "print('stubborn', flush=True)\nwhile True:\n    pass", NULL);
   double elapsed = seconds_since(start);
-  ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   /* Printed before the kill: it was streamed. */
-  ASSERT_STDOUT(result, "stubborn\n");
+  CX_ASSERT_STDOUT(result, "stubborn\n");
   if (elapsed >= 0.5 + 0.1 + 0.1)
     fprintf(stderr, "\n  kill took %.3f s\n", elapsed);
   CU_ASSERT_TRUE(elapsed < 0.5 + 0.1 + 0.1); /* + 100 ms, and slack for a loaded machine */
   g_autoptr(cx_result) next = run_on(backend, "print('next')", NULL);
-  ASSERT_STDOUT(next, "next\n");
+  CX_ASSERT_STDOUT(next, "next\n");
 }
 
 static void
@@ -371,7 +338,7 @@ test_subprocess_leaves_no_process_behind(void)
     "subprocess.Popen(['sleep', '%s'], start_new_session=True)\n"
     "print('started')", marker, marker, marker);
   g_autoptr(cx_result) finished = run(code);
-  ASSERT_CELL_OK(finished);
+  CX_ASSERT_CELL_OK(finished);
   CU_ASSERT_EQUAL(processes_left_with(marker), 0);
 
   /* The same from a cell killed at its deadline, with a double-forked daemon. */
@@ -389,7 +356,7 @@ test_subprocess_leaves_no_process_behind(void)
   g_autoptr(cx_run_options) options = cx_run_options_new();
   cx_run_options_set_timeout(options, 0.5);
   g_autoptr(cx_result) killed = run_on(shared_backend(), stuck, options);
-  ASSERT_ERROR_TYPE(killed, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(killed, "TimeoutError");
   CU_ASSERT_EQUAL(processes_left_with(marker2), 0);
 }
 
@@ -448,7 +415,7 @@ test_subprocess_interrupt_session_cell(void)
   g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) set = session_run(session, "x = 41");
-  ASSERT_CELL_OK(set);
+  CX_ASSERT_CELL_OK(set);
 
   interrupt_target target = { .session = session };
   GThread *thread = g_thread_new("interrupter", interrupt_later, &target);
@@ -456,14 +423,14 @@ test_subprocess_interrupt_session_cell(void)
   g_autoptr(cx_result) interrupted =
     session_run(session, "import time\nprint('waiting')\ntime.sleep(10)");
   g_thread_join(thread);
-  ASSERT_ERROR_TYPE(interrupted, "KeyboardInterrupt");
-  ASSERT_STDOUT(interrupted, "waiting\n");
+  CX_ASSERT_ERROR_TYPE(interrupted, "KeyboardInterrupt");
+  CX_ASSERT_STDOUT(interrupted, "waiting\n");
   CU_ASSERT_TRUE(seconds_since(start) < 5);
 
   /* The session survived, and an interrupt while idle does nothing. */
   CU_ASSERT_TRUE(cx_session_interrupt(session, &error));
   g_autoptr(cx_result) after = session_run(session, "x + 1");
-  ASSERT_CELL_OK(after);
+  CX_ASSERT_CELL_OK(after);
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(after, 0), "text/plain"), "42");
   CU_ASSERT_PTR_NULL(cx_result_get_extra(after, "session_restarted"));
 }
@@ -475,7 +442,7 @@ test_subprocess_interrupt_stateless_cell(void)
   GThread *thread = g_thread_new("interrupter", interrupt_later, &target);
   g_autoptr(cx_result) result = run("import time; time.sleep(10)");
   g_thread_join(thread);
-  ASSERT_ERROR_TYPE(result, "KeyboardInterrupt");
+  CX_ASSERT_ERROR_TYPE(result, "KeyboardInterrupt");
 }
 
 /* ---- Sessions ---------------------------------------------------------------------- */
@@ -488,20 +455,20 @@ test_subprocess_session_keeps_state_and_survives_crashes(void)
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) first = session_run(session, "import os\nx = 1\nos.getpid()");
   g_autoptr(cx_result) second = session_run(session, "x += 1\nprint(x)\nos.getpid()");
-  ASSERT_CELL_OK(second);
-  ASSERT_STDOUT(second, "2\n");
+  CX_ASSERT_CELL_OK(second);
+  CX_ASSERT_STDOUT(second, "2\n");
   /* One dedicated process. */
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(first, 0), "text/plain"),
                          json_object_get_string_member(cx_result_get_output(second, 0), "text/plain"));
 
   g_autoptr(cx_result) crashed = session_run(session, "print('bye')\nimport os; os.abort()");
-  ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
+  CX_ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(crashed), "SIGABRT");
-  ASSERT_STDOUT(crashed, "bye\n");
+  CX_ASSERT_STDOUT(crashed, "bye\n");
 
   /* A new process, with a clean namespace, and the result says so. */
   g_autoptr(cx_result) restarted = session_run(session, "'x' in globals()");
-  ASSERT_CELL_OK(restarted);
+  CX_ASSERT_CELL_OK(restarted);
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(restarted, 0), "text/plain"), "False");
   CU_ASSERT_PTR_NOT_NULL(cx_result_get_extra(restarted, "session_restarted"));
 }
@@ -522,11 +489,11 @@ test_subprocess_crashes_are_results(void)
   };
   for (guint i = 0; i < G_N_ELEMENTS(crashes); i++) {
     g_autoptr(cx_result) result = run(crashes[i].code);
-    ASSERT_ERROR_TYPE(result, "WorkerCrashed");
+    CX_ASSERT_ERROR_TYPE(result, "WorkerCrashed");
     CX_ASSERT_CONTAINS(cx_result_get_error_message(result), crashes[i].signal_or_status);
-    ASSERT_STDOUT(result, "before\n");
+    CX_ASSERT_STDOUT(result, "before\n");
     g_autoptr(cx_result) next = run("print('next')");
-    ASSERT_STDOUT(next, "next\n");
+    CX_ASSERT_STDOUT(next, "next\n");
   }
 }
 
@@ -537,8 +504,8 @@ test_subprocess_fork_in_cell_uses_real_exit(void)
   g_autoptr(cx_result) result =
     run("import os\npid = os.fork()\nif pid == 0:\n    os._exit(7)\n"
         "_, status = os.waitpid(pid, 0)\nprint(os.waitstatus_to_exitcode(status))");
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "7\n");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "7\n");
 }
 
 static void
@@ -553,7 +520,7 @@ test_subprocess_respawns_dead_server(void)
   kill((pid_t)server, SIGKILL);
   g_usleep(50 * 1000);
   g_autoptr(cx_result) result = run_on(backend, "print('alive')", NULL);
-  ASSERT_STDOUT(result, "alive\n");
+  CX_ASSERT_STDOUT(result, "alive\n");
   g_autoptr(JsonNode) again = cx_backend_query(backend, "info", &error);
   CU_ASSERT_NOT_EQUAL(json_object_get_int_member(json_node_get_object(again), "server_pid"), server);
 }
@@ -565,15 +532,15 @@ test_subprocess_malformed_frames_are_contained(void)
   g_autoptr(cx_result) garbage =
     run("import os\nprint('before', flush=True)\nos.write(3, b'\\xff\\xff\\xff\\xffjunk')\n"
         "import time; time.sleep(5)");
-  ASSERT_ERROR_TYPE(garbage, "WorkerCrashed");
+  CX_ASSERT_ERROR_TYPE(garbage, "WorkerCrashed");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(garbage), "protocol");
   g_autoptr(cx_result) truncated =
     run("import os\nos.write(3, b'\\x00\\x00\\x01\\x00Ohalf')\nos._exit(0)");
-  ASSERT_ERROR_TYPE(truncated, "WorkerCrashed");
+  CX_ASSERT_ERROR_TYPE(truncated, "WorkerCrashed");
   g_autoptr(cx_result) unknown = run("import os\nos.write(3, b'\\x00\\x00\\x00\\x00?')\nimport time; time.sleep(5)");
-  ASSERT_ERROR_TYPE(unknown, "WorkerCrashed");
+  CX_ASSERT_ERROR_TYPE(unknown, "WorkerCrashed");
   g_autoptr(cx_result) next = run("print('fine')");
-  ASSERT_STDOUT(next, "fine\n");
+  CX_ASSERT_STDOUT(next, "fine\n");
 }
 
 /* ---- Limits ------------------------------------------------------------------------ */
@@ -583,9 +550,9 @@ test_subprocess_memory_limit(void)
 {
   g_autoptr(cx_backend) backend = open_with("memory-limit", "1G", NULL);
   g_autoptr(cx_result) result = run_on(backend, "x = bytearray(3 * 1024**3)", NULL);
-  ASSERT_ERROR_TYPE(result, "MemoryError");
+  CX_ASSERT_ERROR_TYPE(result, "MemoryError");
   g_autoptr(cx_result) fits = run_on(backend, "x = bytearray(64 * 1024**2); print(len(x))", NULL);
-  ASSERT_CELL_OK(fits);
+  CX_ASSERT_CELL_OK(fits);
 }
 
 static void
@@ -594,8 +561,8 @@ test_subprocess_cpu_limit(void)
   g_autoptr(cx_backend) backend = open_with("cpu-limit", "1", NULL);
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) result = run_on(backend, "print('spinning', flush=True)\nwhile True:\n    pass", NULL);
-  ASSERT_ERROR_TYPE(result, "CPUTimeExceeded");
-  ASSERT_STDOUT(result, "spinning\n");
+  CX_ASSERT_ERROR_TYPE(result, "CPUTimeExceeded");
+  CX_ASSERT_STDOUT(result, "spinning\n");
   CU_ASSERT_TRUE(seconds_since(start) < 5);
 
   /* In a session, each cell gets its own second. */
@@ -605,7 +572,7 @@ test_subprocess_cpu_limit(void)
   for (int i = 0; i < 2; i++) {
     g_autoptr(cx_result) busy =
       session_run(session, "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6:\n    pass");
-    ASSERT_CELL_OK(busy);
+    CX_ASSERT_CELL_OK(busy);
   }
 }
 
@@ -618,12 +585,12 @@ test_subprocess_process_and_file_size_limits(void)
   cx_run_options_set_cwd(options, dir);
   g_autoptr(cx_result) big_file =
     run_on(backend, "with open('big', 'wb') as f:\n    f.write(b'x' * 10000)", options);
-  ASSERT_ERROR_TYPE(big_file, "OSError");
+  CX_ASSERT_ERROR_TYPE(big_file, "OSError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(big_file), "File too large");
 
   if (geteuid() != 0) { /* root is not bound by RLIMIT_NPROC */
     g_autoptr(cx_result) forked = run_on(backend, "import subprocess\nsubprocess.run(['true'])", NULL);
-    ASSERT_ERROR_TYPE(forked, "BlockingIOError");
+    CX_ASSERT_ERROR_TYPE(forked, "BlockingIOError");
   }
 }
 
@@ -633,7 +600,7 @@ test_subprocess_output_limit_keeps_head_and_tail(void)
   g_autoptr(cx_backend) backend = open_with("output-limit", "1K", NULL);
   g_autoptr(cx_result) result = run_on(backend,
     "print('HEAD')\nfor i in range(3000):\n    print('line', i)\nprint('TAIL')", NULL);
-  ASSERT_CELL_OK(result);
+  CX_ASSERT_CELL_OK(result);
   gsize len;
   const char *out = cx_result_get_stdout(result, &len);
   CU_ASSERT_TRUE(g_str_has_prefix(out, "HEAD\nline 0\n"));
@@ -649,7 +616,7 @@ test_subprocess_output_limit_keeps_head_and_tail(void)
   /* A cell that prints forever is stopped, its output still bounded. */
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) forever = run_on(backend, "while True:\n    print('x' * 100)", NULL);
-  ASSERT_ERROR_TYPE(forever, "OutputLimitExceeded");
+  CX_ASSERT_ERROR_TYPE(forever, "OutputLimitExceeded");
   cx_result_get_stdout(forever, &len);
   CU_ASSERT_TRUE(len < 1024 + 100);
   CU_ASSERT_TRUE(seconds_since(start) < 5);
@@ -662,14 +629,14 @@ test_subprocess_spawn_mode(void)
 {
   g_autoptr(cx_backend) backend = open_with("mode", "spawn", NULL);
   g_autoptr(cx_result) result = run_on(backend, "import sys\nprint('asyncio' in sys.modules)\n2 * 21", NULL);
-  ASSERT_CELL_OK(result);
-  ASSERT_STDOUT(result, "True\n"); /* warmed, as a fork server's */
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "True\n"); /* warmed, as a fork server's */
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_session) session = cx_session_open(backend, &error);
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) set = session_run(session, "y = 5");
   g_autoptr(cx_result) get = session_run(session, "print(y)");
-  ASSERT_STDOUT(get, "5\n");
+  CX_ASSERT_STDOUT(get, "5\n");
 }
 
 static gpointer
@@ -740,7 +707,7 @@ test_local_use_subprocess_runs_on_this_backend(void)
 
   g_autofree char *host_pid = g_strdup_printf("%d\n", getpid());
   g_autoptr(cx_result) pid = run_on(local, "import os; print(os.getpid())\n1 + 1", options);
-  ASSERT_CELL_OK(pid);
+  CX_ASSERT_CELL_OK(pid);
   CU_ASSERT_STRING_NOT_EQUAL(cx_result_get_stdout(pid, NULL), host_pid);
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(pid), 1);
 
@@ -749,10 +716,10 @@ test_local_use_subprocess_runs_on_this_backend(void)
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) stuck = run_on(local,
     "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", options);
-  ASSERT_ERROR_TYPE(stuck, "TimeoutError");
+  CX_ASSERT_ERROR_TYPE(stuck, "TimeoutError");
   CU_ASSERT_TRUE(seconds_since(start) < 1.0 + 0.3);
   g_autoptr(cx_result) crashed = run_on(local, "import ctypes; ctypes.string_at(0)", options);
-  ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
+  CX_ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
 }
 
 void
