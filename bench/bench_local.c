@@ -17,38 +17,11 @@
 
 #include <cellexec/cellexec.h>
 
+#include "bench/timing.h"
+
 #define CELL "print('hello')\n1 + 1"
 #define TARGET_MEDIAN_NS 10000.0
 #define TARGET_SPEEDUP_OVER_IPYTHON 30.0
-
-typedef struct {
-  double median_ns;
-  double p99_ns;
-} timing;
-
-static gint64
-now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int
-compare_doubles(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Sorts SAMPLES. */
-static timing
-summarise(double *samples, gsize n)
-{
-  qsort(samples, n, sizeof(double), compare_doubles);
-  timing t = { samples[n / 2], samples[MIN(n - 1, (gsize)(n * 0.99))] };
-  return t;
-}
 
 static gboolean
 time_local(cx_backend *backend, int iterations, int warmup, timing *result, GError **error)

@@ -22,38 +22,13 @@
 
 #include <cellexec/cellexec.h>
 
+#include "bench/timing.h"
+
 #define CELL "print('hello')\n1 + 1"
 #define TARGET_STATELESS_MEDIAN_NS 1500000.0
 #define TARGET_SPEEDUP_OVER_PYTHON_C 8.0
 #define TARGET_SESSION_MEDIAN_NS 100000.0
 #define TARGET_THROUGHPUT 1000.0
-
-typedef struct {
-  double median_ns;
-  double p99_ns;
-} timing;
-
-static gint64
-now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (gint64)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int
-compare_doubles(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static timing
-summarise(double *samples, gsize n)
-{
-  qsort(samples, n, sizeof(double), compare_doubles);
-  return (timing){ samples[n / 2], samples[MIN(n - 1, (gsize)(n * 0.99))] };
-}
 
 static gboolean
 check_result(cx_result *result, GError **error)
