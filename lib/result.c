@@ -195,6 +195,19 @@ cx_result_get_extra(const cx_result *result, const char *key)
   return json_object_get_member(result->extras, key);
 }
 
+char **
+cx_result_list_extras(const cx_result *result)
+{
+  g_return_val_if_fail(result != NULL, NULL);
+  g_autoptr(GStrvBuilder) keys = g_strv_builder_new();
+  JsonObjectIter iter;
+  const char *key;
+  json_object_iter_init_ordered(&iter, result->extras);
+  while (json_object_iter_next_ordered(&iter, &key, NULL))
+    g_strv_builder_add(keys, key);
+  return g_strv_builder_end(keys);
+}
+
 /* ---- JSON out ------------------------------------------------------------ */
 
 /* Cell output is bytes; JSON strings are UTF-8. */

@@ -67,6 +67,11 @@ test_result_extra_keys_follow_the_standard_ones(void)
   g_autofree char *json = cx_result_to_json(result, FALSE);
   CX_ASSERT_CONTAINS(json, "\"error\":null,\"duration_ms\":1.5}");
   CU_ASSERT_DOUBLE_EQUAL(json_node_get_double(cx_result_get_extra(result, "duration_ms")), 1.5, 1e-9);
+  cx_result_set_extra(result, "truncated", json_node_init_boolean(json_node_alloc(), TRUE));
+  g_auto(GStrv) keys = cx_result_list_extras(result);
+  CU_ASSERT_EQUAL_FATAL(g_strv_length(keys), 2);
+  CU_ASSERT_STRING_EQUAL(keys[0], "duration_ms");
+  CU_ASSERT_STRING_EQUAL(keys[1], "truncated");
 }
 
 static void

@@ -82,6 +82,8 @@ CX_EXPORT const char *cx_result_get_error_message(const cx_result *result);
 CX_EXPORT const char *cx_result_get_error_traceback(const cx_result *result);
 /* The extra key KEY (borrowed), or NULL. */
 CX_EXPORT JsonNode *cx_result_get_extra(const cx_result *result, const char *key);
+/* The extra keys, in the order they were set (NULL-terminated; g_strfreev). */
+CX_EXPORT char **cx_result_list_extras(const cx_result *result);
 
 /* JSON.  cx_result_to_json_node() returns a new node (free with
  * json_node_unref); cx_result_to_json() a newly allocated string, compact or

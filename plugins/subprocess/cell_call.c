@@ -189,9 +189,6 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
 
 /* ---- The result ---------------------------------------------------------------- */
 
-static const char *const standard_keys[] = { "stdout", "stderr", "success", "error",
-                                             "rich_outputs", NULL };
-
 /* Copy everything but the streams from the worker's RESULT into RESULT. */
 static gboolean
 merge_worker_result(cx_result *result, JsonNode *node, GError **error)
@@ -207,12 +204,9 @@ merge_worker_result(cx_result *result, JsonNode *node, GError **error)
                         cx_result_get_error_traceback(worker));
   else
     cx_result_set_success(result, cx_result_get_success(worker));
-  JsonObject *object = json_node_get_object(node);
-  g_autoptr(GList) members = json_object_get_members(object);
-  for (GList *l = members; l != NULL; l = l->next) {
-    if (!g_strv_contains(standard_keys, l->data))
-      cx_result_set_extra(result, l->data, json_node_copy(json_object_get_member(object, l->data)));
-  }
+  g_auto(GStrv) extras = cx_result_list_extras(worker);
+  for (char **key = extras; *key != NULL; key++)
+    cx_result_set_extra(result, *key, json_node_copy(cx_result_get_extra(worker, *key)));
   return TRUE;
 }
 
