@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <cellexec/executor.h>
+
 #include "plugins/subprocess/protocol.h"
 
 void
@@ -119,4 +121,42 @@ cx_protocol_describe_exit(JsonObject *exited)
   }
   return g_strdup_printf("exited with status %" G_GINT64_FORMAT,
                          json_object_get_int_member_with_default(exited, "exit_status", -1));
+}
+
+JsonObject *
+cx_protocol_error_object(const GError *error)
+{
+  JsonObject *object = json_object_new();
+  const cx_python_error *python = cx_error_get_python(error);
+  if (python != NULL) {
+    JsonObject *details = json_object_new();
+    json_object_set_string_member(details, "type", python->type);
+    json_object_set_string_member(details, "message", python->message);
+    json_object_set_string_member(details, "traceback", python->traceback);
+    json_object_set_int_member(details, "line", python->line);
+    json_object_set_object_member(object, "python_error", details);
+  } else {
+    json_object_set_string_member(object, "error", error->message);
+  }
+  return object;
+}
+
+gboolean
+cx_protocol_check_reply(JsonObject *reply, const char *who, GError **error)
+{
+  JsonObject *python = cx_protocol_get_object(reply, "python_error");
+  if (python != NULL) {
+    cx_set_python_error(error,
+                        json_object_get_string_member_with_default(python, "type", "Exception"),
+                        json_object_get_string_member_with_default(python, "message", ""),
+                        json_object_get_string_member_with_default(python, "traceback", ""),
+                        (int)json_object_get_int_member_with_default(python, "line", 0));
+    return FALSE;
+  }
+  if (json_object_has_member(reply, "error")) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: %s", who,
+                json_object_get_string_member_with_default(reply, "error", "unknown error"));
+    return FALSE;
+  }
+  return TRUE;
 }

@@ -36,7 +36,36 @@ typedef enum {
   CX_MSG_EXITED = 'X',
   /* worker -> host: a request failed ({"message"}) */
   CX_MSG_ERROR = 'E',
+  /* host -> session process: an executor operation ({"op", "env", ...});
+   * see "Executor operations" in docs/worker-protocol.md */
+  CX_MSG_EXECUTOR_REQUEST = 'Q',
+  /* session process -> host: the outcome of the innermost executor request
+   * pending ({"value"}, {"env"}, {} or {"python_error"} / {"error"}) */
+  CX_MSG_EXECUTOR_REPLY = 'Y',
+  /* session process -> host: call host function {"function", "arguments"} */
+  CX_MSG_HOST_CALL = 'C',
+  /* host -> session process: the outcome of the innermost HOST_CALL
+   * pending ({"value"} or {"error"}) */
+  CX_MSG_HOST_RETURN = 'T',
 } cx_message_type;
+
+/* The "op" of an EXECUTOR_REQUEST. */
+#define CX_EXECUTOR_OP_PRELUDE "prelude"
+#define CX_EXECUTOR_OP_EVALUATE_INLINE "evaluate_inline"
+#define CX_EXECUTOR_OP_EXECUTE_BLOCK "execute_block"
+#define CX_EXECUTOR_OP_SIDE_EFFECTS "side_effects"
+#define CX_EXECUTOR_OP_BIND_FUNCTION "bind_function"
+#define CX_EXECUTOR_OP_TYPE_EXPRESSION "type_expression"
+#define CX_EXECUTOR_OP_SNAPSHOT "snapshot"
+#define CX_EXECUTOR_OP_FREE_ENV "free_env" /* the one without a reply */
+
+/* The payload of an EXECUTOR_REPLY or HOST_RETURN for a failure: a Python
+ * exception ({"python_error": {"type", "message", "traceback", "line"}})
+ * when ERROR is CX_ERROR_PYTHON, else {"error": message}. */
+JsonObject *cx_protocol_error_object(const GError *error);
+/* The reverse: FALSE with ERROR set when REPLY holds a failure (an
+ * "error" from the worker is CX_ERROR_BACKEND, prefixed with WHO). */
+gboolean cx_protocol_check_reply(JsonObject *reply, const char *who, GError **error);
 
 /* OUTPUT payload: 1 byte stream (1 stdout, 2 stderr), 8 bytes big-endian
  * count of bytes the worker left out before DATA (never from the head of

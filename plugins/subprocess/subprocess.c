@@ -21,7 +21,9 @@
 #include <cellexec/plugin.h>
 
 #include "plugins/subprocess/cell_call.h"
+#include "plugins/subprocess/executor_host.h"
 #include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/session.h"
 #include "plugins/subprocess/worker_process.h"
 
 /* Where the worker is installed; CELLEXEC_WORKER overrides it (tests in the
@@ -50,7 +52,7 @@ static const cx_option_spec subprocess_options[] = {
   { NULL }
 };
 
-typedef struct {
+struct subprocess_backend {
   char *worker_path;
   gboolean isolated;
   gboolean spawn_mode;
@@ -63,18 +65,7 @@ typedef struct {
   GMutex lock;               /* the fields below */
   cx_worker_process *server; /* fork server mode: the shared server */
   GPtrArray *running;        /* gint * pid slots of stateless cells running */
-} subprocess_backend;
-
-typedef struct {
-  subprocess_backend *backend;
-  GMutex lock;               /* one cell at a time */
-  cx_worker_process *own_server; /* spawn mode: the session's own worker */
-  int channel;
-  cx_frame_reader *reader;
-  gint pid;                  /* the session's process */
-  gint busy;                 /* a cell runs: interrupts go through */
-  gboolean dead;             /* the process ended: restart on the next cell */
-} subprocess_session;
+};
 
 /* ---- Options ----------------------------------------------------------------- */
 
@@ -374,6 +365,7 @@ session_connect(subprocess_session *session, GError **error)
   }
   g_atomic_int_set(&session->pid, (gint)pid);
   session->dead = FALSE;
+  session->generation++;
   return TRUE;
 }
 
@@ -383,9 +375,9 @@ subprocess_session_open(cx_backend_instance *instance, GError **error)
   subprocess_session *session = g_new0(subprocess_session, 1);
   session->backend = instance;
   session->channel = -1;
-  g_mutex_init(&session->lock);
+  g_rec_mutex_init(&session->lock);
   if (!session_connect(session, error)) {
-    g_mutex_clear(&session->lock);
+    g_rec_mutex_clear(&session->lock);
     g_free(session);
     return NULL;
   }
@@ -401,22 +393,40 @@ session_ended_while_idle(subprocess_session *session)
   return poll(&fd, 1, 0) != 0;
 }
 
+gboolean
+cx_subprocess_session_revive(subprocess_session *session, gboolean *restarted, GError **error)
+{
+  *restarted = FALSE;
+  if (!session->dead && session->channel >= 0 && !session_ended_while_idle(session))
+    return TRUE;
+  /* Outer executor requests still wait on the old channel: a new process
+   * must not take its place under them. */
+  if (session->executor_depth > 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "the session's worker died: an executor operation in progress was waiting "
+                "for it; the session restarts once that operation has returned");
+    return FALSE;
+  }
+  /* Its state is gone with it: the caller says so, and goes on in a new
+   * process. */
+  session_disconnect(session);
+  if (!session_connect(session, error))
+    return FALSE;
+  *restarted = TRUE;
+  return TRUE;
+}
+
 static cx_result *
 subprocess_session_run_cell(cx_session_instance *instance, const char *code,
                             const cx_run_options *run, GError **error)
 {
   subprocess_session *session = instance;
   subprocess_backend *backend = session->backend;
-  g_mutex_lock(&session->lock);
-  gboolean restarted = FALSE;
-  if (session->dead || session_ended_while_idle(session)) {
-    /* Its state is gone with it: say so, and go on in a new process. */
-    session_disconnect(session);
-    if (!session_connect(session, error)) {
-      g_mutex_unlock(&session->lock);
-      return NULL;
-    }
-    restarted = TRUE;
+  g_rec_mutex_lock(&session->lock);
+  gboolean restarted;
+  if (!cx_subprocess_session_revive(session, &restarted, error)) {
+    g_rec_mutex_unlock(&session->lock);
+    return NULL;
   }
 
   cx_result *result = NULL;
@@ -433,7 +443,7 @@ subprocess_session_run_cell(cx_session_instance *instance, const char *code,
     session->dead = TRUE;
   if (result != NULL && restarted)
     cx_result_set_extra(result, "session_restarted", json_node_init_boolean(json_node_alloc(), TRUE));
-  g_mutex_unlock(&session->lock);
+  g_rec_mutex_unlock(&session->lock);
   return result;
 }
 
@@ -444,7 +454,8 @@ subprocess_session_close(cx_session_instance *instance)
   /* EOF on its channel: the session's process kills what it started and
    * exits; the server reaps it. */
   session_disconnect(session);
-  g_mutex_clear(&session->lock);
+  g_clear_pointer(&session->host_functions, g_hash_table_unref);
+  g_rec_mutex_clear(&session->lock);
   g_free(session);
 }
 
@@ -513,4 +524,5 @@ static const cx_backend_vtable subprocess_backend_vtable = {
 
 CX_PLUGIN_DEFINE("subprocess", PACKAGE_VERSION,
                  "cells in worker processes: timeouts, resource limits, crash isolation",
-                 subprocess_options, &subprocess_backend_vtable, NULL, NULL)
+                 subprocess_options, &subprocess_backend_vtable, &cx_subprocess_executor_vtable,
+                 NULL)

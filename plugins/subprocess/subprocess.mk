@@ -14,8 +14,11 @@ plugins_subprocess_la_SOURCES = \
 	plugins/subprocess/subprocess.c \
 	plugins/subprocess/cell_call.c \
 	plugins/subprocess/cell_call.h \
+	plugins/subprocess/executor_host.c \
+	plugins/subprocess/executor_host.h \
 	plugins/subprocess/output_buffer.c \
 	plugins/subprocess/output_buffer.h \
+	plugins/subprocess/session.h \
 	plugins/subprocess/worker_process.c \
 	plugins/subprocess/worker_process.h
 plugins_subprocess_la_CPPFLAGS = $(AM_CPPFLAGS) -DCX_WORKER_DIR='"$(workerdir)"'
@@ -33,10 +36,12 @@ plugins_subprocess_cellexec_worker_SOURCES = \
 	plugins/subprocess/worker/worker_main.c \
 	plugins/subprocess/worker/forkserver.c \
 	plugins/subprocess/worker/channel.c \
+	plugins/subprocess/worker/executor_worker.c \
 	plugins/subprocess/worker/limits.c \
 	plugins/subprocess/worker/reaper.c \
 	pyembed/pyembed-process.h \
-	pyembed/process.c
+	pyembed/process.c \
+	pyembed/executor.h
 plugins_subprocess_cellexec_worker_CFLAGS = $(AM_CFLAGS) $(PYTHON_EMBED_CFLAGS)
 plugins_subprocess_cellexec_worker_LDFLAGS = $(AM_LDFLAGS) -no-fast-install
 plugins_subprocess_cellexec_worker_LDADD = plugins/subprocess/libcxwire.la \

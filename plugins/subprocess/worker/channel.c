@@ -343,6 +343,32 @@ run_cell(channel_state *channel, JsonObject *cell, cx_pyembed_session *session,
     send_error(channel, error->message);
 }
 
+/* ---- A session ------------------------------------------------------------- */
+
+typedef struct {
+  channel_state *channel;
+  cx_pyembed_session *session;
+  const cx_worker_limits *limits;
+  cx_worker_executor *executor;
+} session_state;
+
+/* Run the cell of a RUN frame in the session; anything else is an error
+ * the host hears of, and FALSE. */
+static gboolean
+serve_cell_frame(guint8 type, const guint8 *payload, gsize len, gpointer user_data)
+{
+  session_state *state = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node =
+    type == CX_MSG_RUN ? cx_protocol_parse_object(payload, len, "RUN", &error) : NULL;
+  if (node == NULL) {
+    send_error(state->channel, error != NULL ? error->message : "unexpected message in a session");
+    return FALSE;
+  }
+  run_cell(state->channel, json_node_get_object(node), state->session, state->limits);
+  return TRUE;
+}
+
 /* ---- The process ------------------------------------------------------------- */
 
 /* Make this fresh child of the fork server a process of its own. */
@@ -458,17 +484,17 @@ cx_worker_spare_main(int server_socket, pid_t server)
     _exit(1);
   }
   g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(channel.channel);
+  session_state state = { &channel, session, &limits, NULL };
+  state.executor = cx_worker_executor_new(channel.channel, &channel.write_lock, reader,
+                                          serve_cell_frame, &state);
   guint8 type;
   const guint8 *payload;
   gsize len;
   while (cx_frame_read_blocking(reader, &type, &payload, &len, &error)) {
-    g_autoptr(JsonNode) node =
-      type == CX_MSG_RUN ? cx_protocol_parse_object(payload, len, "RUN", &error) : NULL;
-    if (node == NULL) {
-      send_error(&channel, error != NULL ? error->message : "unexpected message in a session");
+    if (type == CX_MSG_EXECUTOR_REQUEST)
+      cx_worker_executor_serve(state.executor, payload, len);
+    else if (!serve_cell_frame(type, payload, len, &state))
       break;
-    }
-    run_cell(&channel, json_node_get_object(node), session, &limits);
   }
   /* The host closed the session. */
   cx_worker_kill_descendants();

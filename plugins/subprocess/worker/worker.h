@@ -9,6 +9,8 @@
 
 #include <cellexec/common.h>
 
+#include "plugins/subprocess/frame.h"
+
 G_BEGIN_DECLS
 
 /* ---- limits.c: resource limits of a cell's process ------------------------ */
@@ -54,6 +56,27 @@ G_GNUC_NORETURN void cx_worker_spare_main(int server_socket, pid_t server);
 
 /* For os._exit in a cell: send the output seen so far first. */
 void cx_worker_before_exit(int status);
+
+/* ---- executor_worker.c: executor operations in a session's process ------- */
+
+typedef struct cx_worker_executor cx_worker_executor;
+
+/* Serves a frame of a session's channel other than an executor request
+ * (a cell); FALSE when it is not one the session takes. */
+typedef gboolean (*cx_worker_frame_handler)(guint8 type, const guint8 *payload, gsize len,
+                                            gpointer user_data);
+
+/* The executor of a session's process on CHANNEL (written under
+ * WRITE_LOCK, read with READER, both borrowed).  While a host function
+ * waits for the host, the other frames that come go to OTHER_FRAMES. */
+cx_worker_executor *cx_worker_executor_new(int channel, GMutex *write_lock,
+                                           cx_frame_reader *reader,
+                                           cx_worker_frame_handler other_frames,
+                                           gpointer other_frames_data);
+
+/* Serve one EXECUTOR_REQUEST (PAYLOAD, valid until the reader is used
+ * again) and send its reply. */
+void cx_worker_executor_serve(cx_worker_executor *executor, const guint8 *payload, gsize len);
 
 /* ---- worker_main.c: signals ------------------------------------------------ */
 

@@ -1,0 +1,261 @@
+/* plugins/subprocess/worker/executor_worker.c: the executor operations in
+ * a session's process.
+ *
+ * pyembed/executor.h does the Python work, as in the local backend; this
+ * file maps EXECUTOR_REQUESTs onto it, keeps the session's environments
+ * by id, and lets Python call the host's functions: a HOST_CALL, then a
+ * loop until its HOST_RETURN that serves whatever else the host sends
+ * meanwhile (the host function may run executor operations or cells on
+ * this session: nested requests, answered innermost first).
+ */
+#include "config.h"
+
+#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/worker/worker.h"
+#include "pyembed/executor.h"
+
+struct cx_worker_executor {
+  int channel;
+  GMutex *write_lock;             /* the channel's: the streamer sends too */
+  cx_frame_reader *reader;        /* the session loop's */
+  cx_worker_frame_handler other_frames;
+  gpointer other_frames_data;
+  cx_pyembed_executor *python;    /* the reference table; made on first use */
+  GHashTable *envs;               /* id -> cx_pyembed_env */
+  guint last_env_id;
+};
+
+/* What a host function bound in Python calls back with. */
+typedef struct {
+  cx_worker_executor *executor;
+  guint function;                 /* the host's id of the function */
+} host_function_ref;
+
+cx_worker_executor *
+cx_worker_executor_new(int channel, GMutex *write_lock, cx_frame_reader *reader,
+                       cx_worker_frame_handler other_frames, gpointer other_frames_data)
+{
+  cx_worker_executor *executor = g_new0(cx_worker_executor, 1);
+  executor->channel = channel;
+  executor->write_lock = write_lock;
+  executor->reader = reader;
+  executor->other_frames = other_frames;
+  executor->other_frames_data = other_frames_data;
+  executor->envs = g_hash_table_new(NULL, NULL);
+  return executor;
+}
+
+static gboolean
+send_locked(cx_worker_executor *executor, guint8 type, JsonObject *object)
+{
+  g_mutex_lock(executor->write_lock);
+  gboolean sent = cx_protocol_send_object(executor->channel, type, object, -1, NULL);
+  g_mutex_unlock(executor->write_lock);
+  return sent;
+}
+
+/* ---- Host functions ------------------------------------------------------------ */
+
+/* The cx_host_function of every function bound here (pyembed calls it
+ * without the GIL): ask the host, and serve the host until it answers. */
+static JsonNode *
+call_host(JsonObject *arguments, gpointer user_data, GError **error)
+{
+  host_function_ref *ref = user_data;
+  cx_worker_executor *executor = ref->executor;
+  JsonObject *call = json_object_new();
+  json_object_set_int_member(call, "function", ref->function);
+  json_object_set_object_member(call, "arguments", json_object_ref(arguments));
+  if (!send_locked(executor, CX_MSG_HOST_CALL, call)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the host closed the session");
+    return NULL;
+  }
+  for (;;) {
+    guint8 type;
+    const guint8 *payload;
+    gsize len;
+    g_autoptr(GError) read_error = NULL;
+    if (!cx_frame_read_blocking(executor->reader, &type, &payload, &len, &read_error)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the host closed the session");
+      return NULL;
+    }
+    if (type == CX_MSG_EXECUTOR_REQUEST) {
+      cx_worker_executor_serve(executor, payload, len);
+      continue;
+    }
+    if (type != CX_MSG_HOST_RETURN) {
+      if (executor->other_frames(type, payload, len, executor->other_frames_data))
+        continue;
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "unexpected message while waiting for the host function");
+      return NULL;
+    }
+    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "HOST_RETURN", error);
+    if (node == NULL)
+      return NULL;
+    JsonObject *reply = json_node_get_object(node);
+    if (json_object_has_member(reply, "error")) {
+      /* The host's message as it is: Python raises RuntimeError with it. */
+      g_set_error_literal(error, CX_ERROR, CX_ERROR_FAILED,
+                          json_object_get_string_member_with_default(reply, "error",
+                                                                     "the host function failed"));
+      return NULL;
+    }
+    JsonNode *value = json_object_get_member(reply, "value");
+    return value != NULL ? json_node_copy(value) : NULL;
+  }
+}
+
+/* ---- Requests ------------------------------------------------------------------ */
+
+static cx_pyembed_env *
+find_env(cx_worker_executor *executor, JsonObject *request, GError **error)
+{
+  gint64 id = json_object_get_int_member_with_default(request, "env", 0);
+  cx_pyembed_env *env = id > 0 && id <= G_MAXUINT
+                          ? g_hash_table_lookup(executor->envs, GUINT_TO_POINTER((guint)id))
+                          : NULL;
+  if (env == NULL)
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "no environment %" G_GINT64_FORMAT " in this session's process", id);
+  return env;
+}
+
+static JsonObject *
+value_reply(JsonNode *value)
+{
+  JsonObject *reply = json_object_new();
+  json_object_set_member(reply, "value", value != NULL ? value : json_node_new(JSON_NODE_NULL));
+  return reply;
+}
+
+/* Run the prelude: into the request's env, or a new one (kept only when
+ * the code ran).  The reply names the env. */
+static JsonObject *
+run_prelude(cx_worker_executor *executor, JsonObject *request, const char *code, GError **error)
+{
+  gboolean fresh = !json_object_has_member(request, "env");
+  cx_pyembed_env *env = fresh ? cx_pyembed_env_new(executor->python, error)
+                              : find_env(executor, request, error);
+  if (env == NULL)
+    return NULL;
+  if (!cx_pyembed_env_execute(env, code, NULL, 0, "<prelude>", error)) {
+    if (fresh)
+      cx_pyembed_env_free(env);
+    return NULL;
+  }
+  guint id = (guint)json_object_get_int_member_with_default(request, "env", 0);
+  if (fresh) {
+    id = ++executor->last_env_id;
+    g_hash_table_insert(executor->envs, GUINT_TO_POINTER(id), env);
+  }
+  JsonObject *reply = json_object_new();
+  json_object_set_int_member(reply, "env", id);
+  return reply;
+}
+
+static JsonObject *
+bind_function(cx_worker_executor *executor, cx_pyembed_env *env, JsonObject *request,
+              GError **error)
+{
+  const char *name = json_object_get_string_member_with_default(request, "name", NULL);
+  JsonArray *names = cx_protocol_get_array(request, "params");
+  gint64 function = json_object_get_int_member_with_default(request, "function", 0);
+  if (name == NULL || names == NULL || function <= 0 || function > G_MAXUINT) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed bind_function request");
+    return NULL;
+  }
+  g_autofree const char **params = g_new0(const char *, json_array_get_length(names) + 1);
+  for (guint i = 0; i < json_array_get_length(names); i++) {
+    params[i] = json_node_get_string(json_array_get_element(names, i));
+    if (params[i] == NULL) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "a parameter name that is not a string");
+      return NULL;
+    }
+  }
+  host_function_ref *ref = g_new0(host_function_ref, 1);
+  ref->executor = executor;
+  ref->function = (guint)function;
+  /* pyembed frees REF with ENV (or at once if binding fails). */
+  if (!cx_pyembed_env_bind_function(env, name, params, cx_protocol_get_object(request, "defaults"),
+                                    call_host, ref, g_free, error))
+    return NULL;
+  return json_object_new();
+}
+
+/* The successful reply to REQUEST, or NULL with ERROR. */
+static JsonObject *
+perform(cx_worker_executor *executor, JsonObject *request, GError **error)
+{
+  const char *op = json_object_get_string_member_with_default(request, "op", "");
+  const char *code = json_object_get_string_member_with_default(request, "code", NULL);
+  if (executor->python == NULL && (executor->python = cx_pyembed_executor_new(error)) == NULL)
+    return NULL;
+  if (g_str_equal(op, CX_EXECUTOR_OP_PRELUDE) && code != NULL)
+    return run_prelude(executor, request, code, error);
+
+  cx_pyembed_env *env = find_env(executor, request, error);
+  if (env == NULL)
+    return NULL;
+  JsonObject *locals = cx_protocol_get_object(request, "locals");
+  if (g_str_equal(op, CX_EXECUTOR_OP_BIND_FUNCTION))
+    return bind_function(executor, env, request, error);
+  if (g_str_equal(op, CX_EXECUTOR_OP_SNAPSHOT)) {
+    JsonObject *snapshot = cx_pyembed_env_snapshot(env, error);
+    if (snapshot == NULL)
+      return NULL;
+    JsonNode *value = json_node_init_object(json_node_alloc(), snapshot);
+    json_object_unref(snapshot);
+    return value_reply(value);
+  }
+  if (code == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "an executor request \"%s\" without code", op);
+    return NULL;
+  }
+  JsonNode *value;
+  if (g_str_equal(op, CX_EXECUTOR_OP_EVALUATE_INLINE))
+    value = cx_pyembed_env_evaluate_inline(env, code, locals, error);
+  else if (g_str_equal(op, CX_EXECUTOR_OP_EXECUTE_BLOCK))
+    value = cx_pyembed_env_execute_block(env, code, locals, error);
+  else if (g_str_equal(op, CX_EXECUTOR_OP_TYPE_EXPRESSION))
+    value = cx_pyembed_env_evaluate_type_expression(env, code, error);
+  else if (g_str_equal(op, CX_EXECUTOR_OP_SIDE_EFFECTS)) {
+    int line_offset = (int)json_object_get_int_member_with_default(request, "line_offset", 0);
+    if (!cx_pyembed_env_execute(env, code, cx_protocol_get_object(request, "bindings"),
+                                line_offset, "<side_effects>", error))
+      return NULL;
+    return json_object_new();
+  } else {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "unknown executor operation \"%s\"", op);
+    return NULL;
+  }
+  if (value == NULL && error != NULL && *error != NULL)
+    return NULL;
+  return value_reply(value);
+}
+
+void
+cx_worker_executor_serve(cx_worker_executor *executor, const guint8 *payload, gsize len)
+{
+  g_autoptr(GError) error = NULL;
+  /* Parsed before anything else reads the channel: PAYLOAD lives until then. */
+  g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "EXECUTOR_REQUEST", &error);
+  JsonObject *request = node != NULL ? json_node_get_object(node) : NULL;
+  if (request != NULL &&
+      g_str_equal(json_object_get_string_member_with_default(request, "op", ""),
+                  CX_EXECUTOR_OP_FREE_ENV)) {
+    gint64 id = json_object_get_int_member_with_default(request, "env", 0);
+    cx_pyembed_env *env = id > 0 && id <= G_MAXUINT
+                            ? g_hash_table_lookup(executor->envs, GUINT_TO_POINTER((guint)id))
+                            : NULL;
+    if (env != NULL) {
+      g_hash_table_remove(executor->envs, GUINT_TO_POINTER((guint)id));
+      cx_pyembed_env_free(env);
+    }
+    return; /* no reply */
+  }
+  JsonObject *reply = request != NULL ? perform(executor, request, &error) : NULL;
+  if (reply == NULL)
+    reply = cx_protocol_error_object(error);
+  send_locked(executor, CX_MSG_EXECUTOR_REPLY, reply);
+}
