@@ -19,6 +19,17 @@ const cx__loaded_plugin *cx__plugin_info_get_loaded(const cx_plugin_info *info);
 /* Parse VALUE as TYPE; on failure set ERROR with a message naming TYPE. */
 gboolean cx__option_value_check(cx_option_type type, const char *value, GError **error);
 
+/* Verdicts of the plugin probe (plugin_probe.c), kept in
+ * $XDG_CACHE_HOME/cellexec/plugin-probes and valid while a file is
+ * unchanged. */
+typedef struct cx__probe_cache cx__probe_cache;
+cx__probe_cache *cx__probe_cache_open(void);
+/* Saves new verdicts, then frees CACHE. */
+void cx__probe_cache_close(cx__probe_cache *cache);
+/* NULL when PATH loads without crashing (in a separate process running
+ * cellexec-probe, or as remembered), else how it failed (g_free it). */
+char *cx__probe_plugin(cx__probe_cache *cache, const char *path);
+
 struct cx_backend {
   cx_registry *registry;
   const cx_plugin_info *plugin;

@@ -7,13 +7,14 @@ libcellexec_la_SOURCES = \
 	lib/options.c \
 	lib/run_options.c \
 	lib/registry.c \
+	lib/plugin_probe.c \
 	lib/config.c \
 	lib/backend.c \
 	lib/executor.c \
 	lib/debug_export.c \
 	lib/internal.h
 libcellexec_la_CPPFLAGS = $(AM_CPPFLAGS) -DCX_COMPILATION \
-	-DCX_PLUGINS_DIR='"$(pluginsdir)"'
+	-DCX_PLUGINS_DIR='"$(pluginsdir)"' -DCX_PROBE_PATH='"$(pkglibexecdir)/cellexec-probe"'
 libcellexec_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libcellexec_la_LIBADD = $(GLIB_LIBS) $(JSON_LIBS) -ldl
 libcellexec_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(CX_LT_VERSION_INFO) -no-undefined \
@@ -30,3 +31,9 @@ cellexecinclude_HEADERS = \
 	include/cellexec/plugin.h \
 	include/cellexec/result.h
 nodist_cellexecinclude_HEADERS = include/cellexec/version.h
+
+# cellexec-probe: loads a plugin in a process of its own before the host
+# does (lib/plugin_probe.c).
+pkglibexec_PROGRAMS += lib/cellexec-probe
+lib_cellexec_probe_SOURCES = lib/probe_main.c
+lib_cellexec_probe_LDADD = $(GLIB_LIBS) -ldl

@@ -238,11 +238,22 @@ dlerror_reason(const char *message, cx_error_code *code)
 
 /* Load PATH into a new entry, usable or faulty. */
 static cx_plugin_info *
-load_file(cx_registry *registry, const char *path)
+load_file(cx_registry *registry, cx__probe_cache *probes, const char *path)
 {
   cx_plugin_info *info = g_new0(cx_plugin_info, 1);
   info->path = g_strdup(path);
   info->name = file_stem(path);
+
+  /* A plugin that crashes in its entry or init would take the host down:
+   * it is tried in a process of its own first. */
+  g_autofree char *crash = cx__probe_plugin(probes, path);
+  if (crash != NULL) {
+    set_faulty(info, CX_ERROR_PLUGIN_LOAD,
+               "it %s when loaded in a probe process, so it was not loaded here "
+               "(plugin ABI unknown, cellexec ABI %d.%d); fix or remove the plugin",
+               crash, CX_ABI_MAJOR, CX_ABI_MINOR);
+    return info;
+  }
 
   dlerror();
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -298,7 +309,7 @@ compare_names(gconstpointer a, gconstpointer b)
 }
 
 static void
-scan_directory(cx_registry *registry, const char *dir)
+scan_directory(cx_registry *registry, cx__probe_cache *probes, const char *dir)
 {
   GDir *handle = g_dir_open(dir, 0, NULL);
   if (handle == NULL)
@@ -313,7 +324,7 @@ scan_directory(cx_registry *registry, const char *dir)
 
   for (guint i = 0; i < names->len; i++) {
     g_autofree char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
-    cx_plugin_info *info = load_file(registry, path);
+    cx_plugin_info *info = load_file(registry, probes, path);
     g_ptr_array_add(registry->entries, info);
     if (info->error == NULL || info->error->code != CX_ERROR_DUPLICATE)
       if (!g_hash_table_contains(registry->by_name, info->name))
@@ -349,8 +360,10 @@ cx_registry_new_for_path(const char *const *dirs)
   registry->search_path = unique_dirs(dirs);
   registry->entries = g_ptr_array_new_with_free_func((GDestroyNotify)plugin_info_free);
   registry->by_name = g_hash_table_new(g_str_hash, g_str_equal);
+  cx__probe_cache *probes = cx__probe_cache_open();
   for (char **dir = registry->search_path; *dir != NULL; dir++)
-    scan_directory(registry, *dir);
+    scan_directory(registry, probes, *dir);
+  cx__probe_cache_close(probes);
   return registry;
 }
 

@@ -239,6 +239,56 @@ test_registry_lists_every_entry_in_order(void)
   CU_ASSERT_STRING_EQUAL(cx_plugin_info_get_name(cx_registry_get_plugin(registry, 2)), "no_entry");
 }
 
+static void
+test_registry_survives_a_plugin_crashing_in_its_entry(void)
+{
+  assert_faulty("entry_crash", CX_ERROR_PLUGIN_LOAD, "crashed while loading (signal 11");
+  assert_faulty("entry_crash", CX_ERROR_PLUGIN_LOAD, "was not loaded here");
+}
+
+static void
+test_registry_survives_a_plugin_crashing_in_init(void)
+{
+  assert_faulty("init_crash", CX_ERROR_PLUGIN_LOAD, "crashed while loading (signal 6");
+}
+
+/* The cache line of PATH in the probe cache, or NULL. */
+static char *
+cached_verdict(const char *path)
+{
+  g_autofree char *file = g_build_filename(g_getenv("XDG_CACHE_HOME"), "cellexec", "plugin-probes", NULL);
+  g_autoptr(GKeyFile) cache = g_key_file_new();
+  if (!g_key_file_load_from_file(cache, file, G_KEY_FILE_NONE, NULL))
+    return NULL;
+  return g_key_file_get_string(cache, path, "identity", NULL);
+}
+
+static void
+test_registry_remembers_probes_until_the_file_changes(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *source = g_build_filename(cx_test_case_plugins_dir(), "entry_crash.so", NULL);
+  g_autofree char *copy = g_build_filename(dir, "entry_crash.so", NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(source, &contents, &length, NULL));
+  CU_ASSERT_TRUE_FATAL(g_file_set_contents(copy, contents, length, NULL));
+  const char *const search[] = { dir, NULL };
+
+  cx_registry_unref(cx_registry_new_for_path(search));
+  g_autofree char *first = cached_verdict(copy);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+
+  /* Rewritten (a rebuild): probed again, under its new identity. */
+  g_usleep(10000);
+  CU_ASSERT_TRUE_FATAL(g_file_set_contents(copy, contents, length, NULL));
+  g_autoptr(cx_registry) again = cx_registry_new_for_path(search);
+  CX_ASSERT_ERROR(cx_plugin_info_get_error(cx_registry_get_plugin(again, 0)), CX_ERROR_PLUGIN_LOAD);
+  g_autofree char *second = cached_verdict(copy);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+  CU_ASSERT_STRING_NOT_EQUAL(first, second);
+}
+
 void
 cx_test_register(void)
 {
@@ -263,6 +313,9 @@ cx_test_register(void)
     { "test_registry_missing_directory_is_ignored", test_registry_missing_directory_is_ignored },
     { "test_registry_env_path_comes_before_extra_dirs", test_registry_env_path_comes_before_extra_dirs },
     { "test_registry_lists_every_entry_in_order", test_registry_lists_every_entry_in_order },
+    { "test_registry_survives_a_plugin_crashing_in_its_entry", test_registry_survives_a_plugin_crashing_in_its_entry },
+    { "test_registry_survives_a_plugin_crashing_in_init", test_registry_survives_a_plugin_crashing_in_init },
+    { "test_registry_remembers_probes_until_the_file_changes", test_registry_remembers_probes_until_the_file_changes },
     { NULL, NULL }
   };
   cx_test_add_suite("registry", tests);

@@ -151,6 +151,28 @@ static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create
                                           echo_run_cell };
 CX_PLUGIN_DEFINE("init-refused", "1.0", "refuses to load", NULL, &vtable, NULL, refuse)
 
+#elif defined(CASE_ENTRY_CRASH)
+#include <signal.h>
+/* A plugin whose entry crashes: the registry must survive it. */
+CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void);
+CX_PLUGIN_EXPORT const cx_plugin *
+cellexec_plugin_entry(void)
+{
+  raise(SIGSEGV);
+  return NULL;
+}
+
+#elif defined(CASE_INIT_CRASH)
+#include <stdlib.h>
+static gboolean
+crash_in_init(GError **error)
+{
+  abort();
+}
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("init-crash", "1.0", "aborts in its init", NULL, &vtable, NULL, crash_in_init)
+
 #elif defined(CASE_NO_ENTRY)
 /* A shared object that is not a plugin: it exports something else. */
 CX_PLUGIN_EXPORT int not_a_plugin(void);

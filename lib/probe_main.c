@@ -1,0 +1,32 @@
+/* cellexec-probe FILE: load a plugin the way the registry does, in a
+ * process of its own, so that a plugin whose entry or init crashes (or
+ * hangs) takes down this process instead of the host.  The exit status
+ * does not matter: the registry only asks whether this process died of a
+ * signal, and learns everything else by loading the plugin itself. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cellexec/plugin.h>
+
+/* A plugin that takes longer than this to load is as good as hung. */
+#define PROBE_SECONDS 10
+
+int
+main(int argc, char **argv)
+{
+  if (argc != 2)
+    return 2;
+  alarm(PROBE_SECONDS); /* a hung entry or init dies of SIGALRM */
+  void *handle = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  cx_plugin_entry_func entry = handle != NULL ? (cx_plugin_entry_func)dlsym(handle, CX_PLUGIN_ENTRY_SYMBOL) : NULL;
+  const cx_plugin *descriptor = entry != NULL ? entry() : NULL;
+  if (descriptor != NULL && descriptor->abi_major == CX_ABI_MAJOR &&
+      descriptor->struct_size >= sizeof(cx_plugin) && descriptor->init != NULL) {
+    GError *error = NULL;
+    descriptor->init(&error);
+    g_clear_error(&error);
+  }
+  return 0;
+}
