@@ -722,6 +722,142 @@ test_local_use_subprocess_runs_on_this_backend(void)
   CX_ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
 }
 
+/* ---- Executor operations (the shared cases are in test_executor.c) ------------------- */
+
+static cx_env *
+executor_prelude(cx_session *session, const char *code)
+{
+  g_autoptr(GError) error = NULL;
+  cx_env *env = cx_session_execute_prelude(session, code, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+  return env;
+}
+
+static void
+test_subprocess_executor_envs_live_in_the_session_process(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) cell = session_run(session, "import os\nos.getpid()");
+  g_autoptr(cx_env) env = executor_prelude(session, "import os");
+  g_autoptr(JsonNode) pid = cx_env_evaluate_inline(env, "os.getpid()", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(pid));
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(cell, 0), "text/plain"), text);
+  CU_ASSERT_NOT_EQUAL(json_node_get_int(pid), getpid());
+}
+
+static void
+count_destroyed(gpointer data)
+{
+  (*(int *)data)++;
+}
+
+static JsonNode *
+never_called(JsonObject *arguments, gpointer user_data, GError **error)
+{
+  return NULL;
+}
+
+static void
+test_subprocess_executor_worker_death_fails_clearly(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  int destroyed = 0;
+  cx_env *env = executor_prelude(session, "import os\nx = 1");
+  const char *const params[] = { NULL };
+  CU_ASSERT_TRUE(cx_env_create_dynamic_function(env, "f", params, NULL, never_called, &destroyed,
+                                                count_destroyed, NULL));
+
+  gint64 start = g_get_monotonic_time();
+  JsonNode *value = cx_env_evaluate_inline(env, "os._exit(3)", NULL, &error);
+  CU_ASSERT_PTR_NULL(value);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "the session's worker died");
+  CX_ASSERT_CONTAINS(error->message, "exited with status 3");
+  CU_ASSERT_TRUE(seconds_since(start) < 5);
+  g_clear_error(&error);
+
+  /* Its environments went with it, and say so. */
+  value = cx_env_evaluate_inline(env, "x", NULL, &error);
+  CU_ASSERT_PTR_NULL(value);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "died");
+  g_clear_error(&error);
+  cx_env_free(env);
+  CU_ASSERT_EQUAL(destroyed, 1);
+
+  /* The session goes on in a new process. */
+  g_autoptr(cx_env) fresh = executor_prelude(session, "y = 2");
+  g_autoptr(JsonNode) names = cx_env_evaluate_inline(fresh, "['x' in globals(), y]", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *text = json_to_string(names, FALSE);
+  CU_ASSERT_STRING_EQUAL(text, "[false,2]");
+  g_autoptr(cx_result) cell = session_run(session, "print(1 + 1)");
+  CX_ASSERT_STDOUT(cell, "2\n");
+}
+
+typedef struct {
+  cx_env *env;
+  GError *nested_error;
+} crash_state;
+
+/* A host function whose call back into the session kills its process. */
+static JsonNode *
+crash_from_host(JsonObject *arguments, gpointer user_data, GError **error)
+{
+  crash_state *state = user_data;
+  JsonNode *value = cx_env_evaluate_inline(state->env, "os.kill(os.getpid(), 9)", NULL,
+                                           &state->nested_error);
+  if (value == NULL)
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_FAILED, state->nested_error->message);
+  return value;
+}
+
+static void
+test_subprocess_executor_death_in_a_nested_call(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_env) env = executor_prelude(session, "import os");
+  crash_state state = { env, NULL };
+  const char *const params[] = { NULL };
+  CU_ASSERT_TRUE(cx_env_create_dynamic_function(env, "crash", params, NULL, crash_from_host,
+                                                &state, NULL, NULL));
+  JsonNode *value = cx_env_evaluate_inline(env, "crash()", NULL, &error);
+  CU_ASSERT_PTR_NULL(value);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "the session's worker died");
+  CX_ASSERT_ERROR(state.nested_error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(state.nested_error->message, "SIGKILL");
+  g_clear_error(&state.nested_error);
+  g_autoptr(cx_result) cell = session_run(session, "print('again')");
+  CX_ASSERT_STDOUT(cell, "again\n");
+}
+
+static void
+test_subprocess_executor_in_spawn_mode(void)
+{
+  g_autoptr(cx_backend) backend = open_with("mode", "spawn", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_env) env = executor_prelude(session, "base = 20");
+  g_autoptr(JsonNode) value = cx_env_evaluate_inline(env, "base + n", NULL, &error);
+  CU_ASSERT_PTR_NULL(value);
+  g_clear_error(&error);
+  g_autoptr(JsonObject) locals = json_object_new();
+  json_object_set_int_member(locals, "n", 22);
+  g_autoptr(JsonNode) sum = cx_env_evaluate_inline(env, "base + n", locals, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL(json_node_get_int(sum), 42);
+}
+
 void
 cx_test_register(void)
 {
@@ -768,9 +904,17 @@ cx_test_register(void)
     { "test_local_use_subprocess_runs_on_this_backend", test_local_use_subprocess_runs_on_this_backend },
     { NULL }
   };
+  static const cx_test_case executor[] = {
+    { "test_subprocess_executor_envs_live_in_the_session_process", test_subprocess_executor_envs_live_in_the_session_process },
+    { "test_subprocess_executor_worker_death_fails_clearly", test_subprocess_executor_worker_death_fails_clearly },
+    { "test_subprocess_executor_death_in_a_nested_call", test_subprocess_executor_death_in_a_nested_call },
+    { "test_subprocess_executor_in_spawn_mode", test_subprocess_executor_in_spawn_mode },
+    { NULL }
+  };
   cx_test_add_suite("subprocess cells", cells);
   cx_test_add_suite("subprocess deadlines", deadlines);
   cx_test_add_suite("subprocess isolation", isolation);
   cx_test_add_suite("subprocess limits", limits);
   cx_test_add_suite("subprocess modes", modes);
+  cx_test_add_suite("subprocess executor", executor);
 }
