@@ -164,6 +164,11 @@ cx_pyembed_executor_free(cx_pyembed_executor *executor)
   if (executor == NULL)
     return;
   PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyObject *args[] = { executor->state };
+  PyObject *closed = call("close_executor", args, 1);
+  if (closed == NULL)
+    PyErr_Clear(); /* nothing to report to: the executor goes anyway */
+  Py_XDECREF(closed);
   Py_DECREF(executor->state);
   cx__pyembed_gil_release(gil);
   g_free(executor);
@@ -193,6 +198,11 @@ cx_pyembed_env_free(cx_pyembed_env *env)
   if (env == NULL)
     return;
   PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyObject *args[] = { env->state };
+  PyObject *closed = call("close_env", args, 1);
+  if (closed == NULL)
+    PyErr_Clear(); /* nothing to report to: the env goes anyway */
+  Py_XDECREF(closed);
   for (guint i = 0; i < env->capsules->len; i++) {
     PyObject *capsule = g_ptr_array_index(env->capsules, i);
     host_call *host = PyCapsule_GetPointer(capsule, NULL);

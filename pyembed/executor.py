@@ -12,6 +12,7 @@ import json
 import sys
 import types
 import typing
+import weakref
 
 _OWN_FILE = __file__
 
@@ -106,6 +107,19 @@ def new_executor():
 
 def new_env(executor):
     return Env(executor)
+
+
+def close_executor(executor):
+    """Drop every object handed out by reference."""
+    executor.objects.clear()
+    executor.ids.clear()
+
+
+def close_env(env):
+    """Empty ENV's namespace: functions defined in it refer back to it, and
+    without this the cycle (with the host functions bound in it) would wait
+    for the garbage collector."""
+    env.namespace.clear()
 
 
 # ---- Errors ------------------------------------------------------------------
@@ -271,10 +285,17 @@ def bind_function(env, name, params, defaults_json, call_host):
             inspect.Parameter(p, kind, default=defaults.get(p, inspect.Parameter.empty))
             for p in params])
 
+        # Weakly: the executor's reference table may hold this function, and
+        # a cycle would keep the host's callback data alive until a GC.
+        executor_ref = weakref.ref(executor)
+
         def host_function(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            return executor.loads(call_host(executor.dumps(dict(bound.arguments))))
+            owner = executor_ref()
+            if owner is None:
+                raise RuntimeError(f"{name}() outlived the session it was bound in")
+            return owner.loads(call_host(owner.dumps(dict(bound.arguments))))
 
         host_function.__name__ = host_function.__qualname__ = name
         host_function.__signature__ = signature
