@@ -79,7 +79,10 @@ demo)
   echo "setup: running a cell on the default backend:"
   echo "  _build/tools/cellexec run --json -c \"print('hello')\\n1 + 1\""
   cd _build
-  CELLEXEC_PLUGIN_PATH="$PWD/plugins/.libs" ./tools/cellexec run --json -c "print('hello')
+  # Uninstalled: point cellexec at the plugins and helper programs built here.
+  CELLEXEC_PLUGIN_PATH="$PWD/plugins/.libs" CELLEXEC_PROBE="$PWD/lib/cellexec-probe" \
+  CELLEXEC_WORKER="$PWD/plugins/subprocess/.libs/cellexec-worker" \
+    ./tools/cellexec run --json -c "print('hello')
 1 + 1"
   ;;
 test)
