@@ -95,6 +95,21 @@ test_cli_reads_code_from_stdin_and_files(void)
 }
 
 static void
+test_cli_code_backslash_n_is_a_line_break_outside_strings(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *record = g_build_filename(dir, "calls.jsonl", NULL);
+  g_autofree char *option = g_strdup_printf("record=%s", record);
+  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", option, "-c",
+                               "print('a\\nb')\\n1 + 1 # x\\ny", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  g_autofree char *calls = NULL;
+  g_file_get_contents(record, &calls, NULL, NULL);
+  /* JSON of: print('a\nb') <newline> 1 + 1 # x\ny */
+  CX_ASSERT_CONTAINS(calls, "\"code\":\"print('a\\\\nb')\\n1 + 1 # x\\\\ny\"");
+}
+
+static void
 test_cli_passes_run_options(void)
 {
   g_autofree char *dir = cx_test_tmpdir();
@@ -208,6 +223,7 @@ cx_test_register(void)
     { "test_cli_human_mode_prints_streams_and_rich_text", test_cli_human_mode_prints_streams_and_rich_text },
     { "test_cli_reads_code_from_stdin_and_files", test_cli_reads_code_from_stdin_and_files },
     { "test_cli_passes_run_options", test_cli_passes_run_options },
+    { "test_cli_code_backslash_n_is_a_line_break_outside_strings", test_cli_code_backslash_n_is_a_line_break_outside_strings },
     { "test_cli_usage_errors_exit_2_with_one_line", test_cli_usage_errors_exit_2_with_one_line },
     { "test_cli_plugins_lists_usable_and_faulty", test_cli_plugins_lists_usable_and_faulty },
     { "test_cli_config_check", test_cli_config_check },

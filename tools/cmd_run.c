@@ -37,6 +37,51 @@ run_args_clear(run_args *a)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(run_args, run_args_clear)
 
+/* CODE with each backslash-n outside string literals and comments turned
+ * into a line break, so that a one-line shell command can hold a
+ * multi-line cell: -c "print('hello')\n1 + 1".  Outside a string a
+ * backslash may only end a line in Python, so this changes no valid
+ * program; inside strings nothing is touched. */
+static char *
+expand_line_breaks(const char *code)
+{
+  GString *out = g_string_sized_new(strlen(code));
+  char quote = 0;        /* the quote character of the string we are in */
+  gboolean triple = FALSE;
+  for (const char *c = code; *c != '\0'; c++) {
+    if (quote != 0) {
+      g_string_append_c(out, *c);
+      if (*c == '\\' && c[1] != '\0') {
+        g_string_append_c(out, *++c); /* an escaped character never closes */
+      } else if (*c == quote && (!triple || (c[1] == quote && c[2] == quote))) {
+        if (triple) {
+          g_string_append_len(out, c + 1, 2);
+          c += 2;
+        }
+        quote = 0;
+      } else if (*c == '\n' && !triple) {
+        quote = 0; /* an unterminated string: Python reports it */
+      }
+    } else if (*c == '\'' || *c == '"') {
+      quote = *c;
+      triple = c[1] == *c && c[2] == *c;
+      g_string_append_len(out, c, triple ? 3 : 1);
+      c += triple ? 2 : 0;
+    } else if (*c == '#') {
+      const char *end = strchr(c, '\n');
+      gsize length = end != NULL ? (gsize)(end - c) : strlen(c);
+      g_string_append_len(out, c, length);
+      c += length - 1;
+    } else if (*c == '\\' && c[1] == 'n') {
+      g_string_append_c(out, '\n');
+      c++;
+    } else {
+      g_string_append_c(out, *c);
+    }
+  }
+  return g_string_free(out, FALSE);
+}
+
 /* The cell's code from -c, a file, or standard input ("-"). */
 static char *
 read_code(const run_args *a, GError **error)
@@ -47,7 +92,7 @@ read_code(const run_args *a, GError **error)
     return NULL;
   }
   if (a->code != NULL)
-    return g_strdup(a->code);
+    return expand_line_breaks(a->code);
   if (n_rest != 1) {
     g_set_error(error, CX_ERROR, CX_ERROR_FAILED,
                 n_rest == 0 ? "no code to run: give -c CODE, a FILE, or - for standard input"
@@ -174,7 +219,7 @@ cmd_run(int argc, char **argv)
     { "use-subprocess", 0, 0, G_OPTION_ARG_NONE, &a.use_subprocess, "Run the cell in a separate process", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print the result bundle as one JSON document", NULL },
     { "debug-export", 0, 0, G_OPTION_ARG_FILENAME, &a.debug_export, "Log the run to FILE (Markdown; JSON Lines if FILE ends in .jsonl)", "FILE" },
-    { "code", 'c', 0, G_OPTION_ARG_STRING, &a.code, "Run CODE", "CODE" },
+    { "code", 'c', 0, G_OPTION_ARG_STRING, &a.code, "Run CODE (\\n outside strings is a line break)", "CODE" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.rest, NULL, "[FILE | -]" },
     { NULL }
   };
@@ -188,6 +233,7 @@ cmd_run(int argc, char **argv)
   g_option_context_set_description(context,
     "Examples:\n"
     "  cellexec run -c 'print(\"hello\")'\n"
+    "  cellexec run --json -c \"print('hello')\\n1 + 1\"\n"
     "  cellexec run --json -c '1 + 1'\n"
     "  cellexec run -b fake -o responses=replies.json --json script.py\n"
     "  echo 'import os; print(os.getcwd())' | cellexec run --cwd /tmp -\n"
