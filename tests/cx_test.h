@@ -33,6 +33,16 @@ char *cx_test_dir_with_plugins(const char *const *names);
 /* A registry of exactly the test-only plugins NAMES. */
 cx_registry *cx_test_registry_with(const char *const *names);
 
+/* The registry of the plugins built here (shared by a program's tests). */
+cx_registry *cx_test_registry(void);
+/* Options for backend NAME of cx_test_registry() from KEY, VALUE pairs
+ * ending with NULL; every pair must be accepted. */
+cx_options *cx_test_options_valist(const char *name, const char *first_key, va_list args);
+/* Backend NAME of cx_test_registry() with KEY, VALUE option pairs ending
+ * with NULL; it must open. */
+cx_backend *cx_test_open_backend(const char *name, const char *first_key, ...) G_GNUC_NULL_TERMINATED;
+cx_backend *cx_test_open_backend_valist(const char *name, const char *first_key, va_list args);
+
 /* A new empty temporary directory, removed with its contents at exit. */
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */

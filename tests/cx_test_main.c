@@ -75,6 +75,53 @@ cx_test_registry_with(const char *const *names)
   return cx_registry_new_for_path(path);
 }
 
+cx_registry *
+cx_test_registry(void)
+{
+  static cx_registry *registry;
+  if (registry == NULL) {
+    const char *dirs[] = { cx_test_plugins_dir(), NULL };
+    registry = cx_registry_new_for_path(dirs);
+  }
+  return registry;
+}
+
+cx_options *
+cx_test_options_valist(const char *name, const char *first_key, va_list args)
+{
+  g_autoptr(GError) error = NULL;
+  const cx_plugin_info *info = cx_registry_lookup(cx_test_registry(), name, &error);
+  CX_ASSERT_NO_ERROR(error);
+  cx_options *options = cx_options_new(name, cx_plugin_info_get_options(info));
+  for (const char *key = first_key; key != NULL; key = va_arg(args, const char *)) {
+    const char *value = va_arg(args, const char *);
+    cx_options_set(options, key, value, &error);
+    CX_ASSERT_NO_ERROR(error);
+  }
+  return options;
+}
+
+cx_backend *
+cx_test_open_backend_valist(const char *name, const char *first_key, va_list args)
+{
+  cx_options *options = cx_test_options_valist(name, first_key, args);
+  g_autoptr(GError) error = NULL;
+  cx_backend *backend = cx_backend_open(cx_test_registry(), name, options, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(backend);
+  return backend;
+}
+
+cx_backend *
+cx_test_open_backend(const char *name, const char *first_key, ...)
+{
+  va_list args;
+  va_start(args, first_key);
+  cx_backend *backend = cx_test_open_backend_valist(name, first_key, args);
+  va_end(args);
+  return backend;
+}
+
 char *
 cx_test_tmpdir(void)
 {

@@ -14,36 +14,14 @@
 
 /* ---- Helpers ---------------------------------------------------------------- */
 
-static cx_registry *
-test_registry(void)
-{
-  static cx_registry *registry;
-  if (registry == NULL) {
-    const char *dirs[] = { cx_test_plugins_dir(), NULL };
-    registry = cx_registry_new_for_path(dirs);
-  }
-  return registry;
-}
-
 /* The local backend with OPTION=VALUE pairs (NULL-terminated) set. */
 static cx_backend *
 open_local_with(const char *first_option, ...)
 {
-  g_autoptr(GError) error = NULL;
-  const cx_plugin_info *info = cx_registry_lookup(test_registry(), "local", &error);
-  CX_ASSERT_NO_ERROR(error);
-  g_autoptr(cx_options) options =
-    cx_options_new("local", cx_plugin_info_get_options(info));
   va_list args;
   va_start(args, first_option);
-  for (const char *key = first_option; key != NULL; key = va_arg(args, const char *)) {
-    const char *value = va_arg(args, const char *);
-    cx_options_set(options, key, value, &error);
-    CX_ASSERT_NO_ERROR(error);
-  }
+  cx_backend *backend = cx_test_open_backend_valist("local", first_option, args);
   va_end(args);
-  cx_backend *backend = cx_backend_open(test_registry(), "local", g_steal_pointer(&options), &error);
-  CX_ASSERT_NO_ERROR(error);
   return backend;
 }
 
@@ -862,7 +840,7 @@ test_local_isolated_conflicts_with_running_interpreter(void)
 static void
 test_local_declares_its_options(void)
 {
-  const cx_plugin_info *info = cx_registry_lookup(test_registry(), "local", NULL);
+  const cx_plugin_info *info = cx_registry_lookup(cx_test_registry(), "local", NULL);
   CU_ASSERT_TRUE_FATAL(info != NULL && cx_plugin_info_is_usable(info));
   static const struct { const char *name; cx_option_type type; } expected[] = {
     { "isolated", CX_OPTION_BOOL }, { "cwd", CX_OPTION_PATH },

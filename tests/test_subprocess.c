@@ -17,44 +17,14 @@
 
 /* ---- Helpers ------------------------------------------------------------------- */
 
-static cx_registry *
-test_registry(void)
-{
-  static cx_registry *registry;
-  if (registry == NULL) {
-    const char *dirs[] = { cx_test_plugins_dir(), NULL };
-    registry = cx_registry_new_for_path(dirs);
-  }
-  return registry;
-}
-
-static cx_options *
-options_valist(const char *backend_name, const char *first_option, va_list args)
-{
-  g_autoptr(GError) error = NULL;
-  const cx_plugin_info *info = cx_registry_lookup(test_registry(), backend_name, &error);
-  CX_ASSERT_NO_ERROR(error);
-  cx_options *options = cx_options_new(backend_name, cx_plugin_info_get_options(info));
-  for (const char *key = first_option; key != NULL; key = va_arg(args, const char *)) {
-    const char *value = va_arg(args, const char *);
-    cx_options_set(options, key, value, &error);
-    CX_ASSERT_NO_ERROR(error);
-  }
-  return options;
-}
-
 /* The subprocess backend with OPTION=VALUE pairs (NULL-terminated) set. */
 static cx_backend *
 open_with(const char *first_option, ...)
 {
   va_list args;
   va_start(args, first_option);
-  cx_options *options = options_valist("subprocess", first_option, args);
+  cx_backend *backend = cx_test_open_backend_valist("subprocess", first_option, args);
   va_end(args);
-  g_autoptr(GError) error = NULL;
-  cx_backend *backend = cx_backend_open(test_registry(), "subprocess", options, &error);
-  CX_ASSERT_NO_ERROR(error);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(backend);
   return backend;
 }
 
@@ -673,10 +643,10 @@ test_subprocess_concurrent_callers(void)
 static cx_backend *
 open_expecting_error(GError **error, const char *key, const char *value)
 {
-  const cx_plugin_info *info = cx_registry_lookup(test_registry(), "subprocess", NULL);
+  const cx_plugin_info *info = cx_registry_lookup(cx_test_registry(), "subprocess", NULL);
   cx_options *options = cx_options_new("subprocess", cx_plugin_info_get_options(info));
   g_assert(cx_options_set(options, key, value, NULL));
-  return cx_backend_open(test_registry(), "subprocess", options, error);
+  return cx_backend_open(cx_test_registry(), "subprocess", options, error);
 }
 
 static void
@@ -706,7 +676,7 @@ static void
 test_local_use_subprocess_runs_on_this_backend(void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_backend) local = cx_backend_open(test_registry(), "local", NULL, &error);
+  g_autoptr(cx_backend) local = cx_backend_open(cx_test_registry(), "local", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_run_options) options = cx_run_options_new();
   cx_run_options_set_use_subprocess(options, TRUE);
