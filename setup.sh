@@ -66,7 +66,8 @@ check_in() {
   summarise "$dir" "$tag"
   if [ $status -ne 0 ]; then
     for log in "$dir"/tests/*.log; do
-      grep -q -E '^(FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null && { echo "--- $log"; tail -n 40 "$log"; }
+      grep -q -E '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null &&
+        { echo "--- $log"; grep -B 2 -A 12 -E 'FAILED|ERROR|expected' "$log" | head -n 80; }
     done
   fi
   return $status

@@ -195,14 +195,16 @@ cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options 
   const cx_run_options *effective = effective_run_options(backend, run, &merged);
   GError *plugin_error = NULL;
   cx_result *result = backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
-  result = checked_result(backend, result, plugin_error, error);
-  emit_run(backend->exporter, backend, "run_cell", code, effective, result,
-           error != NULL ? *error : NULL);
+  GError *failure = NULL; /* ours, so the event sees it even if the caller passed NULL */
+  result = checked_result(backend, result, plugin_error, &failure);
+  emit_run(backend->exporter, backend, "run_cell", code, effective, result, failure);
+  if (failure != NULL)
+    g_propagate_error(error, failure);
   return result;
 }
 
-static gboolean
-unsupported(const cx_backend *backend, const char *what, GError **error)
+gboolean
+cx__unsupported(const cx_backend *backend, const char *what, GError **error)
 {
   g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED, "backend '%s' does not support %s",
               cx_backend_get_name(backend), what);
@@ -215,7 +217,7 @@ cx_backend_interrupt(cx_backend *backend, GError **error)
   g_return_val_if_fail(backend != NULL, FALSE);
   const cx_backend_vtable *vt = &backend->loaded->backend;
   if (!CX_HAS(vt, interrupt))
-    return unsupported(backend, "interrupt", error);
+    return cx__unsupported(backend, "interrupt", error);
   return vt->interrupt(backend->instance, NULL, error);
 }
 
@@ -225,7 +227,7 @@ cx_backend_query(cx_backend *backend, const char *what, GError **error)
   g_return_val_if_fail(backend != NULL && what != NULL, NULL);
   const cx_backend_vtable *vt = &backend->loaded->backend;
   if (!CX_HAS(vt, query)) {
-    unsupported(backend, "queries", error);
+    cx__unsupported(backend, "queries", error);
     return NULL;
   }
   return vt->query(backend->instance, what, error);
@@ -237,7 +239,7 @@ cx_session_open(cx_backend *backend, GError **error)
   g_return_val_if_fail(backend != NULL, NULL);
   const cx_backend_vtable *vt = &backend->loaded->backend;
   if (!CX_HAS(vt, session_open)) {
-    unsupported(backend, "sessions", error);
+    cx__unsupported(backend, "sessions", error);
     return NULL;
   }
   cx_session_instance *instance = vt->session_open(backend->instance, error);
@@ -262,9 +264,11 @@ cx_session_run_cell(cx_session *session, const char *code, const cx_run_options 
   GError *plugin_error = NULL;
   cx_result *result =
     backend->loaded->backend.session_run_cell(session->instance, code, effective, &plugin_error);
-  result = checked_result(backend, result, plugin_error, error);
-  emit_run(session->exporter, backend, "session_run_cell", code, effective, result,
-           error != NULL ? *error : NULL);
+  GError *failure = NULL;
+  result = checked_result(backend, result, plugin_error, &failure);
+  emit_run(session->exporter, backend, "session_run_cell", code, effective, result, failure);
+  if (failure != NULL)
+    g_propagate_error(error, failure);
   return result;
 }
 
@@ -274,7 +278,7 @@ cx_session_interrupt(cx_session *session, GError **error)
   g_return_val_if_fail(session != NULL, FALSE);
   const cx_backend_vtable *vt = &session->backend->loaded->backend;
   if (!CX_HAS(vt, interrupt))
-    return unsupported(session->backend, "interrupt", error);
+    return cx__unsupported(session->backend, "interrupt", error);
   return vt->interrupt(session->backend->instance, session->instance, error);
 }
 

@@ -58,6 +58,11 @@ cx_set_python_error(GError **error, const char *type, const char *message,
   g_return_if_fail(type != NULL && message != NULL);
   if (error == NULL)
     return;
+  if (*error != NULL) {
+    g_warning("cx_set_python_error: an error is already set (%s); not replacing it with %s: %s",
+              (*error)->message, type, message);
+    return;
+  }
   g_set_error(error, CX_ERROR, CX_ERROR_PYTHON, "%s: %s", type, message);
   CxErrorPrivate *priv = cx_error_get_private(*error);
   priv->python.type = priv->type = g_strdup(type);

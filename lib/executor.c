@@ -19,11 +19,10 @@ executor_of(const cx_session *session)
 static gboolean
 unsupported(const cx_session *session, const char *operation, GError **error)
 {
-  g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
-              "backend '%s' does not support the executor operation %s; choose a backend "
-              "that does (`cellexec plugins` shows 'executor operations: yes')",
-              cx_backend_get_name(session->backend), operation);
-  return FALSE;
+  g_autofree char *what = g_strdup_printf(
+    "the executor operation %s; choose a backend that does (`cellexec plugins` shows "
+    "'executor operations: yes')", operation);
+  return cx__unsupported(session->backend, what, error);
 }
 
 /* Look up METHOD of SESSION's executor vtable, or fail as unsupported. */
@@ -166,7 +165,12 @@ cx_env_create_dynamic_function(cx_env *env, const char *name, const char *const 
                                gpointer user_data, GDestroyNotify destroy, GError **error)
 {
   g_return_val_if_fail(env != NULL && name != NULL && function != NULL, FALSE);
-  EXECUTOR_METHOD(env->session, create_dynamic_function, error, FALSE);
+  const cx_executor_vtable *vt = executor_of(env->session);
+  if (vt == NULL || !CX_HAS(vt, create_dynamic_function)) {
+    if (destroy != NULL)
+      destroy(user_data); /* as on every failure: nothing will call it later */
+    return unsupported(env->session, "create_dynamic_function", error);
+  }
   static const char *const no_params[] = { NULL };
   if (params == NULL)
     params = no_params;

@@ -48,6 +48,10 @@ struct cx_session {
   cx_debug_exporter *exporter; /* borrowed; NULL: none */
 };
 
+/* Set ERROR to CX_ERROR_UNSUPPORTED, "backend 'NAME' does not support
+ * WHAT"; returns FALSE. */
+gboolean cx__unsupported(const cx_backend *backend, const char *what, GError **error);
+
 /* Report one step to EXPORTER (may be NULL: nothing happens).  ERROR, when
  * set, is the step's failure.  Serialised across threads. */
 void cx__debug_emit(cx_debug_exporter *exporter, const char *executor, const char *step,

@@ -236,6 +236,31 @@ dlerror_reason(const char *message, cx_error_code *code)
          "replace it with a plugin built for this machine";
 }
 
+/* Call DESCRIPTOR's init once per process, however many registries load
+ * the plugin (it is never unloaded, so the pointer identifies it): later
+ * loads get the first verdict. */
+static gboolean
+init_once(const cx_plugin *descriptor, GError **error)
+{
+  static GMutex lock;
+  static GHashTable *verdicts; /* descriptor -> NULL (accepted) or GError* (refused) */
+  g_mutex_lock(&lock);
+  if (verdicts == NULL)
+    verdicts = g_hash_table_new(NULL, NULL);
+  gpointer refusal = NULL;
+  if (!g_hash_table_lookup_extended(verdicts, descriptor, NULL, &refusal)) {
+    GError *init_error = NULL;
+    if (!descriptor->init(&init_error) && init_error == NULL)
+      init_error = g_error_new_literal(CX_ERROR, CX_ERROR_INIT_REFUSED, "(no reason given)");
+    refusal = init_error;
+    g_hash_table_insert(verdicts, (gpointer)descriptor, refusal);
+  }
+  g_mutex_unlock(&lock);
+  if (refusal != NULL)
+    g_propagate_error(error, g_error_copy(refusal));
+  return refusal == NULL;
+}
+
 /* Load PATH into a new entry, usable or faulty. */
 static cx_plugin_info *
 load_file(cx_registry *registry, cx__probe_cache *probes, const char *path)
@@ -292,7 +317,7 @@ load_file(cx_registry *registry, cx__probe_cache *probes, const char *path)
 
   const cx_plugin *descriptor = info->loaded.descriptor;
   g_autoptr(GError) init_error = NULL;
-  if (descriptor->init != NULL && !descriptor->init(&init_error)) {
+  if (descriptor->init != NULL && !init_once(descriptor, &init_error)) {
     set_faulty(info, CX_ERROR_INIT_REFUSED, "it refused to load: %s",
                init_error != NULL ? init_error->message : "(no reason given)");
     /* The init may have started things (threads, handlers): keep it loaded. */

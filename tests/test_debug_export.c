@@ -177,6 +177,22 @@ test_debug_failed_cell_is_an_error_event(void)
 }
 
 static void
+test_debug_backend_failure_is_an_error_event_even_without_gerror(void)
+{
+  recording_exporter exporter = { { sizeof(cx_debug_exporter), record_event, NULL, NULL },
+                                  g_ptr_array_new_with_free_func(g_free) };
+  const char *const names[] = { "no_result", NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "no-result", NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(backend);
+  cx_backend_set_debug_exporter(backend, &exporter.base);
+  CU_ASSERT_PTR_NULL(cx_backend_run_cell(backend, "x", NULL, NULL)); /* the caller ignores errors */
+  CU_ASSERT_EQUAL_FATAL(exporter.steps->len, 1);
+  CU_ASSERT_STRING_EQUAL(g_ptr_array_index(exporter.steps, 0), "no-result:run_cell:CellexecError");
+  g_ptr_array_unref(exporter.steps);
+}
+
+static void
 test_debug_default_export_path(void)
 {
   g_autofree char *path = cx_default_debug_export_path("some/dir/program.kedi");
@@ -277,6 +293,7 @@ cx_test_register(void)
     { "test_debug_markdown_fences_survive_backticks", test_debug_markdown_fences_survive_backticks },
     { "test_debug_host_exporter_sees_session_and_backend_events", test_debug_host_exporter_sees_session_and_backend_events },
     { "test_debug_failed_cell_is_an_error_event", test_debug_failed_cell_is_an_error_event },
+    { "test_debug_backend_failure_is_an_error_event_even_without_gerror", test_debug_backend_failure_is_an_error_event_even_without_gerror },
     { "test_debug_default_export_path", test_debug_default_export_path },
     { "test_debug_unwritable_path_is_an_error", test_debug_unwritable_path_is_an_error },
     { "test_debug_config_debug_export_is_written", test_debug_config_debug_export_is_written },

@@ -289,6 +289,29 @@ test_registry_remembers_probes_until_the_file_changes(void)
   CU_ASSERT_STRING_NOT_EQUAL(first, second);
 }
 
+static void
+test_registry_runs_init_once_per_process(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *log = g_build_filename(dir, "inits", NULL);
+  g_setenv("CELLEXEC_TEST_INIT_LOG", log, TRUE);
+  const char *const names[] = { "counting_init", NULL };
+  g_autofree char *plugins = cx_test_dir_with_plugins(names);
+  const char *const search[] = { plugins, NULL };
+  cx_registry_unref(cx_registry_new_for_path(search));
+  cx_registry_unref(cx_registry_new_for_path(search));
+  g_autoptr(cx_registry) third = cx_registry_new_for_path(search);
+  g_unsetenv("CELLEXEC_TEST_INIT_LOG");
+  CU_ASSERT_TRUE(cx_plugin_info_is_usable(cx_registry_get_plugin(third, 0)));
+  g_autofree char *contents = NULL;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(log, &contents, NULL, NULL));
+  /* Once in this process; the probe process may have run it once more. */
+  guint lines = 0;
+  for (const char *c = contents; *c; c++)
+    lines += *c == '\n';
+  CU_ASSERT_TRUE(lines == 1 || lines == 2);
+}
+
 void
 cx_test_register(void)
 {
@@ -316,6 +339,7 @@ cx_test_register(void)
     { "test_registry_survives_a_plugin_crashing_in_its_entry", test_registry_survives_a_plugin_crashing_in_its_entry },
     { "test_registry_survives_a_plugin_crashing_in_init", test_registry_survives_a_plugin_crashing_in_init },
     { "test_registry_remembers_probes_until_the_file_changes", test_registry_remembers_probes_until_the_file_changes },
+    { "test_registry_runs_init_once_per_process", test_registry_runs_init_once_per_process },
     { NULL, NULL }
   };
   cx_test_add_suite("registry", tests);

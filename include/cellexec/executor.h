@@ -91,7 +91,7 @@ CX_EXPORT gboolean cx_env_execute_side_effects(cx_env *env, const char *code,
  * calls FUNCTION with the arguments.  inspect.signature() shows the
  * parameters and defaults.  FUNCTION may itself call back into the session
  * (nested calls).  DESTROY (may be NULL) is called on USER_DATA when ENV is
- * freed. */
+ * freed, or before this returns FALSE: either way exactly once. */
 CX_EXPORT gboolean cx_env_create_dynamic_function(cx_env *env, const char *name,
                                                   const char *const *params,
                                                   JsonObject *defaults,

@@ -186,7 +186,8 @@ typedef struct cx_executor_vtable {
                                    int line_offset, GError **error);
   /* Bind NAME in ENV to a Python function with parameters PARAMS
    * (NULL-terminated) and DEFAULTS (may be NULL) that calls FUNCTION.
-   * DESTROY (may be NULL) is called on USER_DATA when ENV is freed. */
+   * DESTROY (may be NULL) is called on USER_DATA when ENV is freed, or
+   * before returning FALSE: exactly once either way. */
   gboolean (*create_dynamic_function)(cx_session_instance *session, cx_env_instance *env,
                                       const char *name, const char *const *params,
                                       JsonObject *defaults, cx_host_function function,
@@ -218,8 +219,10 @@ typedef struct cx_plugin {
   const cx_option_spec *options;        /* may be NULL: no options */
   const cx_backend_vtable *backend;     /* required */
   const cx_executor_vtable *executor;   /* may be NULL: no executor operations */
-  /* Optional.  Called once when the plugin is loaded; return FALSE with
-   * ERROR set to refuse (e.g. "needs a kernel with cgroup v2"). */
+  /* Optional.  Called once per process, when the plugin is first loaded
+   * (and once more in the probe process that tries it beforehand); return
+   * FALSE with ERROR set to refuse (e.g. "needs a kernel with cgroup v2").
+   * Every later registry gets the same verdict. */
   gboolean (*init)(GError **error);
 } cx_plugin;
 

@@ -21,7 +21,7 @@
  *                   OutputLimitExceeded.
  *
  * Anything more (durations, truncation marks, ...) goes in extra top-level
- * keys set with cx_result_set_extra().  The six keys above never change
+ * keys set with cx_result_set_extra().  The five keys above never change
  * meaning.
  *
  * Plugins build results only with these functions, so the core may grow the
@@ -63,7 +63,7 @@ CX_EXPORT void cx_result_set_error(cx_result *result, const char *type,
 CX_EXPORT void cx_result_set_success(cx_result *result, gboolean success);
 
 /* Set the extra top-level key KEY to VALUE (the result takes ownership of
- * VALUE).  KEY must not be one of the six standard keys; returns FALSE and
+ * VALUE).  KEY must not be one of the five standard keys; returns FALSE and
  * frees VALUE if it is. */
 CX_EXPORT gboolean cx_result_set_extra(cx_result *result, const char *key, JsonNode *value);
 

@@ -141,21 +141,31 @@ cx_protocol_error_object(const GError *error)
   return object;
 }
 
+const char *
+cx_protocol_get_string(JsonObject *object, const char *key, const char *fallback)
+{
+  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING
+           ? json_node_get_string(node)
+           : fallback;
+}
+
 gboolean
 cx_protocol_check_reply(JsonObject *reply, const char *who, GError **error)
 {
   JsonObject *python = cx_protocol_get_object(reply, "python_error");
   if (python != NULL) {
-    cx_set_python_error(error,
-                        json_object_get_string_member_with_default(python, "type", "Exception"),
-                        json_object_get_string_member_with_default(python, "message", ""),
-                        json_object_get_string_member_with_default(python, "traceback", ""),
+    /* A member of the wrong type must not become NULL: that would leave
+     * ERROR unset, and a failure would pass for success. */
+    cx_set_python_error(error, cx_protocol_get_string(python, "type", "Exception"),
+                        cx_protocol_get_string(python, "message", ""),
+                        cx_protocol_get_string(python, "traceback", ""),
                         (int)json_object_get_int_member_with_default(python, "line", 0));
     return FALSE;
   }
   if (json_object_has_member(reply, "error")) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: %s", who,
-                json_object_get_string_member_with_default(reply, "error", "unknown error"));
+                cx_protocol_get_string(reply, "error", "unknown error"));
     return FALSE;
   }
   return TRUE;

@@ -86,6 +86,8 @@ JsonNode *cx_protocol_parse_object(const guint8 *payload, gsize len, const char 
  * payloads come from processes that run untrusted code. */
 JsonArray *cx_protocol_get_array(JsonObject *object, const char *key);
 JsonObject *cx_protocol_get_object(JsonObject *object, const char *key);
+/* The string member KEY of OBJECT, or FALLBACK when missing or not a string. */
+const char *cx_protocol_get_string(JsonObject *object, const char *key, const char *fallback);
 
 /* Send OBJECT (consumed) as the payload of a TYPE frame, with FD_TO_PASS. */
 gboolean cx_protocol_send_object(int socket, guint8 type, JsonObject *object, int fd_to_pass,

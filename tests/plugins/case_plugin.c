@@ -173,6 +173,24 @@ static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create
                                           echo_run_cell };
 CX_PLUGIN_DEFINE("init-crash", "1.0", "aborts in its init", NULL, &vtable, NULL, crash_in_init)
 
+#elif defined(CASE_COUNTING_INIT)
+#include <stdio.h>
+/* Appends a line to $CELLEXEC_TEST_INIT_LOG each time its init runs. */
+static gboolean
+count_init(GError **error)
+{
+  const char *log = g_getenv("CELLEXEC_TEST_INIT_LOG");
+  FILE *file = log != NULL ? fopen(log, "a") : NULL;
+  if (file != NULL) {
+    fprintf(file, "init\n");
+    fclose(file);
+  }
+  return TRUE;
+}
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("counting-init", "1.0", "counts its inits", NULL, &vtable, NULL, count_init)
+
 #elif defined(CASE_NO_ENTRY)
 /* A shared object that is not a plugin: it exports something else. */
 CX_PLUGIN_EXPORT int not_a_plugin(void);

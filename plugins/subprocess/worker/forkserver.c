@@ -20,6 +20,8 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -148,6 +150,12 @@ reap_children(void)
     /* What is left of its process group, then its adopted descendants. */
     kill(-pid, SIGKILL);
     cx_worker_kill_orphans(children);
+    /* Never block here: the dead process could have filled the channel,
+     * and this single thread serves every other cell.  If EXITED does not
+     * fit, the host still sees the channel close and reports the crash. */
+    int flags = fcntl(GPOINTER_TO_INT(channel), F_GETFL);
+    if (flags >= 0)
+      fcntl(GPOINTER_TO_INT(channel), F_SETFL, flags | O_NONBLOCK);
     cx_protocol_send_object(GPOINTER_TO_INT(channel), CX_MSG_EXITED,
                             cx_protocol_exit_object(status), -1, NULL);
     close(GPOINTER_TO_INT(channel));
