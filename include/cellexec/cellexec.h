@@ -168,6 +168,8 @@ CX_EXPORT JsonNode *cx_backend_query(cx_backend *backend, const char *what, GErr
 CX_EXPORT cx_session *cx_session_open(cx_backend *backend, GError **error);
 CX_EXPORT cx_result *cx_session_run_cell(cx_session *session, const char *code,
                                          const cx_run_options *run, GError **error);
+/* Interrupt the cell running in SESSION (KeyboardInterrupt); executor
+ * operations are not interrupted (see executor.h, LIMITS). */
 CX_EXPORT gboolean cx_session_interrupt(cx_session *session, GError **error);
 CX_EXPORT void cx_session_close(cx_session *session);
 

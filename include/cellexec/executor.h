@@ -22,6 +22,10 @@
  *
  * ERRORS.  When the Python code raises, the call fails with CX_ERROR_PYTHON
  * and cx_error_get_python() describes the exception.
+ *
+ * LIMITS.  An operation runs to completion: cx_session_interrupt() and the
+ * timeout run option apply to cells, not to these operations.  Code that
+ * may not terminate belongs in a cell with a timeout.
  */
 #ifndef CELLEXEC_EXECUTOR_H
 #define CELLEXEC_EXECUTOR_H
