@@ -4,7 +4,10 @@
  * plugin can be wrong the registry finds by loading it. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +17,7 @@
 struct cx__probe_cache {
   char *path;         /* the cache file */
   GKeyFile *verdicts; /* [plugin path] identity = ..., crash = ... */
+  GKeyFile *news;     /* the verdicts this scan reached, to merge on close */
   gboolean dirty;
 };
 
@@ -32,9 +36,38 @@ cx__probe_cache_open(void)
   cx__probe_cache *cache = g_new0(cx__probe_cache, 1);
   cache->path = cache_path();
   cache->verdicts = g_key_file_new();
+  cache->news = g_key_file_new();
   /* A missing or unreadable cache only costs probes. */
   g_key_file_load_from_file(cache->verdicts, cache->path, G_KEY_FILE_NONE, NULL);
   return cache;
+}
+
+/* Merge NEWS into the cache file under an exclusive lock: processes
+ * scanning at the same time must not lose each other's verdicts. */
+static void
+save_news(const char *path, GKeyFile *news)
+{
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_mkdir_with_parents(dir, 0700);
+  g_autofree char *lock_path = g_strconcat(path, ".lock", NULL);
+  int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+    if (lock >= 0)
+      close(lock);
+    return; /* best effort: the verdicts are found again next time */
+  }
+  g_autoptr(GKeyFile) current = g_key_file_new();
+  g_key_file_load_from_file(current, path, G_KEY_FILE_NONE, NULL);
+  g_auto(GStrv) groups = g_key_file_get_groups(news, NULL);
+  for (char **group = groups; *group != NULL; group++) {
+    g_auto(GStrv) keys = g_key_file_get_keys(news, *group, NULL, NULL);
+    for (char **key = keys; key != NULL && *key != NULL; key++) {
+      g_autofree char *value = g_key_file_get_value(news, *group, *key, NULL);
+      g_key_file_set_value(current, *group, *key, value);
+    }
+  }
+  g_key_file_save_to_file(current, path, NULL);
+  close(lock); /* releases the lock */
 }
 
 void
@@ -42,11 +75,9 @@ cx__probe_cache_close(cx__probe_cache *cache)
 {
   if (cache == NULL)
     return;
-  if (cache->dirty) {
-    g_autofree char *dir = g_path_get_dirname(cache->path);
-    g_mkdir_with_parents(dir, 0700);
-    g_key_file_save_to_file(cache->verdicts, cache->path, NULL); /* best effort */
-  }
+  if (cache->dirty)
+    save_news(cache->path, cache->news);
+  g_key_file_unref(cache->news);
   g_key_file_unref(cache->verdicts);
   g_free(cache->path);
   g_free(cache);
@@ -105,8 +136,11 @@ cx__probe_plugin(cx__probe_cache *cache, const char *path)
     return crash;
   }
   char *crash = run_probe(path);
-  g_key_file_set_string(cache->verdicts, path, "identity", identity);
-  g_key_file_set_string(cache->verdicts, path, "crash", crash != NULL ? crash : "");
+  GKeyFile *files[] = { cache->verdicts, cache->news };
+  for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
+    g_key_file_set_string(files[i], path, "identity", identity);
+    g_key_file_set_string(files[i], path, "crash", crash != NULL ? crash : "");
+  }
   cache->dirty = TRUE;
   return crash;
 }

@@ -182,6 +182,15 @@ check-valgrind:
 	  LOG_COMPILER='$(LIBTOOL) --mode=execute $(VALGRIND) $(VALGRIND_FLAGS)'
 .PHONY: check-valgrind
 
-# The plugin probes' cache of the test runs.
+# A staged install for tests/check_example.sh, made before any test runs:
+# installing relinks libtool libraries in place, which a test running at
+# the same moment would see half written.
+check_DATA = tests/stage.stamp
+tests/stage.stamp: $(lib_LTLIBRARIES) $(plugins_LTLIBRARIES) $(bin_PROGRAMS) $(pkglibexec_PROGRAMS)
+	$(AM_V_GEN)rm -rf tests/stage && \
+	  $(MAKE) $(AM_MAKEFLAGS) install DESTDIR='$(abs_builddir)/tests/stage' >tests/stage.log 2>&1 && \
+	  touch $@
+
+# The plugin probes' cache of the test runs, and the staged install.
 clean-local:
-	rm -rf tests/cache
+	rm -rf tests/cache tests/stage tests/stage.stamp tests/stage.log
