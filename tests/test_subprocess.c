@@ -395,7 +395,7 @@ test_subprocess_interrupt_session_cell(void)
   g_thread_join(thread);
   CX_ASSERT_ERROR_TYPE(interrupted, "KeyboardInterrupt");
   CX_ASSERT_STDOUT(interrupted, "waiting\n");
-  CU_ASSERT_TRUE(seconds_since(start) < 5);
+  CU_ASSERT_TRUE(seconds_since(start) < 9); /* the cell would sleep 10 s */
 
   /* The session survived, and an interrupt while idle does nothing. */
   CU_ASSERT_TRUE(cx_session_interrupt(session, &error));
@@ -540,7 +540,7 @@ test_subprocess_cpu_limit(void)
   g_autoptr(cx_result) result = run_on(backend, "print('spinning', flush=True)\nwhile True:\n    pass", NULL);
   CX_ASSERT_ERROR_TYPE(result, "CPUTimeExceeded");
   CX_ASSERT_STDOUT(result, "spinning\n");
-  CU_ASSERT_TRUE(seconds_since(start) < 5);
+  CU_ASSERT_TRUE(seconds_since(start) < 20); /* a hang guard, not a timing */
 
   /* In a session, each cell gets its own second. */
   g_autoptr(GError) error = NULL;
@@ -596,7 +596,7 @@ test_subprocess_output_limit_keeps_head_and_tail(void)
   CX_ASSERT_ERROR_TYPE(forever, "OutputLimitExceeded");
   cx_result_get_stdout(forever, &len);
   CU_ASSERT_TRUE(len < 1024 + 100);
-  CU_ASSERT_TRUE(seconds_since(start) < 5);
+  CU_ASSERT_TRUE(seconds_since(start) < 20); /* a hang guard, not a timing */
 }
 
 /* ---- Modes, concurrency, configuration ----------------------------------------------- */
@@ -756,7 +756,7 @@ test_subprocess_executor_worker_death_fails_clearly(void)
   CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
   CX_ASSERT_CONTAINS(error->message, "the session's worker died");
   CX_ASSERT_CONTAINS(error->message, "exited with status 3");
-  CU_ASSERT_TRUE(seconds_since(start) < 5);
+  CU_ASSERT_TRUE(seconds_since(start) < 20); /* a hang guard, not a timing */
   g_clear_error(&error);
 
   /* Its environments went with it, and say so. */

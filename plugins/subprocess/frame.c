@@ -1,6 +1,8 @@
 /* plugins/subprocess/frame.c: length-prefixed frames (see frame.h). */
 #include "config.h"
 
+#include <poll.h>
+
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -208,9 +210,11 @@ cx_frame_reader_take_fd(cx_frame_reader *reader)
 }
 
 gboolean
-cx_frame_read_blocking(cx_frame_reader *reader, guint8 *type, const guint8 **payload, gsize *len,
-                       GError **error)
+cx_frame_read_within(cx_frame_reader *reader, gint64 deadline, guint8 *type,
+                     const guint8 **payload, gsize *len, gboolean *timed_out, GError **error)
 {
+  if (timed_out != NULL)
+    *timed_out = FALSE;
   for (;;) {
     GError *malformed = NULL;
     if (cx_frame_reader_next(reader, type, payload, len, &malformed))
@@ -219,7 +223,17 @@ cx_frame_read_blocking(cx_frame_reader *reader, guint8 *type, const guint8 **pay
       g_propagate_error(error, malformed);
       return FALSE;
     }
-    switch (cx_frame_reader_fill(reader, TRUE, error)) {
+    if (deadline > 0) {
+      gint64 left_ms = (deadline - g_get_monotonic_time() + 999) / 1000;
+      struct pollfd fd = { reader->socket, POLLIN, 0 };
+      if (left_ms <= 0 || poll(&fd, 1, (int)MIN(left_ms, G_MAXINT)) == 0) {
+        if (timed_out != NULL)
+          *timed_out = TRUE;
+        g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "no message within the deadline");
+        return FALSE;
+      }
+    }
+    switch (cx_frame_reader_fill(reader, deadline <= 0, error)) {
     case CX_FRAME_READ_DATA:
     case CX_FRAME_READ_AGAIN:
       break;
@@ -234,4 +248,11 @@ cx_frame_read_blocking(cx_frame_reader *reader, guint8 *type, const guint8 **pay
       return FALSE;
     }
   }
+}
+
+gboolean
+cx_frame_read_blocking(cx_frame_reader *reader, guint8 *type, const guint8 **payload, gsize *len,
+                       GError **error)
+{
+  return cx_frame_read_within(reader, 0, type, payload, len, NULL, error);
 }

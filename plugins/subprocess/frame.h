@@ -58,6 +58,14 @@ gsize cx_frame_reader_pending(const cx_frame_reader *reader);
  * owns it. */
 int cx_frame_reader_take_fd(cx_frame_reader *reader);
 
+/* Read until a frame arrives or DEADLINE (g_get_monotonic_time(); <= 0:
+ * none) passes: TRUE with the frame; FALSE with ERROR unset at a clean EOF;
+ * FALSE with ERROR set otherwise, and *TIMED_OUT (may be NULL) TRUE when
+ * the deadline passed. */
+gboolean cx_frame_read_within(cx_frame_reader *reader, gint64 deadline, guint8 *type,
+                              const guint8 **payload, gsize *len, gboolean *timed_out,
+                              GError **error);
+
 /* Read frames until one arrives, blocking: TRUE with the frame, FALSE
  * with ERROR unset at a clean EOF, FALSE with ERROR set otherwise. */
 gboolean cx_frame_read_blocking(cx_frame_reader *reader, guint8 *type, const guint8 **payload,

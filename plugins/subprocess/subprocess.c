@@ -30,6 +30,9 @@
  * build tree), the `worker` option overrides both. */
 #define WORKER_PROGRAM CX_WORKER_DIR "/cellexec-worker"
 
+/* How long opening a session may wait for its process. */
+#define SESSION_START_TIMEOUT_S 30
+
 static const cx_option_spec subprocess_options[] = {
   { "mode", CX_OPTION_STRING, "forkserver",
     "forkserver: fork each cell from a warm interpreter; spawn: a new interpreter per cell" },
@@ -351,9 +354,24 @@ session_connect(subprocess_session *session, GError **error)
   const guint8 *payload;
   gsize len;
   g_autoptr(JsonNode) started = NULL;
-  if (cx_frame_read_blocking(session->reader, &type, &payload, &len, error) &&
-      type == CX_MSG_STARTED)
+  gboolean timed_out = FALSE;
+  gint64 deadline = g_get_monotonic_time() + SESSION_START_TIMEOUT_S * G_USEC_PER_SEC;
+  if (cx_frame_read_within(session->reader, deadline, &type, &payload, &len, &timed_out, error)) {
     started = cx_protocol_parse_object(payload, len, "STARTED", error);
+    if (started != NULL && type == CX_MSG_ERROR) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "the subprocess worker could not start a session process: %s",
+                  cx_protocol_get_string(json_node_get_object(started), "message", "?"));
+      g_clear_pointer(&started, json_node_unref);
+    } else if (started != NULL && type != CX_MSG_STARTED) {
+      g_clear_pointer(&started, json_node_unref);
+    }
+  } else if (timed_out) {
+    g_clear_error(error);
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "the subprocess worker did not start a session process within %d s; "
+                "check that the machine can start processes", SESSION_START_TIMEOUT_S);
+  }
   gint64 pid = started != NULL ? json_object_get_int_member_with_default(
                                    json_node_get_object(started), "pid", 0) : 0;
   if (pid <= 1 || pid > G_MAXINT) {

@@ -116,53 +116,42 @@ read_hello(int control, const char *path, GError **error)
 {
   g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(control);
   gint64 deadline = g_get_monotonic_time() + HELLO_TIMEOUT_MS * 1000;
-  for (;;) {
-    guint8 type;
-    const guint8 *payload;
-    gsize len;
-    GError *malformed = NULL;
-    if (cx_frame_reader_next(reader, &type, &payload, &len, &malformed)) {
-      g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "HELLO", error);
-      if (node == NULL)
-        return NULL;
-      JsonObject *object = json_node_get_object(node);
-      if (type == CX_MSG_ERROR) {
-        g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker %s failed: %s",
-                    path, json_object_get_string_member_with_default(object, "message", "?"));
-        return NULL;
-      }
-      gint64 version = json_object_get_int_member_with_default(object, "protocol", 0);
-      if (type != CX_MSG_HELLO || version != CX_WORKER_PROTOCOL_VERSION) {
-        g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
-                    "the subprocess worker %s speaks protocol %" G_GINT64_FORMAT
-                    ", not %d; install the worker of this cellexec version",
-                    path, version, CX_WORKER_PROTOCOL_VERSION);
-        return NULL;
-      }
-      return g_steal_pointer(&node);
-    }
-    if (malformed != NULL) {
-      g_propagate_error(error, malformed);
-      return NULL;
-    }
-    gint64 left_ms = (deadline - g_get_monotonic_time()) / 1000;
-    struct pollfd fd = { control, POLLIN, 0 };
-    if (left_ms <= 0 || (poll(&fd, 1, (int)left_ms) == 0)) {
+  guint8 type;
+  const guint8 *payload;
+  gsize len;
+  gboolean timed_out;
+  g_autoptr(GError) read_error = NULL;
+  if (!cx_frame_read_within(reader, deadline, &type, &payload, &len, &timed_out, &read_error)) {
+    if (timed_out)
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                   "the subprocess worker %s did not start within %d s", path,
                   HELLO_TIMEOUT_MS / 1000);
-      return NULL;
-    }
-    cx_frame_read_status status = cx_frame_reader_fill(reader, FALSE, error);
-    if (status == CX_FRAME_READ_ERROR)
-      return NULL;
-    if (status == CX_FRAME_READ_EOF) {
+    else if (read_error != NULL)
+      g_propagate_error(error, g_steal_pointer(&read_error));
+    else
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                   "the subprocess worker %s exited before it was ready; its messages are "
                   "on standard error", path);
-      return NULL;
-    }
+    return NULL;
   }
+  g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "HELLO", error);
+  if (node == NULL)
+    return NULL;
+  JsonObject *object = json_node_get_object(node);
+  if (type == CX_MSG_ERROR) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker %s failed: %s",
+                path, cx_protocol_get_string(object, "message", "?"));
+    return NULL;
+  }
+  gint64 version = json_object_get_int_member_with_default(object, "protocol", 0);
+  if (type != CX_MSG_HELLO || version != CX_WORKER_PROTOCOL_VERSION) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "the subprocess worker %s speaks protocol %" G_GINT64_FORMAT
+                ", not %d; install the worker of this cellexec version",
+                path, version, CX_WORKER_PROTOCOL_VERSION);
+    return NULL;
+  }
+  return g_steal_pointer(&node);
 }
 
 cx_worker_process *
