@@ -28,9 +28,12 @@
 #define STREAMER_STACK_SIZE (256 * 1024)
 /* Largest OUTPUT frame. */
 #define OUTPUT_CHUNK (1024 * 1024)
-/* A cell is stopped once one stream passed this many times output-limit:
- * the worker holds a cell's whole output until it ends. */
+/* A cell is stopped once one stream passed this many times output-limit,
+ * and at least STOP_FLOOR bytes: the worker holds a cell's whole output
+ * until it ends.  The floor keeps a small limit from stopping ordinary
+ * cells, depending on whether the streamer happened to look mid-cell. */
 #define STOP_FACTOR 16
+#define STOP_FLOOR (16 * 1024 * 1024)
 
 /* The channel fd once the process is set up. */
 #define CHANNEL_FD 3
@@ -118,7 +121,7 @@ report_output_limit(channel_state *channel)
 {
   if (channel->limit_reported || channel->output_limit == 0)
     return;
-  guint64 stop_at = channel->output_limit * STOP_FACTOR;
+  guint64 stop_at = MAX(channel->output_limit * STOP_FACTOR, (guint64)STOP_FLOOR);
   int stream = channel->written[1] > stop_at ? 1 : channel->written[2] > stop_at ? 2 : 0;
   if (stream == 0)
     return;
@@ -126,9 +129,9 @@ report_output_limit(channel_state *channel)
   JsonObject *limit = json_object_new();
   json_object_set_string_member(limit, "type", "OutputLimitExceeded");
   g_autofree char *message = g_strdup_printf(
-    "the cell wrote more than %" G_GUINT64_FORMAT " bytes to %s (%d times output-limit); "
-    "raise output-limit or print less",
-    stop_at, stream == 1 ? "stdout" : "stderr", STOP_FACTOR);
+    "the cell wrote more than %" G_GUINT64_FORMAT " bytes to %s, more than the worker "
+    "holds for a cell (%d times output-limit, at least 16 MiB); raise output-limit or "
+    "print less", stop_at, stream == 1 ? "stdout" : "stderr", STOP_FACTOR);
   json_object_set_string_member(limit, "message", message);
   cx_protocol_send_object(channel->channel, CX_MSG_LIMIT, limit, -1, NULL);
 }
