@@ -361,9 +361,13 @@ cx_default_debug_export_path(const char *source_path)
 
 /* ---- Emission by the core ---------------------------------------------------- */
 
+/* Stamp EVENT (its step's fields filled) and hand it to EXPORTER, one
+ * event at a time across threads. */
 static void
-deliver(cx_debug_exporter *exporter, const cx_debug_event *event)
+deliver(cx_debug_exporter *exporter, cx_debug_event *event)
 {
+  event->struct_size = sizeof(cx_debug_event);
+  event->timestamp_us = g_get_real_time();
   g_mutex_lock(&emit_lock);
   exporter->export_event(exporter, event);
   g_mutex_unlock(&emit_lock);
@@ -378,14 +382,8 @@ cx__debug_emit(cx_debug_exporter *exporter, const char *executor, const char *st
     return;
   const cx_python_error *python = cx_error_get_python(error);
   cx_debug_event event = {
-    .struct_size = sizeof(cx_debug_event),
-    .timestamp_us = g_get_real_time(),
-    .executor = executor,
-    .step = step,
-    .code = code,
-    .inputs = inputs,
-    .environment = environment,
-    .outputs = outputs,
+    .executor = executor, .step = step, .code = code,
+    .inputs = inputs, .environment = environment, .outputs = outputs,
     .error_type = python != NULL ? python->type : error != NULL ? "CellexecError" : NULL,
     .error_message = python != NULL ? python->message : error != NULL ? error->message : NULL,
     .error_traceback = python != NULL ? python->traceback : NULL,
@@ -406,13 +404,8 @@ cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, const c
   }
   g_autoptr(JsonNode) outputs = cx_result_to_json_node(result);
   cx_debug_event event = {
-    .struct_size = sizeof(cx_debug_event),
-    .timestamp_us = g_get_real_time(),
-    .executor = executor,
-    .step = step,
-    .code = code,
-    .inputs = inputs,
-    .outputs = outputs,
+    .executor = executor, .step = step, .code = code,
+    .inputs = inputs, .outputs = outputs,
     .error_type = cx_result_get_error_type(result),
     .error_message = cx_result_get_error_message(result),
     .error_traceback = cx_result_get_error_traceback(result),

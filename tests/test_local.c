@@ -14,16 +14,8 @@
 
 /* ---- Helpers ---------------------------------------------------------------- */
 
-/* The local backend with OPTION=VALUE pairs (NULL-terminated) set. */
-static cx_backend *
-open_local_with(const char *first_option, ...)
-{
-  va_list args;
-  va_start(args, first_option);
-  cx_backend *backend = cx_test_open_backend_valist("local", first_option, args);
-  va_end(args);
-  return backend;
-}
+/* The local backend with OPTION, VALUE pairs (ending with NULL) set. */
+#define open_local_with(...) cx_test_open_backend("local", __VA_ARGS__)
 
 static cx_backend *
 open_local(void)

@@ -17,16 +17,8 @@
 
 /* ---- Helpers ------------------------------------------------------------------- */
 
-/* The subprocess backend with OPTION=VALUE pairs (NULL-terminated) set. */
-static cx_backend *
-open_with(const char *first_option, ...)
-{
-  va_list args;
-  va_start(args, first_option);
-  cx_backend *backend = cx_test_open_backend_valist("subprocess", first_option, args);
-  va_end(args);
-  return backend;
-}
+/* The subprocess backend with OPTION, VALUE pairs (ending with NULL) set. */
+#define open_with(...) cx_test_open_backend("subprocess", __VA_ARGS__)
 
 /* One backend shared by the tests that need no options of their own. */
 static cx_backend *
