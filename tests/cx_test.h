@@ -43,6 +43,10 @@ cx_options *cx_test_options_valist(const char *name, const char *first_key, va_l
 cx_backend *cx_test_open_backend(const char *name, const char *first_key, ...) G_GNUC_NULL_TERMINATED;
 cx_backend *cx_test_open_backend_valist(const char *name, const char *first_key, va_list args);
 
+/* Run CODE on BACKEND with RUN (may be NULL); the backend must return a
+ * result (the cell itself may fail). */
+cx_result *cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_options *run);
+
 /* A new empty temporary directory, removed with its contents at exit. */
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */

@@ -122,6 +122,16 @@ cx_test_open_backend(const char *name, const char *first_key, ...)
   return backend;
 }
 
+cx_result *
+cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_options *run)
+{
+  g_autoptr(GError) error = NULL;
+  cx_result *result = cx_backend_run_cell(backend, code, run, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  return result;
+}
+
 char *
 cx_test_tmpdir(void)
 {

@@ -30,15 +30,6 @@ query_text(cx_backend *backend, const char *what)
   return json_to_string(node, FALSE);
 }
 
-static cx_result *
-run(cx_backend *backend, const char *code)
-{
-  g_autoptr(GError) error = NULL;
-  cx_result *result = cx_backend_run_cell(backend, code, NULL, &error);
-  CX_ASSERT_NO_ERROR(error);
-  return result;
-}
-
 static char *
 write_responses(const char *json)
 {
@@ -54,7 +45,7 @@ test_fake_records_print_noop(void)
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_backend) backend = open_fake(NULL, &error);
   CX_ASSERT_NO_ERROR(error);
-  g_autoptr(cx_result) result = run(backend, "print('noop')");
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "print('noop')", NULL);
   CU_ASSERT_TRUE(cx_result_get_success(result));
   CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(result, NULL), "");
   g_autofree char *codes = query_text(backend, "codes");
@@ -69,7 +60,7 @@ test_fake_records_calls_with_their_options_in_order(void)
   cx_run_options_set_cwd(options, "/tmp");
   cx_run_options_add_env(options, "DATASET_ROOT=/tmp/data");
   g_autoptr(cx_result) first = cx_backend_run_cell(backend, "a", options, NULL);
-  g_autoptr(cx_result) second = run(backend, "b");
+  g_autoptr(cx_result) second = cx_test_run_cell(backend, "b", NULL);
   g_autofree char *calls = query_text(backend, "calls");
   CU_ASSERT_STRING_EQUAL(calls,
     "[{\"code\":\"a\",\"options\":{\"cwd\":\"/tmp\",\"env\":[\"DATASET_ROOT=/tmp/data\"],"
@@ -88,9 +79,9 @@ test_fake_replays_responses_in_order_then_default(void)
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_backend) backend = open_fake(pairs, &error);
   CX_ASSERT_NO_ERROR(error);
-  g_autoptr(cx_result) r1 = run(backend, "x");
-  g_autoptr(cx_result) r2 = run(backend, "y");
-  g_autoptr(cx_result) r3 = run(backend, "z");
+  g_autoptr(cx_result) r1 = cx_test_run_cell(backend, "x", NULL);
+  g_autoptr(cx_result) r2 = cx_test_run_cell(backend, "y", NULL);
+  g_autoptr(cx_result) r3 = cx_test_run_cell(backend, "z", NULL);
   CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r1, NULL), "one\n");
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(r1, 0), "text/plain"), "1");
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(r2), "ValueError");
@@ -103,7 +94,7 @@ test_fake_default_error_when_script_runs_out(void)
 {
   const char *const pairs[] = { "default", "error", NULL };
   g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
-  g_autoptr(cx_result) result = run(backend, "x");
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "x", NULL);
   CU_ASSERT_FALSE(cx_result_get_success(result));
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), "FakeBackendError");
 }
@@ -126,10 +117,10 @@ test_fake_match_rules_answer_every_matching_cell(void)
     " {\"stdout\": \"ordered\"}]");
   const char *const pairs[] = { "responses", file, NULL };
   g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
-  g_autoptr(cx_result) r1 = run(backend, "import os");
-  g_autoptr(cx_result) r2 = run(backend, "import sys");
-  g_autoptr(cx_result) r3 = run(backend, "x = 1");
-  g_autoptr(cx_result) r4 = run(backend, "x = 2");
+  g_autoptr(cx_result) r1 = cx_test_run_cell(backend, "import os", NULL);
+  g_autoptr(cx_result) r2 = cx_test_run_cell(backend, "import sys", NULL);
+  g_autoptr(cx_result) r3 = cx_test_run_cell(backend, "x = 1", NULL);
+  g_autoptr(cx_result) r4 = cx_test_run_cell(backend, "x = 2", NULL);
   CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r1, NULL), "imported");
   CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r2, NULL), "imported");
   CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(r3, NULL), "ordered");
@@ -141,7 +132,7 @@ test_fake_fail_with_injects_an_error(void)
 {
   const char *const pairs[] = { "fail-with", "TimeoutError", NULL };
   g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
-  g_autoptr(cx_result) result = run(backend, "import time; time.sleep(5)");
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "import time; time.sleep(5)", NULL);
   CU_ASSERT_FALSE(cx_result_get_success(result));
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_type(result), "TimeoutError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "fail-with");
@@ -155,8 +146,8 @@ test_fake_appends_calls_to_the_record_file(void)
   const char *const pairs[] = { "record", record, NULL };
   {
     g_autoptr(cx_backend) backend = open_fake(pairs, NULL);
-    g_autoptr(cx_result) r1 = run(backend, "first");
-    g_autoptr(cx_result) r2 = run(backend, "second\nline");
+    g_autoptr(cx_result) r1 = cx_test_run_cell(backend, "first", NULL);
+    g_autoptr(cx_result) r2 = cx_test_run_cell(backend, "second\nline", NULL);
   }
   g_autofree char *contents = NULL;
   CU_ASSERT_TRUE_FATAL(g_file_get_contents(record, &contents, NULL, NULL));

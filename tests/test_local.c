@@ -28,11 +28,7 @@ static cx_result *
 run_with(const char *code, const cx_run_options *run)
 {
   g_autoptr(cx_backend) backend = open_local();
-  g_autoptr(GError) error = NULL;
-  cx_result *result = cx_backend_run_cell(backend, code, run, &error);
-  CX_ASSERT_NO_ERROR(error);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
-  return result;
+  return cx_test_run_cell(backend, code, run);
 }
 
 static cx_result *

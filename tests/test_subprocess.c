@@ -31,19 +31,9 @@ shared_backend(void)
 }
 
 static cx_result *
-run_on(cx_backend *backend, const char *code, const cx_run_options *run)
-{
-  g_autoptr(GError) error = NULL;
-  cx_result *result = cx_backend_run_cell(backend, code, run, &error);
-  CX_ASSERT_NO_ERROR(error);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
-  return result;
-}
-
-static cx_result *
 run(const char *code)
 {
-  return run_on(shared_backend(), code, NULL);
+  return cx_test_run_cell(shared_backend(), code, NULL);
 }
 
 static cx_result *
@@ -189,7 +179,7 @@ test_subprocess_runs_configured_python(void)
   g_autoptr(cx_backend) backend = open_with("inherit-env", "true", NULL);
   const char *code = "import sys\nprint(sys.executable, sys.flags.dont_write_bytecode, "
                      "sys.flags.ignore_environment)";
-  g_autoptr(cx_result) inherited = run_on(backend, code, NULL);
+  g_autoptr(cx_result) inherited = cx_test_run_cell(backend, code, NULL);
   g_autoptr(cx_result) clean = run(code);
   CX_ASSERT_CELL_OK(inherited);
   g_autofree char *expected = g_strdup_printf("%s 0 1\n", CX_PYTHON_EXECUTABLE);
@@ -207,7 +197,7 @@ test_subprocess_cwd_and_env_apply_in_the_cell_only(void)
   cx_run_options_set_cwd(options, "/tmp");
   cx_run_options_add_env(options, "DATASET_ROOT=/tmp/data");
   g_autoptr(cx_result) result =
-    run_on(shared_backend(), "import os\nprint(os.getcwd())\nprint(os.environ['DATASET_ROOT'])",
+    cx_test_run_cell(shared_backend(), "import os\nprint(os.getcwd())\nprint(os.environ['DATASET_ROOT'])",
            options);
   CX_ASSERT_CELL_OK(result);
   CX_ASSERT_STDOUT(result, "/tmp\n/tmp/data\n");
@@ -217,7 +207,7 @@ test_subprocess_cwd_and_env_apply_in_the_cell_only(void)
 
   /* The backend's own cwd option, and a cwd that does not exist. */
   g_autoptr(cx_backend) in_tmp = open_with("cwd", "/tmp", NULL);
-  g_autoptr(cx_result) there = run_on(in_tmp, "import os; print(os.getcwd())", NULL);
+  g_autoptr(cx_result) there = cx_test_run_cell(in_tmp, "import os; print(os.getcwd())", NULL);
   CX_ASSERT_STDOUT(there, "/tmp\n");
   g_autoptr(cx_run_options) missing = cx_run_options_new();
   cx_run_options_set_cwd(missing, "/no/such/dir");
@@ -235,16 +225,16 @@ test_subprocess_environment_is_an_allowlist(void)
   g_autoptr(cx_backend) clean = open_with("env", "GIVEN=yes", NULL);
   const char *code = "import os\nprint(os.environ.get('CX_TEST_HOST_SECRET'), "
                      "os.environ.get('GIVEN'), 'PATH' in os.environ)";
-  g_autoptr(cx_result) result = run_on(clean, code, NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(clean, code, NULL);
   CX_ASSERT_CELL_OK(result);
   CX_ASSERT_STDOUT(result, "None yes True\n");
-  g_autoptr(cx_result) names = run_on(clean, "import os\nprint(sorted(k for k in os.environ "
+  g_autoptr(cx_result) names = cx_test_run_cell(clean, "import os\nprint(sorted(k for k in os.environ "
                                       "if k not in ('PATH','HOME','LANG','TZ','TMPDIR','GIVEN') "
                                       "and not k.startswith('LC_')))", NULL);
   CX_ASSERT_STDOUT(names, "[]\n");
 
   g_autoptr(cx_backend) inheriting = open_with("inherit-env", "true", NULL);
-  g_autoptr(cx_result) inherited = run_on(inheriting, code, NULL);
+  g_autoptr(cx_result) inherited = cx_test_run_cell(inheriting, code, NULL);
   CX_ASSERT_STDOUT(inherited, "hunter2 None True\n");
   g_unsetenv("CX_TEST_HOST_SECRET");
 }
@@ -258,7 +248,7 @@ test_subprocess_timeout_interrupts_sleep(void)
   cx_run_options_set_timeout(options, 2.0);
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) result =
-    run_on(shared_backend(), "print('before')\nimport time; time.sleep(5)", options);
+    cx_test_run_cell(shared_backend(), "print('before')\nimport time; time.sleep(5)", options);
   double elapsed = seconds_since(start);
   CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "timeout of 2 s");
@@ -274,7 +264,7 @@ test_subprocess_timeout_kills_a_cell_ignoring_sigint(void)
 {
   g_autoptr(cx_backend) backend = open_with("timeout", "0.5", NULL);
   gint64 start = g_get_monotonic_time();
-  g_autoptr(cx_result) result = run_on(backend,
+  g_autoptr(cx_result) result = cx_test_run_cell(backend,
     "import time, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "print('stubborn', flush=True)\nwhile True:\n    pass", NULL);
   double elapsed = seconds_since(start);
@@ -284,7 +274,7 @@ test_subprocess_timeout_kills_a_cell_ignoring_sigint(void)
   if (elapsed >= 0.5 + 0.1 + 0.1)
     fprintf(stderr, "\n  kill took %.3f s\n", elapsed);
   CU_ASSERT_TRUE(elapsed < 0.5 + 0.1 + 0.1); /* + 100 ms, and slack for a loaded machine */
-  g_autoptr(cx_result) next = run_on(backend, "print('next')", NULL);
+  g_autoptr(cx_result) next = cx_test_run_cell(backend, "print('next')", NULL);
   CX_ASSERT_STDOUT(next, "next\n");
 }
 
@@ -317,7 +307,7 @@ test_subprocess_leaves_no_process_behind(void)
     "time.sleep(60)", marker2, marker2);
   g_autoptr(cx_run_options) options = cx_run_options_new();
   cx_run_options_set_timeout(options, 0.5);
-  g_autoptr(cx_result) killed = run_on(shared_backend(), stuck, options);
+  g_autoptr(cx_result) killed = cx_test_run_cell(shared_backend(), stuck, options);
   CX_ASSERT_ERROR_TYPE(killed, "TimeoutError");
   CU_ASSERT_EQUAL(processes_left_with(marker2), 0);
 }
@@ -337,7 +327,7 @@ test_subprocess_no_zombies_no_leaked_fds(void)
     "import time; time.sleep(3)", "import subprocess; subprocess.Popen(['true'])",
   };
   for (guint i = 0; i < G_N_ELEMENTS(cells); i++) {
-    g_autoptr(cx_result) result = run_on(backend, cells[i], quick);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, cells[i], quick);
     g_autoptr(GError) error = NULL;
     cx_session *session = cx_session_open(backend, &error);
     CX_ASSERT_NO_ERROR(error);
@@ -481,7 +471,7 @@ test_subprocess_respawns_dead_server(void)
   CU_ASSERT_TRUE_FATAL(server > 1);
   kill((pid_t)server, SIGKILL);
   g_usleep(50 * 1000);
-  g_autoptr(cx_result) result = run_on(backend, "print('alive')", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "print('alive')", NULL);
   CX_ASSERT_STDOUT(result, "alive\n");
   g_autoptr(JsonNode) again = cx_backend_query(backend, "info", &error);
   CU_ASSERT_NOT_EQUAL(json_object_get_int_member(json_node_get_object(again), "server_pid"), server);
@@ -518,9 +508,9 @@ test_subprocess_memory_limit(void)
     return;
   }
   g_autoptr(cx_backend) backend = open_with("memory-limit", "1G", NULL);
-  g_autoptr(cx_result) result = run_on(backend, "x = bytearray(3 * 1024**3)", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "x = bytearray(3 * 1024**3)", NULL);
   CX_ASSERT_ERROR_TYPE(result, "MemoryError");
-  g_autoptr(cx_result) fits = run_on(backend, "x = bytearray(64 * 1024**2); print(len(x))", NULL);
+  g_autoptr(cx_result) fits = cx_test_run_cell(backend, "x = bytearray(64 * 1024**2); print(len(x))", NULL);
   CX_ASSERT_CELL_OK(fits);
 }
 
@@ -529,7 +519,7 @@ test_subprocess_cpu_limit(void)
 {
   g_autoptr(cx_backend) backend = open_with("cpu-limit", "1", NULL);
   gint64 start = g_get_monotonic_time();
-  g_autoptr(cx_result) result = run_on(backend, "print('spinning', flush=True)\nwhile True:\n    pass", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "print('spinning', flush=True)\nwhile True:\n    pass", NULL);
   CX_ASSERT_ERROR_TYPE(result, "CPUTimeExceeded");
   CX_ASSERT_STDOUT(result, "spinning\n");
   CU_ASSERT_TRUE(seconds_since(start) < 20); /* a hang guard, not a timing */
@@ -553,12 +543,12 @@ test_subprocess_process_and_file_size_limits(void)
   g_autoptr(cx_run_options) options = cx_run_options_new();
   cx_run_options_set_cwd(options, dir);
   g_autoptr(cx_result) big_file =
-    run_on(backend, "with open('big', 'wb') as f:\n    f.write(b'x' * 10000)", options);
+    cx_test_run_cell(backend, "with open('big', 'wb') as f:\n    f.write(b'x' * 10000)", options);
   CX_ASSERT_ERROR_TYPE(big_file, "OSError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(big_file), "File too large");
 
   if (geteuid() != 0) { /* root is not bound by RLIMIT_NPROC */
-    g_autoptr(cx_result) forked = run_on(backend, "import subprocess\nsubprocess.run(['true'])", NULL);
+    g_autoptr(cx_result) forked = cx_test_run_cell(backend, "import subprocess\nsubprocess.run(['true'])", NULL);
     CX_ASSERT_ERROR_TYPE(forked, "BlockingIOError");
   }
 }
@@ -567,7 +557,7 @@ static void
 test_subprocess_output_limit_keeps_head_and_tail(void)
 {
   g_autoptr(cx_backend) backend = open_with("output-limit", "1K", NULL);
-  g_autoptr(cx_result) result = run_on(backend,
+  g_autoptr(cx_result) result = cx_test_run_cell(backend,
     "print('HEAD')\nfor i in range(3000):\n    print('line', i)\nprint('TAIL')", NULL);
   CX_ASSERT_CELL_OK(result);
   gsize len;
@@ -584,7 +574,7 @@ test_subprocess_output_limit_keeps_head_and_tail(void)
 
   /* A cell that prints forever is stopped, its output still bounded. */
   gint64 start = g_get_monotonic_time();
-  g_autoptr(cx_result) forever = run_on(backend, "while True:\n    print('x' * 100)", NULL);
+  g_autoptr(cx_result) forever = cx_test_run_cell(backend, "while True:\n    print('x' * 100)", NULL);
   CX_ASSERT_ERROR_TYPE(forever, "OutputLimitExceeded");
   cx_result_get_stdout(forever, &len);
   CU_ASSERT_TRUE(len < 1024 + 100);
@@ -597,7 +587,7 @@ static void
 test_subprocess_spawn_mode(void)
 {
   g_autoptr(cx_backend) backend = open_with("mode", "spawn", NULL);
-  g_autoptr(cx_result) result = run_on(backend, "import sys\nprint('asyncio' in sys.modules)\n2 * 21", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "import sys\nprint('asyncio' in sys.modules)\n2 * 21", NULL);
   CX_ASSERT_CELL_OK(result);
   CX_ASSERT_STDOUT(result, "True\n"); /* warmed, as a fork server's */
   g_autoptr(GError) error = NULL;
@@ -675,7 +665,7 @@ test_local_use_subprocess_runs_on_this_backend(void)
   cx_run_options_set_timeout(options, 1.0);
 
   g_autofree char *host_pid = g_strdup_printf("%d\n", getpid());
-  g_autoptr(cx_result) pid = run_on(local, "import os; print(os.getpid())\n1 + 1", options);
+  g_autoptr(cx_result) pid = cx_test_run_cell(local, "import os; print(os.getpid())\n1 + 1", options);
   CX_ASSERT_CELL_OK(pid);
   CU_ASSERT_STRING_NOT_EQUAL(cx_result_get_stdout(pid, NULL), host_pid);
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(pid), 1);
@@ -683,11 +673,11 @@ test_local_use_subprocess_runs_on_this_backend(void)
   /* A hard timeout, even for a cell that ignores SIGINT, and a crash that
    * costs the host nothing. */
   gint64 start = g_get_monotonic_time();
-  g_autoptr(cx_result) stuck = run_on(local,
+  g_autoptr(cx_result) stuck = cx_test_run_cell(local,
     "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", options);
   CX_ASSERT_ERROR_TYPE(stuck, "TimeoutError");
   CU_ASSERT_TRUE(seconds_since(start) < 1.0 + 0.3);
-  g_autoptr(cx_result) crashed = run_on(local, "import ctypes; ctypes.string_at(0)", options);
+  g_autoptr(cx_result) crashed = cx_test_run_cell(local, "import ctypes; ctypes.string_at(0)", options);
   CX_ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
 }
 
