@@ -15,7 +15,7 @@ jobs=${JOBS:-2}
 
 packages="build-essential autoconf automake libtool pkg-config
   libglib2.0-dev libjson-glib-dev python3 python3-dev libcunit1-dev libzmq3-dev
-  python3-ipython python3-ipykernel python3-numpy valgrind abigail-tools"
+  python3-ipython python3-ipykernel python3-jupyter-client python3-numpy valgrind abigail-tools"
 
 install_missing() {
   missing=""

@@ -63,4 +63,9 @@ void cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, co
                            const char *code, JsonNode *inputs, const cx_result *result,
                            const GError *error);
 
+/* DATA (LEN bytes) as valid UTF-8 for a JsonNode string: invalid
+ * sequences become U+FFFD, and so does NUL unless KEEP_NUL, which marks it
+ * for cx_json_to_string() to write as \u0000 (json_text.c). */
+char *cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul);
+
 #endif /* CX_LIB_INTERNAL_H */

@@ -4,6 +4,7 @@ libcellexec_la_SOURCES = \
 	lib/error.c \
 	lib/suggest.c \
 	lib/result.c \
+	lib/json_text.c \
 	lib/options.c \
 	lib/run_options.c \
 	lib/registry.c \

@@ -5,10 +5,30 @@
 
 #include "lib/internal.h"
 
+/* One entry of the ordered outputs.  The error output is not one: it is
+ * made from the error fields, always last. */
+typedef enum {
+  ITEM_STREAM,
+  ITEM_DISPLAY,
+  ITEM_EXECUTE_RESULT,
+} item_kind;
+
+typedef struct {
+  item_kind kind;
+  int stream;           /* ITEM_STREAM: 1 stdout, 2 stderr */
+  GString *text;        /* ITEM_STREAM: its bytes */
+  JsonObject *data;     /* the others: the MIME bundle (possibly empty) */
+  JsonObject *metadata; /* never NULL for them */
+  char *display_id;     /* ITEM_DISPLAY: NULL when it has none */
+  gint64 execution_count;
+} output_item;
+
 struct cx_result {
   GString *out;
   GString *err;
-  GPtrArray *outputs; /* JsonObject*, one reference each */
+  GPtrArray *items;   /* output_item*, in the order they happened */
+  GPtrArray *outputs; /* rich_outputs: the bundles of the non-empty items, borrowed */
+  gboolean clear_pending; /* clear_output(wait=True) waits for the next output */
   gboolean success;
   char *error_type; /* NULL when no error */
   char *error_message;
@@ -16,9 +36,22 @@ struct cx_result {
   JsonObject *extras; /* extra top-level keys, in insertion order */
 };
 
-static const char *const standard_keys[] = {
-  "stdout", "stderr", "rich_outputs", "success", "error", NULL
+/* Keys cx_result_set_extra() refuses: the five standard ones, and the
+ * ordered outputs the core builds itself. */
+static const char *const reserved_keys[] = {
+  "stdout", "stderr", "rich_outputs", "success", "error", "outputs", NULL
 };
+
+static void
+output_item_free(output_item *item)
+{
+  if (item->text != NULL)
+    g_string_free(item->text, TRUE);
+  g_clear_pointer(&item->data, json_object_unref);
+  g_clear_pointer(&item->metadata, json_object_unref);
+  g_free(item->display_id);
+  g_free(item);
+}
 
 cx_result *
 cx_result_new(void)
@@ -26,7 +59,8 @@ cx_result_new(void)
   cx_result *result = g_new0(cx_result, 1);
   result->out = g_string_new(NULL);
   result->err = g_string_new(NULL);
-  result->outputs = g_ptr_array_new_with_free_func((GDestroyNotify)json_object_unref);
+  result->items = g_ptr_array_new_with_free_func((GDestroyNotify)output_item_free);
+  result->outputs = g_ptr_array_new();
   result->success = TRUE;
   result->extras = json_object_new();
   return result;
@@ -48,33 +82,142 @@ cx_result_free(cx_result *result)
   g_string_free(result->out, TRUE);
   g_string_free(result->err, TRUE);
   g_ptr_array_unref(result->outputs);
+  g_ptr_array_unref(result->items);
   clear_error(result);
   json_object_unref(result->extras);
   g_free(result);
+}
+
+/* Before any output: a clear_output(wait=True) waiting for it happens now. */
+static void
+output_arrives(cx_result *result)
+{
+  if (result->clear_pending)
+    cx_result_clear_output(result, FALSE);
+}
+
+static void
+append_stream(cx_result *result, int stream, const char *data, gsize len)
+{
+  if (len == 0)
+    return;
+  output_arrives(result);
+  g_string_append_len(stream == 1 ? result->out : result->err, data, len);
+  output_item *last = result->items->len > 0
+                        ? g_ptr_array_index(result->items, result->items->len - 1) : NULL;
+  if (last == NULL || last->kind != ITEM_STREAM || last->stream != stream) {
+    last = g_new0(output_item, 1);
+    last->kind = ITEM_STREAM;
+    last->stream = stream;
+    last->text = g_string_sized_new(len);
+    g_ptr_array_add(result->items, last);
+  }
+  g_string_append_len(last->text, data, len);
 }
 
 void
 cx_result_append_stdout(cx_result *result, const char *data, gssize len)
 {
   g_return_if_fail(result != NULL && (data != NULL || len == 0));
-  g_string_append_len(result->out, data, len < 0 ? (gssize)strlen(data) : len);
+  append_stream(result, 1, data, len < 0 ? strlen(data) : (gsize)len);
 }
 
 void
 cx_result_append_stderr(cx_result *result, const char *data, gssize len)
 {
   g_return_if_fail(result != NULL && (data != NULL || len == 0));
-  g_string_append_len(result->err, data, len < 0 ? (gssize)strlen(data) : len);
+  append_stream(result, 2, data, len < 0 ? strlen(data) : (gsize)len);
+}
+
+/* rich_outputs follows the items: rebuilt after a change to their data. */
+static void
+rebuild_rich_outputs(cx_result *result)
+{
+  g_ptr_array_set_size(result->outputs, 0);
+  for (guint i = 0; i < result->items->len; i++) {
+    output_item *item = g_ptr_array_index(result->items, i);
+    if (item->data != NULL && json_object_get_size(item->data) > 0)
+      g_ptr_array_add(result->outputs, item->data);
+  }
+}
+
+static output_item *
+add_bundle_item(cx_result *result, item_kind kind, JsonObject *bundle, JsonObject *metadata)
+{
+  output_arrives(result);
+  output_item *item = g_new0(output_item, 1);
+  item->kind = kind;
+  item->data = json_object_ref(bundle);
+  item->metadata = metadata != NULL ? json_object_ref(metadata) : json_object_new();
+  g_ptr_array_add(result->items, item);
+  if (json_object_get_size(bundle) > 0)
+    g_ptr_array_add(result->outputs, item->data);
+  return item;
+}
+
+gboolean
+cx_result_add_display(cx_result *result, JsonObject *bundle, JsonObject *metadata,
+                      const char *display_id)
+{
+  g_return_val_if_fail(result != NULL && bundle != NULL, FALSE);
+  if (json_object_get_size(bundle) == 0 && display_id == NULL)
+    return FALSE;
+  output_item *item = add_bundle_item(result, ITEM_DISPLAY, bundle, metadata);
+  item->display_id = g_strdup(display_id);
+  return TRUE;
+}
+
+gboolean
+cx_result_add_execute_result(cx_result *result, JsonObject *bundle, JsonObject *metadata,
+                             gint64 execution_count)
+{
+  g_return_val_if_fail(result != NULL && bundle != NULL, FALSE);
+  if (json_object_get_size(bundle) == 0)
+    return FALSE;
+  output_item *item = add_bundle_item(result, ITEM_EXECUTE_RESULT, bundle, metadata);
+  item->execution_count = execution_count;
+  return TRUE;
 }
 
 gboolean
 cx_result_add_output(cx_result *result, JsonObject *bundle)
 {
-  g_return_val_if_fail(result != NULL && bundle != NULL, FALSE);
-  if (json_object_get_size(bundle) == 0)
-    return FALSE;
-  g_ptr_array_add(result->outputs, json_object_ref(bundle));
-  return TRUE;
+  return cx_result_add_display(result, bundle, NULL, NULL);
+}
+
+guint
+cx_result_update_display(cx_result *result, const char *display_id, JsonObject *bundle,
+                         JsonObject *metadata)
+{
+  g_return_val_if_fail(result != NULL && display_id != NULL && bundle != NULL, 0);
+  guint updated = 0;
+  for (guint i = 0; i < result->items->len; i++) {
+    output_item *item = g_ptr_array_index(result->items, i);
+    if (item->display_id == NULL || !g_str_equal(item->display_id, display_id))
+      continue;
+    /* Replaced, never changed in place: documents made earlier share them. */
+    g_clear_pointer(&item->data, json_object_unref);
+    item->data = json_object_ref(bundle);
+    g_clear_pointer(&item->metadata, json_object_unref);
+    item->metadata = metadata != NULL ? json_object_ref(metadata) : json_object_new();
+    updated++;
+  }
+  if (updated > 0)
+    rebuild_rich_outputs(result);
+  return updated;
+}
+
+void
+cx_result_clear_output(cx_result *result, gboolean wait)
+{
+  g_return_if_fail(result != NULL);
+  result->clear_pending = wait;
+  if (wait)
+    return;
+  g_string_truncate(result->out, 0);
+  g_string_truncate(result->err, 0);
+  g_ptr_array_set_size(result->outputs, 0);
+  g_ptr_array_set_size(result->items, 0);
 }
 
 void
@@ -94,6 +237,7 @@ cx_result_set_error(cx_result *result, const char *type, const char *message,
   g_return_if_fail(result != NULL && type != NULL && message != NULL);
   char *new_type = g_strdup(type), *new_message = g_strdup(message);
   char *new_traceback = g_strdup(traceback != NULL ? traceback : "");
+  output_arrives(result); /* the error output is an output too */
   clear_error(result); /* after copying: the arguments may be our own strings */
   result->error_type = new_type;
   result->error_message = new_message;
@@ -112,8 +256,8 @@ gboolean
 cx_result_set_extra(cx_result *result, const char *key, JsonNode *value)
 {
   g_return_val_if_fail(result != NULL && key != NULL && value != NULL, FALSE);
-  if (g_strv_contains(standard_keys, key)) {
-    g_warning("cx_result_set_extra: '%s' is a standard key of the result bundle", key);
+  if (g_strv_contains(reserved_keys, key)) {
+    g_warning("cx_result_set_extra: '%s' is a key the result bundle keeps itself", key);
     json_node_unref(value);
     return FALSE;
   }
@@ -210,28 +354,87 @@ cx_result_list_extras(const cx_result *result)
 
 /* ---- JSON out ------------------------------------------------------------ */
 
-/* Cell output is bytes; JSON strings are UTF-8. */
+/* Cell output is bytes; JSON strings are UTF-8 (and, in a JsonNode, have no
+ * NUL unless KEEP_NUL marks them for cx_json_to_string). */
 static void
-set_text_member(JsonObject *object, const char *key, const GString *text)
+set_text_member(JsonObject *object, const char *key, const char *data, gsize len,
+                gboolean keep_nul)
 {
-  if (g_utf8_validate_len(text->str, text->len, NULL)) {
-    json_object_set_string_member(object, key, text->str);
+  if (memchr(data, '\0', len) == NULL && g_utf8_validate_len(data, len, NULL)) {
+    json_object_set_string_member(object, key, data);
   } else {
-    g_autofree char *valid = g_utf8_make_valid(text->str, text->len);
+    g_autofree char *valid = cx__json_text_from_bytes(data, len, keep_nul);
     json_object_set_string_member(object, key, valid);
   }
 }
 
-JsonNode *
-cx_result_to_json_node(const cx_result *result)
+static JsonArray *
+traceback_lines(const char *traceback)
+{
+  JsonArray *lines = json_array_new();
+  g_auto(GStrv) split = g_strsplit(traceback, "\n", -1);
+  guint n = g_strv_length(split);
+  if (n > 0 && split[n - 1][0] == '\0')
+    n--; /* the text ends with a line break */
+  for (guint i = 0; i < n; i++)
+    json_array_add_string_element(lines, split[i]);
+  return lines;
+}
+
+static JsonArray *
+outputs_to_json(const cx_result *result, gboolean keep_nul)
+{
+  JsonArray *array = json_array_sized_new(result->items->len + 1);
+  for (guint i = 0; i < result->items->len; i++) {
+    const output_item *item = g_ptr_array_index(result->items, i);
+    JsonObject *output = json_object_new();
+    switch (item->kind) {
+    case ITEM_STREAM:
+      json_object_set_string_member(output, "output_type", "stream");
+      json_object_set_string_member(output, "name", item->stream == 1 ? "stdout" : "stderr");
+      set_text_member(output, "text", item->text->str, item->text->len, keep_nul);
+      break;
+    case ITEM_EXECUTE_RESULT:
+      json_object_set_string_member(output, "output_type", "execute_result");
+      json_object_set_int_member(output, "execution_count", item->execution_count);
+      break;
+    case ITEM_DISPLAY:
+      json_object_set_string_member(output, "output_type", "display_data");
+      break;
+    }
+    /* Bundles are never modified once added, so the document shares them. */
+    if (item->data != NULL) {
+      json_object_set_object_member(output, "data", json_object_ref(item->data));
+      json_object_set_object_member(output, "metadata", json_object_ref(item->metadata));
+    }
+    json_array_add_object_element(array, output);
+  }
+  if (result->error_type != NULL) {
+    JsonObject *error = json_object_new();
+    json_object_set_string_member(error, "output_type", "error");
+    json_object_set_string_member(error, "ename", result->error_type);
+    json_object_set_string_member(error, "evalue", result->error_message);
+    json_object_set_array_member(error, "traceback", traceback_lines(result->error_traceback));
+    json_array_add_object_element(array, error);
+  }
+  return array;
+}
+
+JsonArray *
+cx_result_list_outputs(const cx_result *result)
 {
   g_return_val_if_fail(result != NULL, NULL);
+  return outputs_to_json(result, FALSE);
+}
+
+static JsonNode *
+to_json_node(const cx_result *result, gboolean keep_nul)
+{
   JsonObject *object = json_object_new();
-  set_text_member(object, "stdout", result->out);
-  set_text_member(object, "stderr", result->err);
+  set_text_member(object, "stdout", result->out->str, result->out->len, keep_nul);
+  set_text_member(object, "stderr", result->err->str, result->err->len, keep_nul);
 
   JsonArray *outputs = json_array_sized_new(result->outputs->len);
-  /* Bundles are never modified once added, so the document shares them. */
   for (guint i = 0; i < result->outputs->len; i++)
     json_array_add_object_element(outputs, json_object_ref(g_ptr_array_index(result->outputs, i)));
   json_object_set_array_member(object, "rich_outputs", outputs);
@@ -246,6 +449,7 @@ cx_result_to_json_node(const cx_result *result)
   } else {
     json_object_set_null_member(object, "error");
   }
+  json_object_set_array_member(object, "outputs", outputs_to_json(result, keep_nul));
 
   JsonObjectIter iter;
   const char *key;
@@ -259,11 +463,19 @@ cx_result_to_json_node(const cx_result *result)
   return node;
 }
 
+JsonNode *
+cx_result_to_json_node(const cx_result *result)
+{
+  g_return_val_if_fail(result != NULL, NULL);
+  return to_json_node(result, FALSE);
+}
+
 char *
 cx_result_to_json(const cx_result *result, gboolean pretty)
 {
-  g_autoptr(JsonNode) node = cx_result_to_json_node(result);
-  return json_to_string(node, pretty);
+  g_return_val_if_fail(result != NULL, NULL);
+  g_autoptr(JsonNode) node = to_json_node(result, TRUE);
+  return cx_json_to_string(node, pretty);
 }
 
 /* ---- JSON in ------------------------------------------------------------- */
@@ -294,8 +506,10 @@ read_text(JsonObject *object, const char *key, cx_result *result, GString *into,
   return TRUE;
 }
 
+static const char *member_string(JsonObject *object, const char *key);
+
 static gboolean
-read_outputs(JsonObject *object, cx_result *result, GError **error)
+read_rich_outputs(JsonObject *object, cx_result *result, GError **error)
 {
   JsonNode *node = json_object_get_member(object, "rich_outputs");
   if (node == NULL || JSON_NODE_HOLDS_NULL(node))
@@ -312,6 +526,96 @@ read_outputs(JsonObject *object, cx_result *result, GError **error)
     g_autoptr(JsonNode) copy = json_node_copy(element);
     cx_result_add_output(result, json_node_get_object(copy));
   }
+  return TRUE;
+}
+
+/* An object member of OUTPUT that must be one when present; a new
+ * reference to a copy, or to an empty object when missing. */
+static gboolean
+read_bundle_member(JsonObject *output, const char *key, guint index, JsonObject **into,
+                   GError **error)
+{
+  JsonNode *node = json_object_get_member(output, key);
+  if (node != NULL && !JSON_NODE_HOLDS_OBJECT(node)) {
+    g_autofree char *where = g_strdup_printf("outputs[%u].%s", index, key);
+    return wrong_type(where, "an object", error);
+  }
+  if (node == NULL) {
+    *into = json_object_new();
+  } else {
+    g_autoptr(JsonNode) copy = json_node_copy(node);
+    *into = json_object_ref(json_node_get_object(copy));
+  }
+  return TRUE;
+}
+
+/* One nbformat output of "outputs" into the items (streams into the items
+ * only: stdout and stderr come from their own keys). */
+static gboolean
+read_ordered_output(JsonNode *node, guint index, cx_result *result, GError **error)
+{
+  g_autofree char *where = g_strdup_printf("outputs[%u]", index);
+  if (!JSON_NODE_HOLDS_OBJECT(node))
+    return wrong_type(where, "an nbformat output object", error);
+  JsonObject *output = json_node_get_object(node);
+  const char *type = member_string(output, "output_type");
+  if (type == NULL)
+    return wrong_type(where, "an object with a string \"output_type\"", error);
+  if (g_str_equal(type, "error"))
+    return TRUE; /* made from "error" */
+  if (g_str_equal(type, "stream")) {
+    const char *name = member_string(output, "name");
+    const char *text = member_string(output, "text");
+    if (name == NULL || text == NULL ||
+        (!g_str_equal(name, "stdout") && !g_str_equal(name, "stderr")))
+      return wrong_type(where, "a stream with \"name\" stdout or stderr and a \"text\"", error);
+    output_item *item = g_new0(output_item, 1);
+    item->kind = ITEM_STREAM;
+    item->stream = g_str_equal(name, "stdout") ? 1 : 2;
+    item->text = g_string_new(text);
+    g_ptr_array_add(result->items, item);
+    return TRUE;
+  }
+  item_kind kind;
+  if (g_str_equal(type, "display_data"))
+    kind = ITEM_DISPLAY;
+  else if (g_str_equal(type, "execute_result"))
+    kind = ITEM_EXECUTE_RESULT;
+  else
+    return wrong_type(where, "an output of type stream, display_data, execute_result or error",
+                      error);
+  g_autoptr(JsonObject) data = NULL;
+  g_autoptr(JsonObject) metadata = NULL;
+  if (!read_bundle_member(output, "data", index, &data, error) ||
+      !read_bundle_member(output, "metadata", index, &metadata, error))
+    return FALSE;
+  output_item *item = add_bundle_item(result, kind, data, metadata);
+  if (kind == ITEM_EXECUTE_RESULT)
+    item->execution_count = json_object_get_int_member_with_default(output, "execution_count", 0);
+  return TRUE;
+}
+
+/* The items: from "outputs" when given (rich_outputs then follows from
+ * them), else made from stdout, stderr and rich_outputs. */
+static gboolean
+read_outputs(JsonObject *object, cx_result *result, GError **error)
+{
+  JsonNode *node = json_object_get_member(object, "outputs");
+  if (node == NULL || JSON_NODE_HOLDS_NULL(node)) {
+    g_autoptr(GString) out = g_string_new_len(result->out->str, result->out->len);
+    g_autoptr(GString) err = g_string_new_len(result->err->str, result->err->len);
+    g_string_truncate(result->out, 0);
+    g_string_truncate(result->err, 0);
+    append_stream(result, 1, out->str, out->len);
+    append_stream(result, 2, err->str, err->len);
+    return read_rich_outputs(object, result, error);
+  }
+  if (!JSON_NODE_HOLDS_ARRAY(node))
+    return wrong_type("outputs", "an array of nbformat outputs", error);
+  JsonArray *array = json_node_get_array(node);
+  for (guint i = 0; i < json_array_get_length(array); i++)
+    if (!read_ordered_output(json_array_get_element(array, i), i, result, error))
+      return FALSE;
   return TRUE;
 }
 
@@ -377,7 +681,7 @@ cx_result_from_json_node(JsonNode *node, GError **error)
   JsonNode *value;
   json_object_iter_init_ordered(&iter, object);
   while (json_object_iter_next_ordered(&iter, &key, &value))
-    if (!g_strv_contains(standard_keys, key))
+    if (!g_strv_contains(reserved_keys, key))
       json_object_set_member(result->extras, key, json_node_copy(value));
   return g_steal_pointer(&result);
 }
@@ -396,17 +700,40 @@ cx_result_from_json(const char *text, GError **error)
   return cx_result_from_json_node(node, error);
 }
 
+static output_item *
+output_item_copy(const output_item *item)
+{
+  output_item *copy = g_new0(output_item, 1);
+  *copy = *item;
+  if (item->text != NULL)
+    copy->text = g_string_new_len(item->text->str, item->text->len);
+  /* Bundles are never changed in place: sharing them is a copy. */
+  if (item->data != NULL)
+    copy->data = json_object_ref(item->data);
+  if (item->metadata != NULL)
+    copy->metadata = json_object_ref(item->metadata);
+  copy->display_id = g_strdup(item->display_id);
+  return copy;
+}
+
 cx_result *
 cx_result_copy(const cx_result *result)
 {
   g_return_val_if_fail(result != NULL, NULL);
-  g_autoptr(JsonNode) node = cx_result_to_json_node(result);
-  cx_result *copy = cx_result_from_json_node(node, NULL);
-  /* Bytes that were not UTF-8 were replaced in JSON; keep the originals. */
-  g_string_assign(copy->out, "");
+  cx_result *copy = cx_result_new();
   g_string_append_len(copy->out, result->out->str, result->out->len);
-  g_string_assign(copy->err, "");
   g_string_append_len(copy->err, result->err->str, result->err->len);
+  for (guint i = 0; i < result->items->len; i++)
+    g_ptr_array_add(copy->items, output_item_copy(g_ptr_array_index(result->items, i)));
+  rebuild_rich_outputs(copy);
+  copy->clear_pending = result->clear_pending;
   copy->success = result->success;
+  copy->error_type = g_strdup(result->error_type);
+  copy->error_message = g_strdup(result->error_message);
+  copy->error_traceback = g_strdup(result->error_traceback);
+  json_object_unref(copy->extras);
+  g_autoptr(JsonNode) extras = json_node_init_object(json_node_alloc(), result->extras);
+  g_autoptr(JsonNode) extras_copy = json_node_copy(extras);
+  copy->extras = json_object_ref(json_node_get_object(extras_copy));
   return copy;
 }

@@ -52,7 +52,7 @@ test_cli_run_fake_json_prints_a_success_bundle(void)
   g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "--json", "-c", "print('noop')", NULL);
   CU_ASSERT_EQUAL(r.status, 0);
   CU_ASSERT_STRING_EQUAL(r.out, "{\"stdout\":\"\",\"stderr\":\"\",\"rich_outputs\":[],"
-                                "\"success\":true,\"error\":null}\n");
+                                "\"success\":true,\"error\":null,\"outputs\":[]}\n");
   CU_ASSERT_STRING_EQUAL(r.err, "");
 }
 
@@ -160,6 +160,7 @@ test_cli_plugins_lists_usable_and_faulty(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(root);
   JsonArray *plugins = json_object_get_array_member(json_node_get_object(root), "plugins");
   gboolean saw_fake = FALSE, saw_echo = FALSE, saw_faulty = FALSE;
+  g_autofree char *abi = g_strdup_printf("%d.%d", CX_ABI_MAJOR, CX_ABI_MINOR);
   for (guint i = 0; i < json_array_get_length(plugins); i++) {
     JsonObject *p = json_array_get_object_element(plugins, i);
     const char *name = json_object_get_string_member(p, "name");
@@ -168,7 +169,7 @@ test_cli_plugins_lists_usable_and_faulty(void)
       saw_fake = strcmp(status, "ok") == 0 &&
                  json_array_get_length(json_object_get_array_member(p, "options")) == 4;
     if (strcmp(name, "echo") == 0)
-      saw_echo = strcmp(status, "ok") == 0 && strcmp(json_object_get_string_member(p, "abi"), "1.0") == 0;
+      saw_echo = strcmp(status, "ok") == 0 && strcmp(json_object_get_string_member(p, "abi"), abi) == 0;
     if (strcmp(name, "newer_major") == 0)
       saw_faulty = strcmp(status, "faulty") == 0 &&
                    strstr(json_object_get_string_member(p, "reason"), "ABI 2.0") != NULL;

@@ -19,7 +19,7 @@ test_result_new_is_an_empty_success(void)
   g_autoptr(cx_result) result = cx_result_new();
   g_autofree char *json = cx_result_to_json(result, FALSE);
   CU_ASSERT_STRING_EQUAL(json, "{\"stdout\":\"\",\"stderr\":\"\",\"rich_outputs\":[],"
-                               "\"success\":true,\"error\":null}");
+                               "\"success\":true,\"error\":null,\"outputs\":[]}");
 }
 
 static void
@@ -34,7 +34,12 @@ test_result_json_has_the_ipython_schema(void)
   CU_ASSERT_STRING_EQUAL(json,
     "{\"stdout\":\"hello\\n\",\"stderr\":\"warn\",\"rich_outputs\":[{\"text/plain\":\"2\"}],"
     "\"success\":false,\"error\":{\"type\":\"ZeroDivisionError\",\"message\":\"division by zero\","
-    "\"traceback\":\"Traceback ...\"}}");
+    "\"traceback\":\"Traceback ...\"},\"outputs\":["
+    "{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"hello\\n\"},"
+    "{\"output_type\":\"stream\",\"name\":\"stderr\",\"text\":\"warn\"},"
+    "{\"output_type\":\"display_data\",\"data\":{\"text/plain\":\"2\"},\"metadata\":{}},"
+    "{\"output_type\":\"error\",\"ename\":\"ZeroDivisionError\",\"evalue\":\"division by zero\","
+    "\"traceback\":[\"Traceback ...\"]}]}");
 }
 
 static void
@@ -65,7 +70,7 @@ test_result_extra_keys_follow_the_standard_ones(void)
   g_autoptr(cx_result) result = cx_result_new();
   CU_ASSERT_TRUE(cx_result_set_extra(result, "duration_ms", json_node_init_double(json_node_alloc(), 1.5)));
   g_autofree char *json = cx_result_to_json(result, FALSE);
-  CX_ASSERT_CONTAINS(json, "\"error\":null,\"duration_ms\":1.5}");
+  CX_ASSERT_CONTAINS(json, "\"error\":null,\"outputs\":[],\"duration_ms\":1.5}");
   CU_ASSERT_DOUBLE_EQUAL(json_node_get_double(cx_result_get_extra(result, "duration_ms")), 1.5, 1e-9);
   cx_result_set_extra(result, "truncated", json_node_init_boolean(json_node_alloc(), TRUE));
   g_auto(GStrv) keys = cx_result_list_extras(result);
@@ -111,7 +116,13 @@ test_result_json_round_trips(void)
   const char *text =
     "{\"stdout\":\"out\",\"stderr\":\"err\",\"rich_outputs\":[{\"text/html\":\"<b>x</b>\","
     "\"text/plain\":\"x\"},{\"application/json\":{\"a\":[1,2]}}],\"success\":false,"
-    "\"error\":{\"type\":\"ValueError\",\"message\":\"bad\",\"traceback\":\"tb\"},\"truncated\":true}";
+    "\"error\":{\"type\":\"ValueError\",\"message\":\"bad\",\"traceback\":\"tb\"},\"outputs\":["
+    "{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"out\"},"
+    "{\"output_type\":\"stream\",\"name\":\"stderr\",\"text\":\"err\"},"
+    "{\"output_type\":\"display_data\",\"data\":{\"text/html\":\"<b>x</b>\",\"text/plain\":\"x\"},"
+    "\"metadata\":{}},{\"output_type\":\"display_data\",\"data\":{\"application/json\":"
+    "{\"a\":[1,2]}},\"metadata\":{}},{\"output_type\":\"error\",\"ename\":\"ValueError\","
+    "\"evalue\":\"bad\",\"traceback\":[\"tb\"]}],\"truncated\":true}";
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_result) result = cx_result_from_json(text, &error);
   CX_ASSERT_NO_ERROR(error);
@@ -181,6 +192,142 @@ test_result_set_error_accepts_its_own_strings(void)
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "message");
 }
 
+/* "outputs" of RESULT as compact JSON, for comparing whole. */
+static char *
+outputs_json(const cx_result *result)
+{
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
+  g_autoptr(JsonNode) node = json_node_init_array(json_node_alloc(), outputs);
+  return cx_json_to_string(node, FALSE);
+}
+
+static void
+test_result_outputs_are_ordered_nbformat(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_append_stdout(result, "a", -1);
+  cx_result_append_stdout(result, "b\n", -1); /* merged with "a" */
+  cx_result_append_stderr(result, "e\n", -1);
+  g_autoptr(JsonObject) html = parse_object("{\"text/html\": \"<b/>\", \"text/plain\": \"b\"}");
+  g_autoptr(JsonObject) width = parse_object("{\"image/png\": {\"width\": 3}}");
+  CU_ASSERT_TRUE(cx_result_add_display(result, html, width, NULL));
+  cx_result_append_stdout(result, "c\n", -1); /* a new stream output after the display */
+  g_autoptr(JsonObject) two = parse_object("{\"text/plain\": \"2\"}");
+  CU_ASSERT_TRUE(cx_result_add_execute_result(result, two, NULL, 7));
+  g_autofree char *json = outputs_json(result);
+  CU_ASSERT_STRING_EQUAL(json,
+    "[{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"ab\\n\"},"
+    "{\"output_type\":\"stream\",\"name\":\"stderr\",\"text\":\"e\\n\"},"
+    "{\"output_type\":\"display_data\",\"data\":{\"text/html\":\"<b/>\",\"text/plain\":\"b\"},"
+    "\"metadata\":{\"image/png\":{\"width\":3}}},"
+    "{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"c\\n\"},"
+    "{\"output_type\":\"execute_result\",\"execution_count\":7,\"data\":{\"text/plain\":\"2\"},"
+    "\"metadata\":{}}]");
+  /* The seed keys keep their meaning. */
+  CX_ASSERT_STDOUT(result, "ab\nc\n");
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 2);
+  CU_ASSERT_FALSE(cx_result_set_extra(result, "outputs", json_node_init_int(json_node_alloc(), 1)));
+}
+
+static void
+test_result_update_display_replaces_every_output_of_its_id(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  g_autoptr(JsonObject) a = parse_object("{\"text/plain\": \"a\"}");
+  g_autoptr(JsonObject) b = parse_object("{\"text/plain\": \"b\"}");
+  g_autoptr(JsonObject) empty = json_object_new();
+  CU_ASSERT_TRUE(cx_result_add_display(result, a, NULL, "d1"));
+  CU_ASSERT_TRUE(cx_result_add_display(result, a, NULL, NULL));
+  CU_ASSERT_TRUE(cx_result_add_display(result, a, NULL, "d1"));
+  /* An empty placeholder to fill later: in "outputs", not in rich_outputs. */
+  CU_ASSERT_TRUE(cx_result_add_display(result, empty, NULL, "d2"));
+  CU_ASSERT_FALSE(cx_result_add_display(result, empty, NULL, NULL));
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 3);
+
+  CU_ASSERT_EQUAL(cx_result_update_display(result, "d1", b, NULL), 2);
+  CU_ASSERT_EQUAL(cx_result_update_display(result, "nobody", b, NULL), 0);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(result, 0), "text/plain"), "b");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(result, 1), "text/plain"), "a");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(result, 2), "text/plain"), "b");
+  CU_ASSERT_EQUAL(cx_result_update_display(result, "d2", a, NULL), 1);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 4);
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
+  CU_ASSERT_EQUAL(json_array_get_length(outputs), 4);
+}
+
+static void
+test_result_clear_output_clears_now_or_at_the_next_output(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  g_autoptr(JsonObject) a = parse_object("{\"text/plain\": \"a\"}");
+  cx_result_append_stdout(result, "one\n", -1);
+  cx_result_add_display(result, a, NULL, NULL);
+  cx_result_clear_output(result, FALSE);
+  CX_ASSERT_STDOUT(result, "");
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
+
+  cx_result_append_stderr(result, "two\n", -1);
+  cx_result_clear_output(result, TRUE);
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "two\n"); /* kept until something new comes */
+  cx_result_append_stdout(result, "three\n", -1);
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "");
+  CX_ASSERT_STDOUT(result, "three\n");
+  g_autofree char *json = outputs_json(result);
+  CU_ASSERT_STRING_EQUAL(json, "[{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"three\\n\"}]");
+
+  /* An error is an output too. */
+  cx_result_clear_output(result, TRUE);
+  cx_result_set_error(result, "E", "m", "tb\n");
+  CX_ASSERT_STDOUT(result, "");
+}
+
+static void
+test_result_json_keeps_every_byte_of_the_streams(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_append_stdout(result, "a\0b\x1f" "c\xff", 6);
+  g_autofree char *json = cx_result_to_json(result, FALSE);
+  CX_ASSERT_CONTAINS(json, "\"stdout\":\"a\\u0000b\\u001fc\xef\xbf\xbd\"");
+  CX_ASSERT_CONTAINS(json, "\"text\":\"a\\u0000b\\u001fc\xef\xbf\xbd\"");
+  /* A JsonNode cannot hold NUL: there it reads as U+FFFD. */
+  g_autoptr(JsonNode) node = cx_result_to_json_node(result);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_node_get_object(node), "stdout"),
+                         "a\xef\xbf\xbd" "b\x1f" "c\xef\xbf\xbd");
+}
+
+static void
+test_result_outputs_round_trip_and_are_made_when_missing(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_append_stderr(result, "warn\n", -1);
+  g_autoptr(JsonObject) two = parse_object("{\"text/plain\": \"2\"}");
+  cx_result_add_execute_result(result, two, NULL, 3);
+  cx_result_append_stdout(result, "after\n", -1);
+  cx_result_set_error(result, "ValueError", "bad", "Traceback\nValueError: bad\n");
+  g_autofree char *text = cx_result_to_json(result, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) again = cx_result_from_json(text, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *text_again = cx_result_to_json(again, FALSE);
+  CU_ASSERT_STRING_EQUAL(text_again, text);
+  CX_ASSERT_CONTAINS(text, "\"traceback\":[\"Traceback\",\"ValueError: bad\"]");
+  g_autoptr(cx_result) copy = cx_result_copy(result);
+  g_autofree char *text_copy = cx_result_to_json(copy, FALSE);
+  CU_ASSERT_STRING_EQUAL(text_copy, text);
+
+  /* Without "outputs": streams first, then the bundles. */
+  g_autoptr(cx_result) old = cx_result_from_json(
+    "{\"stdout\": \"o\", \"rich_outputs\": [{\"text/plain\": \"1\"}]}", &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *made = outputs_json(old);
+  CU_ASSERT_STRING_EQUAL(made, "[{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"o\"},"
+                               "{\"output_type\":\"display_data\",\"data\":{\"text/plain\":\"1\"},"
+                               "\"metadata\":{}}]");
+  g_autoptr(cx_result) bad = cx_result_from_json("{\"outputs\": [{\"output_type\": \"bogus\"}]}", &error);
+  CU_ASSERT_PTR_NULL(bad);
+  CX_ASSERT_CONTAINS(error->message, "outputs[0]");
+}
+
 void
 cx_test_register(void)
 {
@@ -197,6 +344,14 @@ cx_test_register(void)
     { "test_result_from_json_names_the_bad_key", test_result_from_json_names_the_bad_key },
     { "test_result_copy_is_independent", test_result_copy_is_independent },
     { "test_result_set_error_accepts_its_own_strings", test_result_set_error_accepts_its_own_strings },
+    { "test_result_outputs_are_ordered_nbformat", test_result_outputs_are_ordered_nbformat },
+    { "test_result_update_display_replaces_every_output_of_its_id",
+      test_result_update_display_replaces_every_output_of_its_id },
+    { "test_result_clear_output_clears_now_or_at_the_next_output",
+      test_result_clear_output_clears_now_or_at_the_next_output },
+    { "test_result_json_keeps_every_byte_of_the_streams", test_result_json_keeps_every_byte_of_the_streams },
+    { "test_result_outputs_round_trip_and_are_made_when_missing",
+      test_result_outputs_round_trip_and_are_made_when_missing },
     { NULL, NULL }
   };
   cx_test_add_suite("result", tests);

@@ -42,6 +42,14 @@ typedef enum {
   CX_ERROR_PYTHON,           /* Python code raised an exception in an executor operation */
 } cx_error_code;
 
+/* ABI 1.1: NODE as JSON text, compact or PRETTY: json_to_string() made
+ * strict.  json-glib 1.6 writes U+001F raw, which strict parsers (Python's
+ * json, browsers) reject; here every control character is escaped.  Byte
+ * strings the core put into NODE with NUL bytes kept (cx_result_to_json)
+ * come out with \u0000.  Use it wherever JSON leaves a program; free with
+ * g_free(). */
+CX_EXPORT char *cx_json_to_string(JsonNode *node, gboolean pretty);
+
 /* The library version at run time ("0.1.0"); compare with CX_VERSION_STRING. */
 CX_EXPORT const char *cx_version(void);
 

@@ -22,7 +22,21 @@
  *
  * Anything more (durations, truncation marks, ...) goes in extra top-level
  * keys set with cx_result_set_extra().  The five keys above never change
- * meaning.
+ * meaning.  One extra key is the core's own:
+ *
+ *   outputs         the cell's outputs in the order they happened, as
+ *                   nbformat v4 output objects: {"output_type": "stream",
+ *                   "name": "stdout", "text": ...} (consecutive writes to one
+ *                   stream merged), {"output_type": "display_data", "data",
+ *                   "metadata"}, {"output_type": "execute_result",
+ *                   "execution_count", "data", "metadata"} and, last when
+ *                   the cell failed, {"output_type": "error", "ename",
+ *                   "evalue", "traceback": [lines]}.  A notebook runner
+ *                   writes them into a .ipynb unchanged.  It is built from
+ *                   the calls below; cx_result_set_extra() cannot set it.
+ *
+ * Backends that know them also set the extras "execution_count" (the
+ * cell's number in its session, as a kernel counts) and "duration_ms".
  *
  * Plugins build results only with these functions, so the core may grow the
  * structure without breaking them.  A result is not thread-safe; it belongs
@@ -52,6 +66,45 @@ CX_EXPORT gboolean cx_result_add_output(cx_result *result, JsonObject *bundle);
 
 /* Shorthand: append the bundle {MIME: TEXT}. */
 CX_EXPORT void cx_result_add_output_text(cx_result *result, const char *mime, const char *text);
+
+/* ABI 1.1: outputs as a notebook front end sees them.
+ *
+ * cx_result_add_display() appends a display_data output (and its BUNDLE to
+ * rich_outputs, as cx_result_add_output() does).  METADATA may be NULL
+ * (stored as {}).  DISPLAY_ID, when not NULL, names the output for later
+ * updates (IPython's display(..., display_id=...)); an empty BUNDLE is kept
+ * in "outputs" then, as a placeholder to update, but not in rich_outputs
+ * until it has data.  Returns FALSE (nothing appended) for an empty bundle
+ * without a display id.
+ *
+ * cx_result_add_execute_result() appends the value of the cell: an
+ * execute_result output numbered EXECUTION_COUNT, and the last entry of
+ * rich_outputs.
+ *
+ * cx_result_update_display() replaces data and metadata of every earlier
+ * output named DISPLAY_ID, in "outputs" and rich_outputs alike; it returns
+ * how many it replaced (0: none, and nothing else changes).
+ *
+ * cx_result_clear_output() clears what the cell has shown so far: stdout,
+ * stderr, rich_outputs and "outputs".  With WAIT, it does so just before
+ * the next output arrives instead (IPython's clear_output(wait=True)), so a
+ * display can be replaced without flicker.
+ *
+ * The result takes references to BUNDLE and METADATA; the caller keeps its
+ * own. */
+CX_EXPORT gboolean cx_result_add_display(cx_result *result, JsonObject *bundle,
+                                         JsonObject *metadata, const char *display_id);
+CX_EXPORT gboolean cx_result_add_execute_result(cx_result *result, JsonObject *bundle,
+                                                JsonObject *metadata, gint64 execution_count);
+CX_EXPORT guint cx_result_update_display(cx_result *result, const char *display_id,
+                                         JsonObject *bundle, JsonObject *metadata);
+CX_EXPORT void cx_result_clear_output(cx_result *result, gboolean wait);
+
+/* ABI 1.1: the ordered outputs described above, as a new array (free with
+ * json_array_unref).  Stream text that is not UTF-8 is made valid as in
+ * the JSON form; a NUL byte, which a JsonNode cannot hold, reads as U+FFFD
+ * here but is kept by cx_result_to_json(). */
+CX_EXPORT JsonArray *cx_result_list_outputs(const cx_result *result);
 
 /* Mark the cell as failed with an error.  TYPE and MESSAGE must not be NULL;
  * TRACEBACK may be NULL (stored as "").  A second call replaces the first
@@ -87,8 +140,12 @@ CX_EXPORT char **cx_result_list_extras(const cx_result *result);
 
 /* JSON.  cx_result_to_json_node() returns a new node (free with
  * json_node_unref); cx_result_to_json() a newly allocated string, compact or
- * PRETTY.  cx_result_from_json*() accept exactly the schema above plus extra
- * keys, and fail with CX_ERROR_JSON naming the offending key otherwise. */
+ * PRETTY, written with cx_json_to_string(): every byte of stdout and stderr
+ * survives (NUL as \u0000; invalid UTF-8 becomes U+FFFD), which a JsonNode
+ * cannot promise (NUL reads as U+FFFD there).  cx_result_from_json*() accept
+ * exactly the schema above plus extra keys ("outputs" in the form above;
+ * when missing it is made from the other keys), and fail with CX_ERROR_JSON
+ * naming the offending key otherwise. */
 CX_EXPORT JsonNode *cx_result_to_json_node(const cx_result *result);
 CX_EXPORT char *cx_result_to_json(const cx_result *result, gboolean pretty);
 CX_EXPORT cx_result *cx_result_from_json_node(JsonNode *node, GError **error);
