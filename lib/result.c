@@ -11,12 +11,14 @@ typedef enum {
   ITEM_STREAM,
   ITEM_DISPLAY,
   ITEM_EXECUTE_RESULT,
+  ITEM_SHOWN_ERROR, /* an error shown, not the cell's failure */
 } item_kind;
 
 typedef struct {
   item_kind kind;
   int stream;           /* ITEM_STREAM: 1 stdout, 2 stderr */
-  GString *text;        /* ITEM_STREAM: its bytes */
+  GString *text;        /* ITEM_STREAM: its bytes; ITEM_SHOWN_ERROR: the traceback */
+  char *ename, *evalue; /* ITEM_SHOWN_ERROR */
   JsonObject *data;     /* the others: the MIME bundle (possibly empty) */
   JsonObject *metadata; /* never NULL for them */
   char *display_id;     /* ITEM_DISPLAY: NULL when it has none */
@@ -50,6 +52,8 @@ output_item_free(output_item *item)
   g_clear_pointer(&item->data, json_object_unref);
   g_clear_pointer(&item->metadata, json_object_unref);
   g_free(item->display_id);
+  g_free(item->ename);
+  g_free(item->evalue);
   g_free(item);
 }
 
@@ -221,6 +225,20 @@ cx_result_clear_output(cx_result *result, gboolean wait)
 }
 
 void
+cx_result_add_error_output(cx_result *result, const char *ename, const char *evalue,
+                           const char *traceback)
+{
+  g_return_if_fail(result != NULL && ename != NULL && evalue != NULL);
+  output_arrives(result);
+  output_item *item = g_new0(output_item, 1);
+  item->kind = ITEM_SHOWN_ERROR;
+  item->ename = g_strdup(ename);
+  item->evalue = g_strdup(evalue);
+  item->text = g_string_new(traceback != NULL ? traceback : "");
+  g_ptr_array_add(result->items, item);
+}
+
+void
 cx_result_add_output_text(cx_result *result, const char *mime, const char *text)
 {
   g_return_if_fail(result != NULL && mime != NULL && text != NULL);
@@ -381,12 +399,28 @@ traceback_lines(const char *traceback)
   return lines;
 }
 
+static JsonObject *
+error_output(const char *ename, const char *evalue, const char *traceback)
+{
+  JsonObject *error = json_object_new();
+  json_object_set_string_member(error, "output_type", "error");
+  json_object_set_string_member(error, "ename", ename);
+  json_object_set_string_member(error, "evalue", evalue);
+  json_object_set_array_member(error, "traceback", traceback_lines(traceback));
+  return error;
+}
+
 static JsonArray *
 outputs_to_json(const cx_result *result, gboolean keep_nul)
 {
   JsonArray *array = json_array_sized_new(result->items->len + 1);
   for (guint i = 0; i < result->items->len; i++) {
     const output_item *item = g_ptr_array_index(result->items, i);
+    if (item->kind == ITEM_SHOWN_ERROR) {
+      json_array_add_object_element(array, error_output(item->ename, item->evalue,
+                                                        item->text->str));
+      continue;
+    }
     JsonObject *output = json_object_new();
     switch (item->kind) {
     case ITEM_STREAM:
@@ -401,6 +435,8 @@ outputs_to_json(const cx_result *result, gboolean keep_nul)
     case ITEM_DISPLAY:
       json_object_set_string_member(output, "output_type", "display_data");
       break;
+    case ITEM_SHOWN_ERROR:
+      g_assert_not_reached();
     }
     /* Bundles are never modified once added, so the document shares them. */
     if (item->data != NULL) {
@@ -409,14 +445,9 @@ outputs_to_json(const cx_result *result, gboolean keep_nul)
     }
     json_array_add_object_element(array, output);
   }
-  if (result->error_type != NULL) {
-    JsonObject *error = json_object_new();
-    json_object_set_string_member(error, "output_type", "error");
-    json_object_set_string_member(error, "ename", result->error_type);
-    json_object_set_string_member(error, "evalue", result->error_message);
-    json_object_set_array_member(error, "traceback", traceback_lines(result->error_traceback));
-    json_array_add_object_element(array, error);
-  }
+  if (result->error_type != NULL)
+    json_array_add_object_element(array, error_output(result->error_type, result->error_message,
+                                                      result->error_traceback));
   return array;
 }
 
@@ -552,7 +583,8 @@ read_bundle_member(JsonObject *output, const char *key, guint index, JsonObject 
 /* One nbformat output of "outputs" into the items (streams into the items
  * only: stdout and stderr come from their own keys). */
 static gboolean
-read_ordered_output(JsonNode *node, guint index, cx_result *result, GError **error)
+read_ordered_output(JsonNode *node, guint index, gboolean last_is_failure, cx_result *result,
+                    GError **error)
 {
   g_autofree char *where = g_strdup_printf("outputs[%u]", index);
   if (!JSON_NODE_HOLDS_OBJECT(node))
@@ -561,8 +593,24 @@ read_ordered_output(JsonNode *node, guint index, cx_result *result, GError **err
   const char *type = member_string(output, "output_type");
   if (type == NULL)
     return wrong_type(where, "an object with a string \"output_type\"", error);
-  if (g_str_equal(type, "error"))
-    return TRUE; /* made from "error" */
+  if (g_str_equal(type, "error")) {
+    if (last_is_failure)
+      return TRUE; /* made from "error" */
+    const char *ename = member_string(output, "ename");
+    const char *evalue = member_string(output, "evalue");
+    if (ename == NULL || evalue == NULL)
+      return wrong_type(where, "an error with string \"ename\" and \"evalue\"", error);
+    g_autoptr(GString) traceback = g_string_new(NULL);
+    JsonNode *lines = json_object_get_member(output, "traceback");
+    for (guint i = 0; lines != NULL && JSON_NODE_HOLDS_ARRAY(lines) &&
+                      i < json_array_get_length(json_node_get_array(lines)); i++) {
+      JsonNode *line = json_array_get_element(json_node_get_array(lines), i);
+      if (is_string_node(line))
+        g_string_append_printf(traceback, "%s\n", json_node_get_string(line));
+    }
+    cx_result_add_error_output(result, ename, evalue, traceback->str);
+    return TRUE;
+  }
   if (g_str_equal(type, "stream")) {
     const char *name = member_string(output, "name");
     const char *text = member_string(output, "text");
@@ -612,9 +660,14 @@ read_outputs(JsonObject *object, cx_result *result, GError **error)
   }
   if (!JSON_NODE_HOLDS_ARRAY(node))
     return wrong_type("outputs", "an array of nbformat outputs", error);
+  /* The cell's failure is its last output, made again from "error". */
   JsonArray *array = json_node_get_array(node);
-  for (guint i = 0; i < json_array_get_length(array); i++)
-    if (!read_ordered_output(json_array_get_element(array, i), i, result, error))
+  JsonNode *failure = json_object_get_member(object, "error");
+  gboolean failed = failure != NULL && JSON_NODE_HOLDS_OBJECT(failure);
+  guint n = json_array_get_length(array);
+  for (guint i = 0; i < n; i++)
+    if (!read_ordered_output(json_array_get_element(array, i), i, failed && i == n - 1, result,
+                             error))
       return FALSE;
   return TRUE;
 }
@@ -713,6 +766,8 @@ output_item_copy(const output_item *item)
   if (item->metadata != NULL)
     copy->metadata = json_object_ref(item->metadata);
   copy->display_id = g_strdup(item->display_id);
+  copy->ename = g_strdup(item->ename);
+  copy->evalue = g_strdup(item->evalue);
   return copy;
 }
 

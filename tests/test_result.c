@@ -328,6 +328,29 @@ test_result_outputs_round_trip_and_are_made_when_missing(void)
   CX_ASSERT_CONTAINS(error->message, "outputs[0]");
 }
 
+static void
+test_result_shown_errors_do_not_fail_the_cell(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_add_error_output(result, "RuntimeError", "no html", "Traceback\nRuntimeError: no html\n");
+  cx_result_append_stdout(result, "still here\n", -1);
+  CU_ASSERT_TRUE(cx_result_get_success(result));
+  CU_ASSERT_FALSE(cx_result_has_error(result));
+  g_autofree char *json = outputs_json(result);
+  CU_ASSERT_STRING_EQUAL(json,
+    "[{\"output_type\":\"error\",\"ename\":\"RuntimeError\",\"evalue\":\"no html\","
+    "\"traceback\":[\"Traceback\",\"RuntimeError: no html\"]},"
+    "{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"still here\\n\"}]");
+  /* Read back as a shown error, and the cell's own failure as the last. */
+  cx_result_set_error(result, "ValueError", "bad", "tb\n");
+  g_autofree char *text = cx_result_to_json(result, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) again = cx_result_from_json(text, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *text_again = cx_result_to_json(again, FALSE);
+  CU_ASSERT_STRING_EQUAL(text_again, text);
+}
+
 void
 cx_test_register(void)
 {
@@ -352,6 +375,7 @@ cx_test_register(void)
     { "test_result_json_keeps_every_byte_of_the_streams", test_result_json_keeps_every_byte_of_the_streams },
     { "test_result_outputs_round_trip_and_are_made_when_missing",
       test_result_outputs_round_trip_and_are_made_when_missing },
+    { "test_result_shown_errors_do_not_fail_the_cell", test_result_shown_errors_do_not_fail_the_cell },
     { NULL, NULL }
   };
   cx_test_add_suite("result", tests);

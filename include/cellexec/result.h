@@ -100,6 +100,13 @@ CX_EXPORT guint cx_result_update_display(cx_result *result, const char *display_
                                          JsonObject *bundle, JsonObject *metadata);
 CX_EXPORT void cx_result_clear_output(cx_result *result, gboolean wait);
 
+/* ABI 1.1: an error shown without failing the cell, as IPython shows an
+ * exception raised by a display formatter: an "error" output in "outputs"
+ * where it happened (TRACEBACK may be NULL).  The cell's own failure is
+ * cx_result_set_error(), whose error output is always the last. */
+CX_EXPORT void cx_result_add_error_output(cx_result *result, const char *ename,
+                                          const char *evalue, const char *traceback);
+
 /* ABI 1.1: the ordered outputs described above, as a new array (free with
  * json_array_unref).  Stream text that is not UTF-8 is made valid as in
  * the JSON form; a NUL byte, which a JsonNode cannot hold, reads as U+FFFD
