@@ -185,7 +185,7 @@ write_jsonl(builtin_exporter *self, const cx_debug_event *event)
   json_object_set_member(line, "error", error_node(self, event));
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), line);
   json_object_unref(line);
-  g_autofree char *text = json_to_string(node, FALSE);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
   fprintf(self->file, "%s\n", text);
 }
 
@@ -215,7 +215,7 @@ write_json_block(builtin_exporter *self, const char *title, JsonNode *value)
   if (value == NULL)
     return;
   g_autoptr(JsonNode) clean = sanitise(self, value);
-  g_autofree char *text = json_to_string(clean, TRUE);
+  g_autofree char *text = cx_json_to_string(clean, TRUE);
   write_block(self, title, "json", text);
 }
 

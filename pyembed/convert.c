@@ -1,62 +1,65 @@
 /* pyembed/convert.c: Python values as JSON trees.
  *
  * The rules of json.dumps(allow_nan=False): None, bools, ints, floats,
- * strings, lists and tuples, dicts whose keys are strings.  Integers too
- * large for 64 bits become doubles (JSON numbers have no size, but JSON-GLib
- * keeps gint64 or double).  Anything else is a TypeError naming the type.
+ * strings, lists and tuples, dicts whose keys are strings; anything else is
+ * a TypeError naming the type.  A value JSON-GLib cannot hold exactly is a
+ * ValueError, never an approximation: an int outside the 64-bit range
+ * (JSON-GLib keeps gint64 or double, and a double would lose digits), a str
+ * holding NUL (JSON-GLib strings end there), NaN and the infinities.
  */
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "pyembed/pyembed-private.h"
+
+/* VALUE (a str) as UTF-8 in a C string, or NULL with a Python exception. */
+static const char *
+utf8_without_nul(PyObject *value)
+{
+  Py_ssize_t size;
+  const char *utf8 = PyUnicode_AsUTF8AndSize(value, &size);
+  if (utf8 != NULL && strlen(utf8) != (size_t)size) {
+    PyErr_SetString(PyExc_ValueError,
+                    "a str holding a NUL character has no JSON form here "
+                    "(JSON-GLib strings end at NUL)");
+    return NULL;
+  }
+  return utf8;
+}
 
 static JsonNode *
 string_node(PyObject *value)
 {
-  Py_ssize_t size;
-  const char *utf8 = PyUnicode_AsUTF8AndSize(value, &size);
-  if (utf8 == NULL)
-    return NULL;
-  JsonNode *node = json_node_new(JSON_NODE_VALUE);
-  /* A str may hold NUL characters; JSON-GLib strings may not. */
-  if ((size_t)size != strlen(utf8)) {
-    g_autofree char *copy = g_strndup(utf8, size);
-    json_node_set_string(node, copy);
-  } else {
-    json_node_set_string(node, utf8);
-  }
-  return node;
+  const char *utf8 = utf8_without_nul(value);
+  return utf8 != NULL ? json_node_init_string(json_node_alloc(), utf8) : NULL;
 }
 
 static JsonNode *
 number_node(PyObject *value)
 {
-  JsonNode *node = json_node_new(JSON_NODE_VALUE);
   if (PyLong_Check(value)) {
     int overflow;
     long long integer = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow == 0 && !(integer == -1 && PyErr_Occurred())) {
-      json_node_set_int(node, integer);
-      return node;
-    }
-    if (PyErr_Occurred()) {
-      json_node_unref(node);
+    if (overflow != 0) {
+      PyErr_SetString(PyExc_ValueError,
+                      "an int outside the 64-bit range has no JSON form here "
+                      "(JSON-GLib keeps 64-bit integers)");
       return NULL;
     }
+    if (integer == -1 && PyErr_Occurred())
+      return NULL;
+    return json_node_init_int(json_node_alloc(), integer);
   }
   double number = PyFloat_AsDouble(value);
-  if (number == -1.0 && PyErr_Occurred()) {
-    json_node_unref(node);
+  if (number == -1.0 && PyErr_Occurred())
     return NULL;
-  }
   if (!isfinite(number)) {
-    json_node_unref(node);
     PyErr_Format(PyExc_ValueError, "%R is not a JSON number", value);
     return NULL;
   }
-  json_node_set_double(node, number);
-  return node;
+  return json_node_init_double(json_node_alloc(), number);
 }
 
 static JsonNode *
@@ -91,7 +94,7 @@ object_node(PyObject *dict)
       json_node_unref(node);
       return NULL;
     }
-    const char *name = PyUnicode_AsUTF8(key);
+    const char *name = utf8_without_nul(key);
     JsonNode *member = name != NULL ? cx__pyembed_to_json(value) : NULL;
     if (member == NULL) {
       json_node_unref(node);

@@ -1,6 +1,9 @@
 /* pyembed/executor.c: the C half of the executor operations.  The Python
- * half is executor.py (compiled in as a string); values cross between the
- * two as JSON text. */
+ * half is executor.py (compiled in as a string).  Values from the host go
+ * to it as JSON text, which Python's json reads exactly; its values come
+ * back as plain Python data (references made already) that convert.c
+ * turns into nodes, so json-glib's parser, which wraps integers beyond 64
+ * bits and cuts strings at \u0000, never reads them. */
 #include "config.h"
 
 #include "pyembed/pyembed-private.h"
@@ -109,23 +112,15 @@ unpack(PyObject *outcome, GError **error)
   return payload;
 }
 
-/* PAYLOAD (a str of JSON text, consumed) as a node. */
+/* PAYLOAD (plain data from executor.py, consumed) as a node. */
 static JsonNode *
 payload_to_json(PyObject *payload, GError **error)
 {
   if (payload == NULL)
     return NULL;
-  const char *text = PyUnicode_Check(payload) ? PyUnicode_AsUTF8(payload) : NULL;
-  JsonNode *node = NULL;
-  if (text != NULL) {
-    g_autoptr(GError) parse_error = NULL;
-    node = json_from_string(text, &parse_error);
-    if (node == NULL)
-      g_set_error(error, CX_ERROR, CX_ERROR_JSON, "a value did not convert to JSON: %s",
-                  parse_error->message);
-  } else {
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "a value did not convert to JSON");
-  }
+  JsonNode *node = cx__pyembed_to_json(payload);
+  if (node == NULL)
+    cx__pyembed_error_from_python(error, CX_ERROR_JSON, "a value did not convert to JSON");
   Py_DECREF(payload);
   return node;
 }
@@ -137,7 +132,7 @@ json_text(JsonObject *object)
   if (object == NULL)
     return Py_NewRef(Py_None);
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
-  g_autofree char *text = json_to_string(node, FALSE);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
   return PyUnicode_FromString(text);
 }
 
@@ -289,8 +284,8 @@ cx_pyembed_env_snapshot(cx_pyembed_env *env, GError **error)
 
 /* ---- Host functions ------------------------------------------------------------------ */
 
-/* The Python-callable side of a host function: ARG is the arguments as JSON
- * text; returns the host's value as JSON text. */
+/* The Python-callable side of a host function: ARG is the arguments as
+ * plain data (a dict); returns the host's value as JSON text. */
 static PyObject *
 call_host(PyObject *capsule, PyObject *arg)
 {
@@ -300,15 +295,15 @@ call_host(PyObject *capsule, PyObject *arg)
                     "this host function was released with the environment it was made in");
     return NULL;
   }
-  const char *text = host != NULL ? PyUnicode_AsUTF8(arg) : NULL;
-  if (text == NULL)
+  if (host == NULL)
     return NULL;
-  g_autoptr(GError) parse_error = NULL;
-  g_autoptr(JsonNode) arguments = json_from_string(text, &parse_error);
-  if (arguments == NULL || !JSON_NODE_HOLDS_OBJECT(arguments)) {
-    PyErr_SetString(PyExc_ValueError, "host function arguments are not a JSON object");
+  if (!PyDict_Check(arg)) {
+    PyErr_SetString(PyExc_TypeError, "host function arguments must be a dict");
     return NULL;
   }
+  g_autoptr(JsonNode) arguments = cx__pyembed_to_json(arg);
+  if (arguments == NULL)
+    return NULL;
 
   /* The host may take its time, or call back into Python: let other
    * threads run meanwhile. */
@@ -326,7 +321,7 @@ call_host(PyObject *capsule, PyObject *arg)
   }
   if (value == NULL)
     return PyUnicode_FromString("null");
-  g_autofree char *result = json_to_string(value, FALSE);
+  g_autofree char *result = cx_json_to_string(value, FALSE);
   json_node_unref(value);
   return PyUnicode_FromString(result);
 }

@@ -1,9 +1,10 @@
 """The executor operations of cellexec, run inside the embedded interpreter.
 
 Loaded by pyembed/executor.c as the module _cellexec_executor.  Every entry
-point takes and returns JSON text for values, and reports a Python exception
-as ("error", type, message, traceback, line) instead of raising, so the C
-side never has to pick apart a live exception.
+point takes values from the host as JSON text and returns plain data (what
+Executor.to_plain makes) that the C side converts to JSON nodes itself, and
+reports a Python exception as ("error", type, message, traceback, line)
+instead of raising, so the C side never has to pick apart a live exception.
 """
 
 import ast
@@ -34,6 +35,25 @@ def _remember(code, lines):
 
 # ---- Values ------------------------------------------------------------------
 
+# The integers a JSON node holds exactly (JSON-GLib keeps gint64 or double).
+_INT64_MIN = -2**63
+_INT64_MAX = 2**63 - 1
+
+
+def _plain_str(text):
+    """Whether TEXT crosses as a JSON string unchanged: no NUL (the host's
+    strings end there) and nothing UTF-8 cannot encode (lone surrogates)."""
+    if "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Executor:
     """Per session: the objects handed out as {"$ref": ID, "repr": ...}."""
 
@@ -58,17 +78,22 @@ class Executor:
         return {"$ref": ref, "repr": text}
 
     def to_plain(self, value, depth=0):
-        """VALUE with everything JSON cannot hold replaced by a reference."""
-        if value is None or isinstance(value, (bool, str)):
+        """VALUE with everything the host's JSON cannot hold exactly replaced
+        by a reference: objects of other types, ints beyond 64 bits, strs
+        holding NUL or lone surrogates, NaN and the infinities, and dicts
+        with a key that is not such a str (a key cannot be a reference)."""
+        if value is None or type(value) is bool:
             return value
-        if isinstance(value, int) and type(value) in (int, bool):
-            return value
+        if isinstance(value, str):
+            return value if _plain_str(value) else self.ref(value)
+        if type(value) is int:
+            return value if _INT64_MIN <= value <= _INT64_MAX else self.ref(value)
         if type(value) is float and value == value and value not in (float("inf"), float("-inf")):
             return value
         if depth < 64:
             if type(value) in (list, tuple):
                 return [self.to_plain(v, depth + 1) for v in value]
-            if type(value) is dict and all(type(k) is str for k in value):
+            if type(value) is dict and all(type(k) is str and _plain_str(k) for k in value):
                 return {k: self.to_plain(v, depth + 1) for k, v in value.items()}
         return self.ref(value)
 
@@ -85,9 +110,6 @@ class Executor:
                                      "valid only in the session that made them") from None
             return {k: self.from_plain(v) for k, v in value.items()}
         return value
-
-    def dumps(self, value):
-        return json.dumps(self.to_plain(value), ensure_ascii=False, allow_nan=False)
 
     def loads(self, text):
         return {} if text is None else self.from_plain(json.loads(text))
@@ -223,7 +245,7 @@ def evaluate_inline(env, source, locals_json):
         local_values = env.executor.loads(locals_json)
         code = _compile(source, filename, "eval", tree_hook=_as_lambda(list(local_values)))
         function = eval(code, env.namespace)
-        return ("ok", env.executor.dumps(function(**local_values)))
+        return ("ok", env.executor.to_plain(function(**local_values)))
     except BaseException as exc:
         return _describe(exc, filename)
 
@@ -264,14 +286,15 @@ def execute_block(env, source, locals_json):
                         tree_hook=_as_function(list(local_values), env.namespace))
         scope = {}
         exec(code, env.namespace, scope)
-        return ("ok", env.executor.dumps(scope["__cellexec_block__"](**local_values)))
+        return ("ok", env.executor.to_plain(scope["__cellexec_block__"](**local_values)))
     except BaseException as exc:
         return _describe(exc, filename)
 
 
 def bind_function(env, name, params, defaults_json, call_host):
     """Bind NAME in ENV to a function of exactly PARAMS (with DEFAULTS) that
-    passes its arguments, as JSON text, to CALL_HOST."""
+    passes its arguments, as plain data, to CALL_HOST, which returns the
+    host's value as JSON text."""
     import inspect
 
     try:
@@ -295,7 +318,7 @@ def bind_function(env, name, params, defaults_json, call_host):
             owner = executor_ref()
             if owner is None:
                 raise RuntimeError(f"{name}() outlived the session it was bound in")
-            return owner.loads(call_host(owner.dumps(dict(bound.arguments))))
+            return owner.loads(call_host(owner.to_plain(dict(bound.arguments))))
 
         host_function.__name__ = host_function.__qualname__ = name
         host_function.__signature__ = signature
@@ -357,16 +380,21 @@ def evaluate_type_expression(env, source):
     try:
         code = _compile(source, filename, "eval")
         value = eval(code, env.namespace, _TypeScope(env.namespace))
-        return ("ok", json.dumps(_describe_type(value, env.executor)))
+        return ("ok", _describe_type(value, env.executor))
     except BaseException as exc:
         return _describe(exc, filename)
 
 
 def snapshot(env):
-    """The environment's own names (not __dunder__ ones) as JSON."""
+    """The environment's own names (not __dunder__ ones) as plain data; a
+    name that is not a str JSON can carry is shown as its repr()."""
     try:
-        shown = {k: v for k, v in env.namespace.items()
-                 if not (k.startswith("__") and k.endswith("__"))}
-        return ("ok", env.executor.dumps(shown))
+        executor = env.executor
+        shown = {}
+        for k, v in env.namespace.items():
+            if isinstance(k, str) and k.startswith("__") and k.endswith("__"):
+                continue
+            shown[k if type(k) is str and _plain_str(k) else repr(k)] = executor.to_plain(v)
+        return ("ok", shown)
     except BaseException as exc:
         return _describe(exc, "<snapshot>")

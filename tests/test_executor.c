@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "cx_test.h"
@@ -402,6 +403,195 @@ EXECUTOR_TEST(test_executor_steps_reach_the_debug_exporter)
   CX_ASSERT_CONTAINS(lines[1], executor);
 }
 
+/* A value with no exact JSON form crosses as a reference: NODE is one,
+ * with REPR. */
+static void
+assert_ref(const char *backend, JsonNode *node, const char *repr)
+{
+  JsonObject *object = node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+  gboolean is_ref = object != NULL && json_object_has_member(object, "$ref") &&
+                    json_object_get_size(object) == 2;
+  const char *got = is_ref ? json_object_get_string_member_with_default(object, "repr", "") : "";
+  if (!is_ref || strcmp(got, repr) != 0) {
+    g_autofree char *text = node != NULL ? json_to_string(node, FALSE) : g_strdup("(NULL)");
+    fprintf(stderr, "\n  [%s] expected a reference with repr %s, got %s\n", backend, repr, text);
+  }
+  CU_ASSERT_TRUE(is_ref);
+  CU_ASSERT_STRING_EQUAL(got, repr);
+}
+
+/* The value of CODE is a reference with REPR. */
+static void
+assert_eval_ref(cx_env *env, const char *backend, const char *code, const char *repr)
+{
+  g_autoptr(JsonNode) value = eval(env, code, NULL);
+  assert_ref(backend, value, repr);
+}
+
+/* VALUE (consumed, a reference) passed back as local `v`: CHECK is True. */
+static void
+assert_ref_resolves(cx_env *env, const char *backend, JsonNode *value, const char *check)
+{
+  g_autoptr(JsonObject) locals = json_object_new();
+  json_object_set_member(locals, "v", value);
+  g_autoptr(GError) error = NULL;
+  assert_json(backend, cx_env_evaluate_inline(env, check, locals, &error), "true");
+  CX_ASSERT_NO_ERROR(error);
+}
+
+EXECUTOR_TEST(test_executor_integers_beyond_64_bits_cross_as_references)
+{
+  g_autoptr(cx_env) env = prelude(session, "");
+  /* json-glib would read these as -1, -1 and -9223372036854775808. */
+  assert_eval_ref(env, backend, "2**70", "1180591620717411303424");
+  assert_eval_ref(env, backend, "2**64", "18446744073709551616");
+  assert_eval_ref(env, backend, "2**63", "9223372036854775808");
+  assert_eval_ref(env, backend, "-2**63 - 1", "-9223372036854775809");
+  assert_json(backend, eval(env, "[2**63 - 1, -2**63]", NULL), "[9223372036854775807,-9223372036854775808]");
+  assert_ref_resolves(env, backend, eval(env, "2**70", NULL), "v == 2**70");
+}
+
+EXECUTOR_TEST(test_executor_nested_big_integers_cross_as_references)
+{
+  g_autoptr(cx_env) env = prelude(session, "");
+  g_autoptr(JsonNode) value = eval(env, "[2**70, {'k': 2**64, 'small': 1}, (1, 2**63)]", NULL);
+  CU_ASSERT_TRUE_FATAL(JSON_NODE_HOLDS_ARRAY(value));
+  JsonArray *array = json_node_get_array(value);
+  CU_ASSERT_EQUAL_FATAL(json_array_get_length(array), 3);
+  assert_ref(backend, json_array_get_element(array, 0), "1180591620717411303424");
+  JsonObject *object = json_array_get_object_element(array, 1);
+  assert_ref(backend, json_object_get_member(object, "k"), "18446744073709551616");
+  CU_ASSERT_EQUAL(json_object_get_int_member(object, "small"), 1);
+  JsonArray *pair = json_array_get_array_element(array, 2);
+  CU_ASSERT_EQUAL(json_array_get_int_element(pair, 0), 1);
+  assert_ref(backend, json_array_get_element(pair, 1), "9223372036854775808");
+  assert_ref_resolves(env, backend, json_node_copy(value),
+                      "v == [2**70, {'k': 2**64, 'small': 1}, [1, 2**63]]");
+}
+
+EXECUTOR_TEST(test_executor_strings_with_nul_cross_as_references)
+{
+  g_autoptr(cx_env) env = prelude(session, "");
+  /* json-glib would cut them at the NUL: "a". */
+  assert_eval_ref(env, backend, "'a\\x00b'", "'a\\x00b'");
+  assert_eval_ref(env, backend, "'\\x00'", "'\\x00'");
+  /* Not UTF-8 either: a lone surrogate. */
+  assert_eval_ref(env, backend, "'x\\ud800'", "'x\\ud800'");
+  g_autoptr(JsonNode) nested = eval(env, "['a\\x00b', {'k': 'x\\x00'}, 'plain']", NULL);
+  JsonArray *array = json_node_get_array(nested);
+  assert_ref(backend, json_array_get_element(array, 0), "'a\\x00b'");
+  assert_ref(backend, json_object_get_member(json_array_get_object_element(array, 1), "k"), "'x\\x00'");
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(array, 2), "plain");
+  assert_ref_resolves(env, backend, json_node_copy(nested), "v == ['a\\x00b', {'k': 'x\\x00'}, 'plain']");
+}
+
+EXECUTOR_TEST(test_executor_dicts_with_nul_keys_cross_as_references)
+{
+  g_autoptr(cx_env) env = prelude(session, "");
+  /* A key cannot be a reference: the dict as a whole is one. */
+  assert_eval_ref(env, backend, "{'a\\x00b': 1}", "{'a\\x00b': 1}");
+  g_autoptr(JsonNode) nested = eval(env, "[{'a\\x00b': 1, 'c': 2}, {'c': 3}]", NULL);
+  JsonArray *array = json_node_get_array(nested);
+  assert_ref(backend, json_array_get_element(array, 0), "{'a\\x00b': 1, 'c': 2}");
+  CU_ASSERT_EQUAL(json_object_get_int_member(json_array_get_object_element(array, 1), "c"), 3);
+  assert_ref_resolves(env, backend, json_node_copy(nested), "v[0]['a\\x00b'] == 1 and v[1] == {'c': 3}");
+}
+
+EXECUTOR_TEST(test_executor_block_and_snapshot_keep_values_exact)
+{
+  g_autoptr(cx_env) env = prelude(session, "big = 2**70\nsmall = 7\nglobals()['a\\x00b'] = 'x\\x00'\n");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) returned = cx_env_execute_block(env, "return big", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  assert_ref(backend, returned, "1180591620717411303424");
+  g_autoptr(JsonObject) snapshot = cx_env_snapshot(env, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(snapshot);
+  assert_ref(backend, json_object_get_member(snapshot, "big"), "1180591620717411303424");
+  CU_ASSERT_EQUAL(json_object_get_int_member(snapshot, "small"), 7);
+  /* A name JSON cannot carry is shown as its repr(). */
+  assert_ref(backend, json_object_get_member(snapshot, "'a\\x00b'"), "'x\\x00'");
+  g_autoptr(JsonNode) type = cx_env_evaluate_type_expression(env, "Literal[2**70, 'a\\x00']", &error);
+  CX_ASSERT_NO_ERROR(error);
+  JsonArray *values = json_object_get_array_member(json_node_get_object(type), "values");
+  assert_ref(backend, json_array_get_element(values, 0), "1180591620717411303424");
+  assert_ref(backend, json_array_get_element(values, 1), "'a\\x00'");
+}
+
+/* Hands its argument `x` back unchanged. */
+static JsonNode *
+echo(JsonObject *arguments, gpointer user_data, GError **error)
+{
+  return json_node_copy(json_object_get_member(arguments, "x"));
+}
+
+EXECUTOR_TEST(test_executor_host_functions_get_and_return_exact_values)
+{
+  g_autoptr(cx_env) env = prelude(session, "");
+  const char *const params[] = { "x", NULL };
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE(cx_env_create_dynamic_function(env, "echo", params, NULL, echo, NULL, NULL, &error));
+  CX_ASSERT_NO_ERROR(error);
+  /* What the host cannot hold reaches it as a reference, and comes back as
+   * the same object. */
+  assert_json(backend, eval(env, "[echo(v) == v for v in (2**70, 'a\\x00b', {'k\\x00': [2**64]})]", NULL),
+              "[true,true,true]");
+  assert_json(backend, eval(env, "[echo(v) is v for v in (2**70, 'a\\x00b')]", NULL), "[true,true]");
+}
+
+/* Every control character, escaped by cx_json_to_string() on its way into
+ * Python (json-glib writes U+001F raw, which Python's json rejects). */
+EXECUTOR_TEST(test_executor_host_strings_with_control_characters_arrive_exactly)
+{
+  g_autoptr(cx_env) env = prelude(session, "");
+  char text[33];
+  for (int c = 1; c < 32; c++)
+    text[c - 1] = (char)c;
+  text[31] = 0x7f;
+  text[32] = '\0';
+  g_autoptr(JsonObject) locals = json_object_new();
+  json_object_set_string_member(locals, "s", text);
+  g_autoptr(GError) error = NULL;
+  assert_json(backend, cx_env_evaluate_inline(env, "s == ''.join(map(chr, [*range(1, 32), 127]))", locals, &error),
+              "true");
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(JsonNode) back = cx_env_evaluate_inline(env, "s", locals, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_STRING_EQUAL(json_node_get_string(back), text);
+}
+
+/* Integers at the ends of the 64-bit range and doubles json-glib writes in
+ * exponent form, both ways. */
+EXECUTOR_TEST(test_executor_numbers_cross_exactly)
+{
+  g_autoptr(cx_env) env = prelude(session, "");
+  g_autoptr(JsonObject) locals = json_object_new();
+  json_object_set_int_member(locals, "max", G_MAXINT64);
+  json_object_set_int_member(locals, "min", G_MININT64);
+  json_object_set_double_member(locals, "big", 1e20);
+  json_object_set_double_member(locals, "tiny", 5e-324);
+  json_object_set_double_member(locals, "two", 2.0);
+  g_autoptr(GError) error = NULL;
+  assert_json(backend, cx_env_evaluate_inline(env,
+                "[max == 2**63 - 1, min == -2**63, big == 1e20, tiny == 5e-324, "
+                "[type(x).__name__ for x in (max, big, two)]]", locals, &error),
+              "[true,true,true,true,[\"int\",\"float\",\"float\"]]");
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(JsonNode) value = cx_env_evaluate_inline(env, "[0.1, 1e20, 1e300, 5e-324, 2.0, -0.0, 2**63 - 1]",
+                                                     NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(value);
+  JsonArray *array = json_node_get_array(value);
+  const double expected[] = { 0.1, 1e20, 1e300, 5e-324, 2.0, -0.0 };
+  for (guint i = 0; i < G_N_ELEMENTS(expected); i++) {
+    JsonNode *element = json_array_get_element(array, i);
+    CU_ASSERT_EQUAL(json_node_get_value_type(element), G_TYPE_DOUBLE);
+    CU_ASSERT_TRUE(json_node_get_double(element) == expected[i]);
+  }
+  CU_ASSERT_TRUE(signbit(json_array_get_double_element(array, 5)));
+  CU_ASSERT_EQUAL(json_array_get_int_element(array, 6), G_MAXINT64);
+}
+
 void
 cx_test_register(void)
 {
@@ -445,6 +635,14 @@ cx_test_register(void)
     { "test_executor_type_expressions_become_descriptors", test_executor_type_expressions_become_descriptors },
     { "test_executor_snapshot_shows_the_environment", test_executor_snapshot_shows_the_environment },
     { "test_executor_steps_reach_the_debug_exporter", test_executor_steps_reach_the_debug_exporter },
+    { "test_executor_integers_beyond_64_bits_cross_as_references", test_executor_integers_beyond_64_bits_cross_as_references },
+    { "test_executor_nested_big_integers_cross_as_references", test_executor_nested_big_integers_cross_as_references },
+    { "test_executor_strings_with_nul_cross_as_references", test_executor_strings_with_nul_cross_as_references },
+    { "test_executor_dicts_with_nul_keys_cross_as_references", test_executor_dicts_with_nul_keys_cross_as_references },
+    { "test_executor_block_and_snapshot_keep_values_exact", test_executor_block_and_snapshot_keep_values_exact },
+    { "test_executor_host_functions_get_and_return_exact_values", test_executor_host_functions_get_and_return_exact_values },
+    { "test_executor_host_strings_with_control_characters_arrive_exactly", test_executor_host_strings_with_control_characters_arrive_exactly },
+    { "test_executor_numbers_cross_exactly", test_executor_numbers_cross_exactly },
     { NULL, NULL }
   };
   cx_test_add_suite("executor", tests);

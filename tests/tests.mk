@@ -110,7 +110,8 @@ tests_libcxtest_la_SOURCES = tests/cx_test_main.c tests/cx_test.h
 tests_libcxtest_la_CFLAGS = $(TEST_CFLAGS)
 
 CORE_TESTS = tests/test_result tests/test_options tests/test_registry tests/test_config \
-	tests/test_backend tests/test_fake tests/test_cli tests/test_debug_export tests/test_executor
+	tests/test_backend tests/test_fake tests/test_cli tests/test_debug_export tests/test_executor \
+	tests/test_lossless
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
 
@@ -149,6 +150,10 @@ tests_test_executor_LDADD = $(TEST_LDADD)
 tests_test_cli_SOURCES = tests/test_cli.c
 tests_test_cli_CFLAGS = $(TEST_CFLAGS)
 tests_test_cli_LDADD = $(TEST_LDADD)
+
+tests_test_lossless_SOURCES = tests/test_lossless.c
+tests_test_lossless_CFLAGS = $(TEST_CFLAGS)
+tests_test_lossless_LDADD = $(TEST_LDADD)
 
 # The exported surface of the library and the plugins.
 TESTS += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh

@@ -72,7 +72,7 @@ print_json(const cx_registry *registry)
   json_builder_end_array(b);
   json_builder_end_object(b);
   g_autoptr(JsonNode) root = json_builder_get_root(b);
-  g_autofree char *text = json_to_string(root, TRUE);
+  g_autofree char *text = cx_json_to_string(root, TRUE);
   printf("%s\n", text);
 }
 

@@ -14,11 +14,17 @@
  * until its session is closed, whichever comes first; free environments
  * before closing their session.
  *
- * VALUES cross as JSON (json-glib nodes): None/bool/int/float/str/list/
- * tuple/dict with string keys map to JSON.  Anything else stays in the
- * session and crosses as a reference {"$ref": ID, "repr": "..."}, which may
- * be passed back (as a value, or inside lists and objects) in later calls on
- * the same session.
+ * VALUES cross as JSON (json-glib nodes), exactly or not at all: None/bool/
+ * int/float/str/list/tuple/dict with string keys map to JSON.  Anything a
+ * node cannot hold exactly stays in the session and crosses as a reference
+ * {"$ref": ID, "repr": "..."}: objects of other types, ints outside the
+ * 64-bit range, NaN and the infinities, strs holding NUL or lone
+ * surrogates, and a dict with such a str as a key (the whole dict: a key
+ * cannot be a reference).  A reference may be passed back (as a value, or
+ * inside lists and objects) in later calls on the same session, and is the
+ * same object again.  Values from the host reach Python as they are
+ * (gint64, double, UTF-8 strings); a value JSON cannot express (NaN, a
+ * string that is not UTF-8) fails the call.
  *
  * ERRORS.  When the Python code raises, the call fails with CX_ERROR_PYTHON
  * and cx_error_get_python() describes the exception.
@@ -112,7 +118,8 @@ CX_EXPORT JsonNode *cx_env_evaluate_type_expression(cx_env *env, const char *cod
                                                     GError **error);
 
 /* The environment's contents as a JSON object (references for values with no
- * JSON form), as debug exports show it. */
+ * exact JSON form; a name that is not a str JSON can carry under its
+ * repr()), as debug exports show it. */
 CX_EXPORT JsonObject *cx_env_snapshot(cx_env *env, GError **error);
 
 CX_EXPORT void cx_env_free(cx_env *env);

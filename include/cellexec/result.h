@@ -7,7 +7,11 @@
  *    "rich_outputs": [{"text/plain": "2"}]}
  *
  *   stdout, stderr  text the cell wrote, in full (bytes are kept as given;
- *                   the JSON form replaces invalid UTF-8 with U+FFFD).
+ *                   the JSON form keeps NUL as \u0000 and reads bytes that
+ *                   are not UTF-8 as U+FFFD, one for each byte that does not
+ *                   begin a valid sequence, as g_utf8_make_valid() does:
+ *                   "\xe2\x82A" reads as "\uFFFD\uFFFDA", where Python's
+ *                   errors="replace" gives a single U+FFFD).
  *   rich_outputs    one MIME bundle ({mime: data}) per display() call, in
  *                   order; the value of the cell's last expression, when it
  *                   has one, is the last entry.  Binary data (image/png,

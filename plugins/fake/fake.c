@@ -110,7 +110,7 @@ record_call(fake_backend *backend, const char *code, const cx_run_options *run, 
 
   if (backend->record != NULL) {
     g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), call);
-    g_autofree char *line = json_to_string(node, FALSE);
+    g_autofree char *line = cx_json_to_string(node, FALSE);
     /* One line per call, flushed, so a crash later loses nothing. */
     if (fprintf(backend->record, "%s\n", line) < 0 || fflush(backend->record) != 0)
       g_warning("fake backend: cannot write to record file %s: %s", backend->record_path,
@@ -196,7 +196,7 @@ fake_query(cx_backend_instance *instance, const char *what, GError **error)
   if (strcmp(what, "calls") == 0) {
     /* A deep copy (json_node_copy shares the array), through text. */
     g_autoptr(JsonNode) calls = json_node_init_array(json_node_alloc(), backend->calls);
-    g_autofree char *text = json_to_string(calls, FALSE);
+    g_autofree char *text = cx_json_to_string(calls, FALSE);
     g_mutex_unlock(&backend->lock);
     return json_from_string(text, error);
   }

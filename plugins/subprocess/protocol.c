@@ -76,7 +76,7 @@ cx_protocol_send_object(int socket, guint8 type, JsonObject *object, int fd_to_p
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
   json_object_unref(object);
   gsize len;
-  g_autofree char *text = json_to_string(node, FALSE);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
   len = strlen(text);
   struct iovec part = { text, len };
   return cx_frame_sendv(socket, type, &part, 1, fd_to_pass, error);

@@ -1,0 +1,588 @@
+/* Lossless output and strict JSON.
+ *
+ * What a cell writes reaches the client byte for byte, and every JSON text
+ * cellexec writes is strict JSON: the judge is the system Python's json
+ * module (CX_PYTHON_EXECUTABLE, never a python3 from PATH), run as a child
+ * process.  The first suite pins down what json-glib gets wrong, so that
+ * the day it is fixed a failure here names the workaround that can go.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "cx_test.h"
+
+/* Every control character JSON requires escaped, and DEL. */
+static GBytes *
+control_characters(void)
+{
+  GByteArray *bytes = g_byte_array_new();
+  for (guint8 c = 0; c < 0x20; c++)
+    g_byte_array_append(bytes, &c, 1);
+  g_byte_array_append(bytes, (const guint8 *)"\x7f", 1);
+  return g_byte_array_free_to_bytes(bytes);
+}
+
+/* BYTES followed by BYTES again. */
+static GBytes *
+twice(GBytes *bytes)
+{
+  gsize len;
+  const guint8 *data = g_bytes_get_data(bytes, &len);
+  GByteArray *both = g_byte_array_sized_new((guint)(2 * len));
+  g_byte_array_append(both, data, (guint)len);
+  g_byte_array_append(both, data, (guint)len);
+  return g_byte_array_free_to_bytes(both);
+}
+
+static char *
+to_hex(GBytes *bytes)
+{
+  gsize len;
+  const guint8 *data = g_bytes_get_data(bytes, &len);
+  GString *hex = g_string_sized_new(2 * len + 1);
+  for (gsize i = 0; i < len; i++)
+    g_string_append_printf(hex, "%02x", data[i]);
+  return g_string_free(hex, FALSE);
+}
+
+/* ---- Python's json as the judge ---------------------------------------- */
+
+/* Reads each file named on the command line with json.loads (NaN and
+ * Infinity refused too: they are not JSON) and prints "ok " and the UTF-8
+ * of EXPRESSION (a str computed from the value v) in hex, or "error " and
+ * why. */
+static const char strict_decode_script[] =
+  "import json, sys\n"
+  "def refuse(name):\n"
+  "    raise ValueError(name + ' is not JSON')\n"
+  "expression = compile(sys.argv[1], '<expression>', 'eval')\n"
+  "for path in sys.argv[2:]:\n"
+  "    try:\n"
+  "        with open(path, 'rb') as f:\n"
+  "            value = json.loads(f.read().decode('utf-8'), parse_constant=refuse)\n"
+  "        text = eval(expression, {'v': value})\n"
+  "        print('ok', text.encode('utf-8', 'surrogatepass').hex())\n"
+  "    except Exception as e:\n"
+  "        print('error', ascii(type(e).__name__ + ': ' + str(e)))\n";
+
+/* DOCUMENTS (GBytes of JSON text) read by Python's json.loads; for each, a
+ * GBytes of EXPRESSION's UTF-8 (see strict_decode_script), or NULL when
+ * the document is not strict JSON (the reason is printed unless QUIET). */
+static GPtrArray *
+strict_decode_full(GPtrArray *documents, const char *expression, gboolean quiet)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(argv, g_strdup(CX_PYTHON_EXECUTABLE));
+  g_ptr_array_add(argv, g_strdup("-I"));
+  g_ptr_array_add(argv, g_strdup("-c"));
+  g_ptr_array_add(argv, g_strdup(strict_decode_script));
+  g_ptr_array_add(argv, g_strdup(expression));
+  for (guint i = 0; i < documents->len; i++) {
+    g_autofree char *name = g_strdup_printf("document-%u.json", i);
+    char *path = g_build_filename(dir, name, NULL);
+    gsize len;
+    const char *data = g_bytes_get_data(g_ptr_array_index(documents, i), &len);
+    g_assert(g_file_set_contents(path, data, (gssize)len, NULL));
+    g_ptr_array_add(argv, path);
+  }
+  g_ptr_array_add(argv, NULL);
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) python = g_subprocess_newv((const char *const *)argv->pdata,
+                                                    G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+  g_assert_no_error(error);
+  g_autofree char *out = NULL;
+  g_subprocess_communicate_utf8(python, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error(error);
+  CU_ASSERT_EQUAL_FATAL(g_subprocess_get_exit_status(python), 0);
+
+  g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+  CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), documents->len + 1);
+  GPtrArray *decoded = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  for (guint i = 0; i < documents->len; i++) {
+    if (!g_str_has_prefix(lines[i], "ok ")) {
+      gsize len;
+      const char *data = g_bytes_get_data(g_ptr_array_index(documents, i), &len);
+      if (!quiet)
+        fprintf(stderr, "\n  not strict JSON (%s): %.*s%s\n", lines[i], (int)MIN(len, 400), data,
+                len > 400 ? "..." : "");
+      g_ptr_array_add(decoded, NULL);
+      continue;
+    }
+    const char *hex = lines[i] + 3;
+    gsize len = strlen(hex) / 2;
+    guint8 *bytes = g_malloc(len + 1);
+    for (gsize j = 0; j < len; j++)
+      bytes[j] = (guint8)(g_ascii_xdigit_value(hex[2 * j]) << 4 | g_ascii_xdigit_value(hex[2 * j + 1]));
+    g_ptr_array_add(decoded, g_bytes_new_take(bytes, len));
+  }
+  return decoded;
+}
+
+static GPtrArray *
+strict_decode(GPtrArray *documents, const char *expression)
+{
+  return strict_decode_full(documents, expression, FALSE);
+}
+
+/* One document: EXPRESSION's UTF-8, or NULL. */
+static GBytes *
+strict_decode_one_full(GBytes *document, const char *expression, gboolean quiet)
+{
+  g_autoptr(GPtrArray) documents = g_ptr_array_new();
+  g_ptr_array_add(documents, document);
+  g_autoptr(GPtrArray) decoded = strict_decode_full(documents, expression, quiet);
+  GBytes *text = g_ptr_array_index(decoded, 0);
+  return text != NULL ? g_bytes_ref(text) : NULL;
+}
+
+static GBytes *
+strict_decode_one(GBytes *document, const char *expression)
+{
+  return strict_decode_one_full(document, expression, FALSE);
+}
+
+/* ACTUAL (may be NULL: not decoded) equals EXPECTED; WHAT names it. */
+static void
+assert_bytes_equal(const char *what, GBytes *actual, GBytes *expected)
+{
+  gboolean same = actual != NULL && g_bytes_equal(actual, expected);
+  if (!same) {
+    g_autofree char *want = to_hex(expected);
+    g_autofree char *got = actual != NULL ? to_hex(actual) : g_strdup("(not decoded)");
+    fprintf(stderr, "\n  %s:\n    expected %s\n    got      %s\n", what, want, got);
+  }
+  CU_ASSERT_TRUE(same);
+}
+
+static GBytes *
+bytes_of_string(const char *text)
+{
+  return g_bytes_new(text, strlen(text));
+}
+
+/* ---- json-glib, as Debian 12 ships it (1.6) ----------------------------- */
+
+static void
+test_jsonglib_writes_u001f_raw(void)
+{
+  g_autoptr(JsonNode) node = json_node_init_string(json_node_alloc(), "x\x1fy");
+  g_autofree char *text = json_to_string(node, FALSE);
+  gboolean raw = strchr(text, 0x1f) != NULL;
+  if (!raw)
+    fprintf(stderr, "\n  json-glib %s escapes U+001F now: cx_json_to_string() (lib/json_text.c) "
+            "no longer needs to repair it\n", JSON_VERSION_S);
+  CU_ASSERT_TRUE(raw);
+  /* What strict parsers make of it. */
+  g_autoptr(GBytes) document = bytes_of_string(text);
+  g_autoptr(GBytes) decoded = strict_decode_one_full(document, "v", TRUE);
+  if (raw && decoded != NULL)
+    fprintf(stderr, "\n  Python's json now accepts a raw U+001F\n");
+  CU_ASSERT_TRUE(!raw || decoded == NULL);
+}
+
+static void
+test_jsonglib_cuts_strings_at_nul(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = json_from_string("\"x\\u0000y\"", &error);
+  g_assert_no_error(error);
+  gboolean cut = strcmp(json_node_get_string(node), "x") == 0;
+  if (!cut)
+    fprintf(stderr, "\n  json-glib %s reads \"x\\u0000y\" as \"%s\" now: see lib/json_text.c on NUL\n",
+            JSON_VERSION_S, json_node_get_string(node));
+  CU_ASSERT_TRUE(cut);
+}
+
+/* Why executor values beyond 64 bits cross as references and never
+ * through json-glib's parser: it wraps them without a word. */
+static void
+test_jsonglib_wraps_integers_beyond_64_bits(void)
+{
+  static const struct { const char *text; gint64 read_as; } cases[] = {
+    { "18446744073709551616", -1 },                      /* 2**64 */
+    { "1180591620717411303424", -1 },                    /* 2**70 */
+    { "9223372036854775808", G_MININT64 },               /* 2**63 */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(JsonNode) node = json_from_string(cases[i].text, &error);
+    gboolean wrapped = node != NULL && json_node_get_value_type(node) == G_TYPE_INT64 &&
+                       json_node_get_int(node) == cases[i].read_as;
+    if (!wrapped)
+      fprintf(stderr, "\n  json-glib %s no longer reads %s as %" G_GINT64_FORMAT " (%s)\n",
+              JSON_VERSION_S, cases[i].text, cases[i].read_as,
+              error != NULL ? error->message : "another value");
+    CU_ASSERT_TRUE(wrapped);
+  }
+}
+
+static void
+test_jsonglib_writes_exponent_doubles_invalid(void)
+{
+  g_autoptr(JsonNode) node = json_node_init_double(json_node_alloc(), 1e20);
+  g_autofree char *text = json_to_string(node, FALSE);
+  gboolean invalid = strcmp(text, "1e+20.0") == 0;
+  if (!invalid)
+    fprintf(stderr, "\n  json-glib %s writes 1e20 as %s now: cx_json_to_string() "
+            "(lib/json_text.c) no longer needs to repair doubles\n", JSON_VERSION_S, text);
+  CU_ASSERT_TRUE(invalid);
+}
+
+/* ---- cx_json_to_string() -------------------------------------------------- */
+
+/* A node's text, compact or PRETTY, has no raw control character but the
+ * whitespace between tokens. */
+static void
+assert_no_raw_control_characters(const char *text, gboolean pretty)
+{
+  for (const char *p = text; *p != '\0'; p++) {
+    gboolean whitespace = pretty && (*p == '\n' || *p == ' ');
+    if ((guchar)*p < 0x20 && !whitespace) {
+      fprintf(stderr, "\n  raw control character 0x%02x at %d of %s\n", (guchar)*p,
+              (int)(p - text), text);
+      CU_FAIL("raw control character");
+      return;
+    }
+  }
+}
+
+static void
+test_json_text_escapes_every_control_character(void)
+{
+  /* "a<c>b" for each control character but NUL (a JsonNode string cannot
+   * hold one), and all of them in one string. */
+  g_autoptr(JsonArray) array = json_array_new();
+  GString *all = g_string_new(NULL);
+  GString *expected = g_string_new(NULL);
+  for (int c = 1; c <= 0x7f; c = c == 0x1f ? 0x7f : c + 1) {
+    char text[] = { 'a', (char)c, 'b', '\0' };
+    json_array_add_string_element(array, text);
+    g_string_append(expected, text);
+    g_string_append_c(all, (char)c);
+  }
+  json_array_add_string_element(array, all->str);
+  g_string_append(expected, all->str);
+  g_string_free(all, TRUE);
+  g_autoptr(GBytes) want = g_string_free_to_bytes(expected);
+
+  g_autoptr(JsonNode) node = json_node_init_array(json_node_alloc(), array);
+  for (int pretty = 0; pretty <= 1; pretty++) {
+    char *text = cx_json_to_string(node, pretty);
+    assert_no_raw_control_characters(text, pretty);
+    g_autoptr(GBytes) document = g_bytes_new_take(text, strlen(text));
+    g_autoptr(GBytes) decoded = strict_decode_one(document, "''.join(v)");
+    assert_bytes_equal(pretty ? "pretty" : "compact", decoded, want);
+  }
+}
+
+/* NUL too, through the public path that keeps it: a result's streams. */
+static void
+test_json_text_keeps_nul_and_every_control_character_of_streams(void)
+{
+  g_autoptr(GBytes) controls = control_characters();
+  gsize len;
+  const char *data = g_bytes_get_data(controls, &len);
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_append_stdout(result, data, (gssize)len);
+  cx_result_append_stderr(result, data, (gssize)len);
+  for (int pretty = 0; pretty <= 1; pretty++) {
+    char *text = cx_result_to_json(result, pretty);
+    assert_no_raw_control_characters(text, pretty);
+    g_autoptr(GBytes) document = g_bytes_new_take(text, strlen(text));
+    g_autoptr(GBytes) decoded = strict_decode_one(document, "v['stdout'] + v['stderr']");
+    g_autoptr(GBytes) want = twice(controls);
+    assert_bytes_equal(pretty ? "pretty" : "compact", decoded, want);
+  }
+}
+
+/* json-glib 1.6 writes a double with an exponent and no point as
+ * "1e+20.0", which no JSON parser reads. */
+static void
+test_json_text_writes_doubles_as_json_numbers(void)
+{
+  static const struct { double value; const char *python; } cases[] = {
+    { 1e17, "1e+17" }, { 1e20, "1e+20" }, { 1e21, "1e+21" }, { 1e300, "1e+300" },
+    { 1.7976931348623157e308, "1.7976931348623157e+308" }, { 5e-324, "5e-324" },
+    { 1e-7, "1e-07" }, { 2.0, "2.0" }, { 0.1, "0.1" }, { -0.0, "-0.0" }, { -1e100, "-1e+100" },
+  };
+  g_autoptr(JsonArray) array = json_array_new();
+  GString *expected = g_string_new(NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    json_array_add_double_element(array, cases[i].value);
+    g_string_append_printf(expected, "%s%s", i > 0 ? " " : "", cases[i].python);
+  }
+  g_autoptr(GBytes) want = g_string_free_to_bytes(expected);
+  g_autoptr(JsonNode) node = json_node_init_array(json_node_alloc(), array);
+  for (int pretty = 0; pretty <= 1; pretty++) {
+    char *text = cx_json_to_string(node, pretty);
+    g_autoptr(GBytes) document = g_bytes_new_take(text, strlen(text));
+    /* repr() of each, which also tells a float from an int. */
+    g_autoptr(GBytes) decoded = strict_decode_one(document, "' '.join(repr(x) for x in v)");
+    assert_bytes_equal(pretty ? "pretty" : "compact", decoded, want);
+  }
+}
+
+/* ---- The cellexec program --------------------------------------------------- */
+
+/* Run `cellexec ARGV...` (NULL-terminated); its stdout, byte for byte
+ * (stderr is dropped: the cells under test write to it too). */
+static GBytes *
+cellexec(const char *first, ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(argv, g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL));
+  va_list args;
+  va_start(args, first);
+  for (const char *arg = first; arg != NULL; arg = va_arg(args, const char *))
+    g_ptr_array_add(argv, g_strdup(arg));
+  va_end(args);
+  g_ptr_array_add(argv, NULL);
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = g_subprocess_newv((const char *const *)argv->pdata,
+                                                     G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                       G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                                                     &error);
+  g_assert_no_error(error);
+  GBytes *out = NULL;
+  g_subprocess_communicate(process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error(error);
+  if (g_subprocess_get_exit_status(process) != 0)
+    fprintf(stderr, "\n  %s exited with status %d\n", (const char *)g_ptr_array_index(argv, 1),
+            g_subprocess_get_exit_status(process));
+  CU_ASSERT_EQUAL(g_subprocess_get_exit_status(process), 0);
+  return out;
+}
+
+static const char *const real_backends[] = { "local", "subprocess", NULL };
+
+/* The cell prints every control character, NUL included, on stdout and
+ * stderr; --json carries them all, and so do the debug exports. */
+static void
+test_cli_json_carries_every_control_character(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autoptr(GBytes) controls = control_characters();
+  for (const char *const *backend = real_backends; *backend != NULL; backend++) {
+    g_autofree char *jsonl = g_build_filename(dir, "export.jsonl", NULL);
+    g_autofree char *markdown = g_build_filename(dir, "export.md", NULL);
+    const char *code = "import sys; s = ''.join(map(chr, [*range(32), 127])); "
+                       "print(s, end=''); print(s, end='', file=sys.stderr)";
+    g_autoptr(GBytes) out = cellexec("run", "-b", *backend, "--json", "--debug-export", jsonl,
+                                     "-c", code, NULL);
+    g_autoptr(GBytes) human = cellexec("run", "-b", *backend, "--debug-export", markdown,
+                                       "-c", code, NULL);
+    g_autoptr(GBytes) decoded = strict_decode_one(out, "v['stdout'] + v['stderr']");
+    g_autoptr(GBytes) want = twice(controls);
+    g_autofree char *what = g_strdup_printf("%s: stdout and stderr of --json", *backend);
+    assert_bytes_equal(what, decoded, want);
+
+    /* Every line of the JSON Lines export is strict JSON. */
+    g_autofree char *lines = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(jsonl, &lines, NULL, NULL));
+    g_auto(GStrv) split = g_strsplit(lines, "\n", -1);
+    g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    for (char **line = split; *line != NULL; line++)
+      if (**line != '\0')
+        g_ptr_array_add(events, bytes_of_string(*line));
+    CU_ASSERT_TRUE(events->len > 0);
+    g_autoptr(GPtrArray) parsed = strict_decode(events, "''");
+    for (guint i = 0; i < parsed->len; i++)
+      CU_ASSERT_PTR_NOT_NULL(g_ptr_array_index(parsed, i));
+
+    /* The code has no control character, so any in the Markdown export
+     * would come from a JSON block written raw. */
+    g_autofree char *text = NULL;
+    gsize len;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(markdown, &text, &len, NULL));
+    CU_ASSERT_EQUAL(strlen(text), len);
+    for (const char *p = text; *p != '\0'; p++)
+      if ((guchar)*p < 0x20 && *p != '\n') {
+        fprintf(stderr, "\n  %s: raw control character 0x%02x in the Markdown export\n", *backend,
+                (guchar)*p);
+        CU_FAIL("raw control character in the Markdown export");
+        break;
+      }
+  }
+}
+
+/* ---- Random bytes ------------------------------------------------------------ */
+
+#define RANDOM_SEED 20240611
+#define RANDOM_STRINGS 50
+#define RANDOM_MAX_LEN 300
+
+/* Pieces random strings are made of, besides single random bytes: UTF-8
+ * and the near misses a decoder must not confuse with it. */
+static const char *const fragments[] = {
+  "\xe2\x82\xac",         /* U+20AC */
+  "\xf0\x9f\x98\x80",     /* U+1F600 */
+  "\xef\xbf\xbd",         /* U+FFFD itself */
+  "\xe2\x82",             /* cut short */
+  "\xed\xa0\x80",         /* a surrogate */
+  "\xc0\x80",             /* NUL in "modified UTF-8" */
+  "\xc1\xbf",             /* overlong */
+  "\xf4\x90\x80\x80",     /* beyond U+10FFFF */
+  "\x00",
+  "\x1f",
+  "\x7f",
+};
+static const gsize fragment_lengths[] = { 3, 4, 3, 2, 3, 2, 2, 4, 1, 1, 1 };
+
+/* RANDOM_STRINGS byte strings, the same every run: the first holds every
+ * byte value in turn, the second is empty, the others have random lengths
+ * up to RANDOM_MAX_LEN. */
+static GPtrArray *
+random_strings(void)
+{
+  G_STATIC_ASSERT(G_N_ELEMENTS(fragments) == G_N_ELEMENTS(fragment_lengths));
+  GPtrArray *strings = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  GByteArray *all = g_byte_array_new();
+  for (guint b = 0; b < 256; b++) {
+    guint8 byte = (guint8)b;
+    g_byte_array_append(all, &byte, 1);
+  }
+  g_ptr_array_add(strings, g_byte_array_free_to_bytes(all));
+  g_ptr_array_add(strings, g_bytes_new(NULL, 0));
+
+  g_autoptr(GRand) rand = g_rand_new_with_seed(RANDOM_SEED);
+  while (strings->len < RANDOM_STRINGS) {
+    guint len = (guint)g_rand_int_range(rand, 0, RANDOM_MAX_LEN + 1);
+    GByteArray *bytes = g_byte_array_sized_new(len);
+    while (bytes->len < len) {
+      if (g_rand_int_range(rand, 0, 10) < 7) {
+        guint8 byte = (guint8)g_rand_int_range(rand, 0, 256);
+        g_byte_array_append(bytes, &byte, 1);
+      } else {
+        guint f = (guint)g_rand_int_range(rand, 0, G_N_ELEMENTS(fragments));
+        g_byte_array_append(bytes, (const guint8 *)fragments[f],
+                            (guint)MIN(fragment_lengths[f], len - bytes->len));
+      }
+    }
+    g_ptr_array_add(strings, g_byte_array_free_to_bytes(bytes));
+  }
+  return strings;
+}
+
+/* The cell writing BYTES to its stdout as they are. */
+static char *
+cell_writing(GBytes *bytes)
+{
+  g_autofree char *hex = to_hex(bytes);
+  return g_strdup_printf("import sys; n = sys.stdout.buffer.write(bytes.fromhex('%s'))", hex);
+}
+
+/* The text JSON gives for BYTES: each NUL-free run made valid UTF-8 the way
+ * g_utf8_make_valid() does it (one U+FFFD per byte that does not begin a
+ * valid sequence), NUL kept as U+0000. */
+static GBytes *
+json_text_of(GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data(bytes, &len);
+  GString *text = g_string_new(NULL);
+  const char *end = data + len;
+  while (data < end) {
+    const char *nul = memchr(data, '\0', (gsize)(end - data));
+    const char *stop = nul != NULL ? nul : end;
+    g_autofree char *valid = g_utf8_make_valid(data, stop - data);
+    g_string_append(text, valid);
+    if (nul == NULL)
+      break;
+    g_string_append_c(text, '\0');
+    data = nul + 1;
+  }
+  return g_string_free_to_bytes(text);
+}
+
+static void
+test_random_bytes_arrive_unchanged(void)
+{
+  g_autoptr(GPtrArray) strings = random_strings();
+  for (const char *const *name = real_backends; *name != NULL; name++) {
+    g_autoptr(cx_backend) backend = cx_test_open_backend(*name, NULL, NULL);
+    g_autoptr(GPtrArray) documents = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+    for (guint i = 0; i < strings->len; i++) {
+      GBytes *expected = g_ptr_array_index(strings, i);
+      g_autofree char *code = cell_writing(expected);
+      g_autoptr(cx_result) result = cx_test_run_cell(backend, code, NULL);
+      CX_ASSERT_CELL_OK(result);
+      gsize len;
+      const char *out = cx_result_get_stdout(result, &len);
+      g_autoptr(GBytes) actual = g_bytes_new(out, len);
+      g_autofree char *what = g_strdup_printf("%s: stdout of string %u (seed %d)", *name, i, RANDOM_SEED);
+      assert_bytes_equal(what, actual, expected);
+      char *json = cx_result_to_json(result, FALSE);
+      g_ptr_array_add(documents, g_bytes_new_take(json, strlen(json)));
+    }
+    g_autoptr(GPtrArray) decoded = strict_decode(documents, "v['stdout']");
+    for (guint i = 0; i < strings->len; i++) {
+      g_autoptr(GBytes) want = json_text_of(g_ptr_array_index(strings, i));
+      g_autofree char *what = g_strdup_printf("%s: stdout of string %u in cx_result_to_json (seed %d)",
+                                              *name, i, RANDOM_SEED);
+      assert_bytes_equal(what, g_ptr_array_index(decoded, i), want);
+    }
+  }
+}
+
+/* The same strings through `cellexec run --json`: one cell per backend
+ * writes them all in turn (a process per string would take seconds). */
+static void
+test_random_bytes_in_cli_json(void)
+{
+  g_autoptr(GPtrArray) strings = random_strings();
+  GString *code = g_string_new("import sys\nfor h in [");
+  g_autoptr(GByteArray) all = g_byte_array_new();
+  for (guint i = 0; i < strings->len; i++) {
+    GBytes *bytes = g_ptr_array_index(strings, i);
+    g_autofree char *hex = to_hex(bytes);
+    g_string_append_printf(code, "'%s', ", hex);
+    gsize len;
+    const guint8 *data = g_bytes_get_data(bytes, &len);
+    g_byte_array_append(all, data, (guint)len);
+  }
+  g_string_append(code, "]:\n    n = sys.stdout.buffer.write(bytes.fromhex(h))");
+  g_autoptr(GBytes) expected = g_bytes_new(all->data, all->len);
+  g_autoptr(GBytes) want = json_text_of(expected);
+  for (const char *const *backend = real_backends; *backend != NULL; backend++) {
+    g_autoptr(GBytes) out = cellexec("run", "-b", *backend, "--json", "-c", code->str, NULL);
+    g_autoptr(GBytes) decoded = strict_decode_one(out, "v['stdout']");
+    g_autofree char *what = g_strdup_printf("%s: stdout in --json (seed %d)", *backend, RANDOM_SEED);
+    assert_bytes_equal(what, decoded, want);
+  }
+  g_string_free(code, TRUE);
+}
+
+void
+cx_test_register(void)
+{
+  /* The plugins are loaded before any child process runs: loaded after a
+   * GSubprocess, valgrind reports a block of the dynamic loader's
+   * (_dl_map_object_deps) as definitely lost. */
+  cx_test_registry();
+  static const cx_test_case jsonglib[] = {
+    { "test_jsonglib_writes_u001f_raw", test_jsonglib_writes_u001f_raw },
+    { "test_jsonglib_cuts_strings_at_nul", test_jsonglib_cuts_strings_at_nul },
+    { "test_jsonglib_wraps_integers_beyond_64_bits", test_jsonglib_wraps_integers_beyond_64_bits },
+    { "test_jsonglib_writes_exponent_doubles_invalid", test_jsonglib_writes_exponent_doubles_invalid },
+    { NULL, NULL }
+  };
+  cx_test_add_suite("json-glib", jsonglib);
+  static const cx_test_case strict[] = {
+    { "test_json_text_escapes_every_control_character", test_json_text_escapes_every_control_character },
+    { "test_json_text_keeps_nul_and_every_control_character_of_streams", test_json_text_keeps_nul_and_every_control_character_of_streams },
+    { "test_json_text_writes_doubles_as_json_numbers", test_json_text_writes_doubles_as_json_numbers },
+    { "test_cli_json_carries_every_control_character", test_cli_json_carries_every_control_character },
+    { NULL, NULL }
+  };
+  cx_test_add_suite("strict JSON", strict);
+  static const cx_test_case lossless[] = {
+    { "test_random_bytes_arrive_unchanged", test_random_bytes_arrive_unchanged },
+    { "test_random_bytes_in_cli_json", test_random_bytes_in_cli_json },
+    { NULL, NULL }
+  };
+  cx_test_add_suite("lossless", lossless);
+}
