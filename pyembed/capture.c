@@ -9,7 +9,8 @@
  *
  * Text goes into the result as UTF-8; lone surrogates from undecodable
  * bytes (surrogateescape) go back to those bytes.  Bytes written to
- * sys.stdout.buffer are kept as given.
+ * sys.stdout.buffer are kept as given.  What went to fds 1 and 2 directly
+ * (fdcapture.c) is appended first at each write, to keep the order.
  */
 #include "config.h"
 
@@ -32,6 +33,9 @@ static const char *const original_names[3] = { NULL, "__stdout__", "__stderr__" 
 static void
 append_to_cell(cx__pyembed_cell *cell, int fd, const char *data, Py_ssize_t size)
 {
+  /* What reached fds 1 and 2 before this write comes first. */
+  cx__pyembed_fdcapture_deliver(cell);
+  cx__pyembed_note_stream(cell, fd);
   if (fd == 1)
     cx_result_append_stdout(cell->result, data, size);
   else

@@ -6,6 +6,7 @@
 struct cx_pyembed_session {
   PyObject *namespace;  /* the dict cells run in */
   PyObject *runner;     /* helper.AsyncRunner: the event loop of top-level await */
+  gint64 execution_count; /* cells run so far, as a kernel counts them */
 };
 
 /* cwd and env are process-wide: calls that set them take turns.  Recursive,
@@ -65,10 +66,34 @@ take_exception_text(void)
   return copy;
 }
 
+/* The cell's value (helper.execute's (data, metadata)) as its execute_result. */
+static gboolean
+publish_value(cx__pyembed_cell *cell, PyObject *value)
+{
+  if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 2) {
+    PyErr_SetString(PyExc_TypeError, "execute() must return (data, metadata) or None");
+    return FALSE;
+  }
+  return cx__pyembed_publish(cell, CX__PYEMBED_EXECUTE_RESULT, PyTuple_GET_ITEM(value, 0),
+                             PyTuple_GET_ITEM(value, 1), NULL);
+}
+
+/* What the cell paged (`len?`), as the extra key "payload". */
+static void
+set_payload(cx_result *result)
+{
+  PyObject *payload = cx__pyembed_call_helper("take_payload", NULL, 0);
+  JsonNode *node = payload != NULL && payload != Py_None ? cx__pyembed_to_json(payload) : NULL;
+  if (node != NULL)
+    cx_result_set_extra(result, "payload", node);
+  PyErr_Clear(); /* a payload that is not JSON is dropped, as a front end would */
+  Py_XDECREF(payload);
+}
+
 /* Runs SOURCE with cwd and env already applied. */
 static void
 execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObject *source,
-        const cx_run_options *run)
+        const cx_run_options *run, cx_pyembed_run_flags flags)
 {
   PyObject *namespace = session != NULL ? Py_NewRef(session->namespace)
                                         : cx__pyembed_new_namespace();
@@ -78,31 +103,47 @@ execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObj
     return;
   }
   double timeout = cx_run_options_get_timeout(run);
+  gint64 start = g_get_monotonic_time();
   cx__pyembed_cell cell = {
     .owner = owner,
-    .deadline = timeout > 0 ? g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC) : 0,
+    .deadline = timeout > 0 ? start + (gint64)(timeout * G_USEC_PER_SEC) : 0,
     .result = result,
     .run = run,
+    /* A stateless cell is the first of a fresh kernel. */
+    .execution_count = session != NULL ? ++session->execution_count : 1,
+    .record_events = (flags & CX_PYEMBED_RUN_RECORD_EVENTS) != 0,
   };
+  if (cell.record_events)
+    cx__pyembed_events_reset();
   PyObject *args[] = { source, namespace, session != NULL ? session->runner : Py_None };
 
+  cx__pyembed_fdcapture_begin(flags);
   cx__pyembed_capture_begin();
   cx__pyembed_running_begin(&cell);
-  PyObject *bundle = cx__pyembed_call_helper("execute", args, 3);
+  PyObject *value = cx__pyembed_call_helper("execute", args, 3);
   /* Fetched first: capture_end runs Python code (flush), which must not
    * start with an exception pending. */
-  PyObject *exception = bundle == NULL ? take_exception() : NULL;
+  PyObject *exception = value == NULL ? take_exception() : NULL;
+  /* Published while the cell is still the one receiving output: a
+   * _repr_html_ may print, and a recording worker streams it in order. */
+  if (value != NULL && value != Py_None && !publish_value(&cell, value))
+    exception = take_exception(); /* e.g. a _repr_json_ that is not JSON */
   cx__pyembed_running_end(&cell);
   cx__pyembed_capture_end();
+  cx__pyembed_fdcapture_end(flags, &cell);
   Py_DECREF(namespace);
+  Py_XDECREF(value);
 
-  if (bundle != NULL && bundle != Py_None && !cx__pyembed_add_bundle(&cell, bundle))
-    exception = take_exception(); /* e.g. a _repr_json_ that is not JSON */
-  Py_XDECREF(bundle);
   if (exception != NULL) {
     set_error_from_exception(result, exception, &cell, run);
     Py_DECREF(exception);
   }
+  set_payload(result);
+  cx_result_set_extra(result, "execution_count",
+                      json_node_init_int(json_node_alloc(), cell.execution_count));
+  cx_result_set_extra(result, "duration_ms",
+                      json_node_init_double(json_node_alloc(),
+                                            (g_get_monotonic_time() - start) / 1000.0));
 }
 
 static PyObject *
@@ -121,7 +162,8 @@ env_list(const char *const *env)
 /* With the GIL held.  NULL with ERROR set when cwd or env cannot be applied. */
 static cx_result *
 run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
-             const cx_run_options *run, gboolean with_context, GError **error)
+             const cx_run_options *run, cx_pyembed_run_flags flags, gboolean with_context,
+             GError **error)
 {
   g_autoptr(cx_result) result = cx_result_new();
   PyObject *context = NULL;
@@ -145,7 +187,7 @@ run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
 
   PyObject *source = PyUnicode_DecodeUTF8(code, strlen(code), "strict");
   if (source != NULL) {
-    execute(result, owner, session, source, run);
+    execute(result, owner, session, source, run, flags);
     Py_DECREF(source);
   } else {
     /* As python3 reports a source file that is not UTF-8. */
@@ -171,7 +213,7 @@ run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
 
 cx_result *
 cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session, const char *code,
-                    const cx_run_options *run, GError **error)
+                    const cx_run_options *run, cx_pyembed_run_flags flags, GError **error)
 {
   g_return_val_if_fail(code != NULL && run != NULL, NULL);
   gboolean with_context = cx_run_options_get_cwd(run) != NULL ||
@@ -187,7 +229,7 @@ cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session, const char *
     }
   }
   PyGILState_STATE gil = cx__pyembed_gil_acquire();
-  cx_result *result = run_with_gil(owner, session, code, run, with_context, error);
+  cx_result *result = run_with_gil(owner, session, code, run, flags, with_context, error);
   cx__pyembed_gil_release(gil);
   if (with_context)
     g_rec_mutex_unlock(&context_lock);

@@ -1,21 +1,29 @@
-/* pyembed/display.c: MIME bundles into a cell's rich outputs.
+/* pyembed/display.c: what a cell shows besides its streams, into the
+ * cell's result: display_data, update_display_data, clear_output and the
+ * value of the cell (execute_result).
  *
- * helper.py decides what an object looks like (repr, _repr_html_, ...,
- * binary data as base64); this file filters the bundle by the run's allowed
- * MIME types and appends it to the result, in the order display() was
- * called, the value of the last expression last.
+ * helper.py and ipython_shell.py decide what an object looks like (repr,
+ * _repr_html_, IPython's formatters, binary data as base64); this file
+ * filters a bundle by the run's allowed MIME types and hands it to the
+ * result, which keeps outputs in order.  In a worker that streams its
+ * cells' outputs (CX_PYEMBED_RUN_RECORD_EVENTS), they are recorded as events
+ * for the host instead, which applies them to its own result.
  */
 #include "config.h"
 
 #include "pyembed/pyembed-private.h"
 
-gboolean
-cx__pyembed_add_bundle(cx__pyembed_cell *cell, PyObject *bundle)
+static JsonArray *recorded_events; /* under the GIL */
+
+/* BUNDLE as a JSON object of the MIME types CELL's run allows; NULL with a
+ * Python exception set when it is not a {str: data} dict of JSON values. */
+static JsonObject *
+bundle_to_json(cx__pyembed_cell *cell, PyObject *bundle, gboolean filter)
 {
   if (!PyDict_Check(bundle)) {
-    PyErr_Format(PyExc_TypeError, "a display bundle must be a dict {mime: data}, not %.100s",
-                 Py_TYPE(bundle)->tp_name);
-    return FALSE;
+    PyErr_Format(PyExc_TypeError, "display data and metadata must be a dict {mime: data}, "
+                 "not %.100s", Py_TYPE(bundle)->tp_name);
+    return NULL;
   }
   g_autoptr(JsonObject) object = json_object_new();
   Py_ssize_t position = 0;
@@ -26,15 +34,130 @@ cx__pyembed_add_bundle(cx__pyembed_cell *cell, PyObject *bundle)
       if (!PyErr_Occurred())
         PyErr_Format(PyExc_TypeError, "MIME types must be str, not %.100s",
                      Py_TYPE(key)->tp_name);
-      return FALSE;
+      return NULL;
     }
-    if (!cx_run_options_mime_allowed(cell->run, mime))
+    if (filter && !cx_run_options_mime_allowed(cell->run, mime))
       continue;
     JsonNode *data = cx__pyembed_to_json(value);
     if (data == NULL)
-      return FALSE;
+      return NULL;
     json_object_set_member(object, mime, data);
   }
-  cx_result_add_output(cell->result, object); /* an empty bundle adds nothing */
+  return g_steal_pointer(&object);
+}
+
+static void
+record_event(cx__pyembed_cell *cell, JsonObject *event)
+{
+  gsize out_len, err_len;
+  cx_result_get_stdout(cell->result, &out_len);
+  cx_result_get_stderr(cell->result, &err_len);
+  /* Where in the streams it happened: the host interleaves by these. */
+  json_object_set_int_member(event, "stdout_at", (gint64)out_len);
+  json_object_set_int_member(event, "stderr_at", (gint64)err_len);
+  json_array_add_object_element(cx__pyembed_events(), event);
+}
+
+void
+cx__pyembed_note_stream(cx__pyembed_cell *cell, int fd)
+{
+  if (!cell->record_events || cell->last_stream == fd)
+    return;
+  if (cell->last_stream != 0) {
+    /* Not sent as such: it tells the streamer to send what the other
+     * stream wrote before this write. */
+    JsonObject *mark = json_object_new();
+    json_object_set_string_member(mark, "event", "mark");
+    record_event(cell, mark);
+  }
+  cell->last_stream = fd;
+}
+
+gboolean
+cx__pyembed_publish(cx__pyembed_cell *cell, cx__pyembed_output_kind kind, PyObject *bundle,
+                    PyObject *metadata, const char *display_id)
+{
+  cx__pyembed_fdcapture_deliver(cell); /* what reached fds 1 and 2 before comes first */
+  g_autoptr(JsonObject) data = bundle_to_json(cell, bundle, TRUE);
+  g_autoptr(JsonObject) meta = data != NULL && metadata != NULL && metadata != Py_None
+                                 ? bundle_to_json(cell, metadata, FALSE) : NULL;
+  if (data == NULL || (meta == NULL && metadata != NULL && metadata != Py_None))
+    return FALSE;
+  if (kind == CX__PYEMBED_UPDATE_DISPLAY && display_id == NULL) {
+    PyErr_SetString(PyExc_TypeError, "display_id required for update_display");
+    return FALSE;
+  }
+
+  if (cell->record_events) {
+    static const char *const names[] = { "display", "update", "execute_result" };
+    JsonObject *event = json_object_new();
+    json_object_set_string_member(event, "event", names[kind]);
+    json_object_set_object_member(event, "data", json_object_ref(data));
+    if (meta != NULL)
+      json_object_set_object_member(event, "metadata", json_object_ref(meta));
+    if (display_id != NULL)
+      json_object_set_string_member(event, "display_id", display_id);
+    if (kind == CX__PYEMBED_EXECUTE_RESULT)
+      json_object_set_int_member(event, "execution_count", cell->execution_count);
+    record_event(cell, event);
+    return TRUE;
+  }
+  switch (kind) {
+  case CX__PYEMBED_DISPLAY:
+    cx_result_add_display(cell->result, data, meta, display_id); /* {} alone adds nothing */
+    break;
+  case CX__PYEMBED_UPDATE_DISPLAY:
+    cx_result_update_display(cell->result, display_id, data, meta);
+    break;
+  case CX__PYEMBED_EXECUTE_RESULT:
+    cx_result_add_execute_result(cell->result, data, meta, cell->execution_count);
+    break;
+  }
   return TRUE;
+}
+
+void
+cx__pyembed_show_error(cx__pyembed_cell *cell, const char *ename, const char *evalue,
+                       const char *traceback)
+{
+  cx__pyembed_fdcapture_deliver(cell);
+  if (cell->record_events) {
+    JsonObject *event = json_object_new();
+    json_object_set_string_member(event, "event", "error");
+    json_object_set_string_member(event, "ename", ename);
+    json_object_set_string_member(event, "evalue", evalue);
+    json_object_set_string_member(event, "traceback", traceback);
+    record_event(cell, event);
+  } else {
+    cx_result_add_error_output(cell->result, ename, evalue, traceback);
+  }
+}
+
+void
+cx__pyembed_clear_output(cx__pyembed_cell *cell, gboolean wait)
+{
+  cx__pyembed_fdcapture_deliver(cell);
+  if (cell->record_events) {
+    JsonObject *event = json_object_new();
+    json_object_set_string_member(event, "event", "clear");
+    json_object_set_boolean_member(event, "wait", wait);
+    record_event(cell, event);
+  } else {
+    cx_result_clear_output(cell->result, wait);
+  }
+}
+
+void
+cx__pyembed_events_reset(void)
+{
+  g_clear_pointer(&recorded_events, json_array_unref);
+  recorded_events = json_array_new();
+}
+
+JsonArray *
+cx__pyembed_events(void)
+{
+  if (recorded_events == NULL)
+    recorded_events = json_array_new();
+  return recorded_events;
 }

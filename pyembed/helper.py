@@ -5,8 +5,9 @@ _cellexec_helper, when the interpreter starts.  pyembed/cell.c drives one
 cell as:
 
     token = enter_context(cwd, env)      # only with a cwd or env
-    bundle = execute(source, namespace, runner)
+    value = execute(source, namespace, runner)   # (data, metadata) or None
     ... on an exception: describe_error(exc, timeout) ...
+    payload = take_payload()              # what `obj?` paged, if anything
     leave_context(token)
 
 Only execute() runs while interrupts and timeouts may be raised (see
@@ -16,6 +17,7 @@ running.c), so nothing that must be undone lives in it.
 import ast
 import binascii
 import builtins
+import collections
 import functools
 import os
 import sys
@@ -23,6 +25,7 @@ import threading
 import time
 import weakref
 
+import _cellexec_ipython as _ipython
 import _cellexec_native as _native
 
 CELL_FILENAME = "<cell>"
@@ -41,7 +44,7 @@ _WAKEUP_SECONDS = 0.05
 # namespaces and threads is safe.  Oldest entries go first.
 _CACHE_MAX_ENTRIES = 256
 _CACHE_MAX_SOURCE_CHARS = 64 * 1024
-_compiled = {}
+_compiled = collections.OrderedDict()  # popitem(last=False) is O(1), unlike a dict's
 _compiled_lock = threading.Lock()
 
 # Source lines of every code object compiled from a cell, for tracebacks:
@@ -75,14 +78,84 @@ def _remember_lines(code, lines):
             _remember_lines(const, lines)
 
 
+# Lines that only IPython understands: magics, shell escapes, help.
+_IPYTHON_SYNTAX = None
+
+
+def _ipython_syntax(source):
+    """A short description of the IPython syntax in SOURCE, or None."""
+    global _IPYTHON_SYNTAX
+    if _IPYTHON_SYNTAX is None:
+        import re
+
+        _IPYTHON_SYNTAX = (
+            (re.compile(r"^\s*%%", re.M), "a %%cell magic"),
+            (re.compile(r"^\s*(?:[\w.,\s]+=\s*)?%", re.M), "a %line magic"),
+            (re.compile(r"^\s*(?:[\w.,\s]+=\s*)?!", re.M), "a !shell command"),
+            (re.compile(r"^\s*\?|\?\s*$", re.M), "an obj? help request"),
+        )
+    for pattern, what in _IPYTHON_SYNTAX:
+        if pattern.search(source):
+            return what
+    return None
+
+
+def _parse(source):
+    """SOURCE's syntax tree; a cell in IPython's syntax is transformed by
+    IPython first, as a kernel does.  Plain Python never pays for that."""
+    try:
+        return compile(source, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
+                       dont_inherit=True)
+    except SyntaxError as error:
+        what = _ipython_syntax(source)
+        if what is None:
+            raise
+        try:
+            transformed = _ipython.transform(source)
+        except _ipython.IPythonUnavailable as why:
+            error.msg = f"{error.msg} (the cell uses {what}, which needs IPython: {why})"
+            raise error from None
+        if transformed == source:
+            raise
+        return compile(transformed, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
+                       dont_inherit=True)
+
+
+def _compile_by_lines(source):
+    """_compile_uncached's answer for the common cell whose last line is an
+    expression of its own, compiled straight from the text (a syntax tree
+    costs as much again as compiling); None when that is not sure.
+
+    When the lines before the last compile alone, they end in a complete
+    statement, so the last line is one too."""
+    head, newline, tail = source.rstrip().rpartition("\n")
+    if (not tail or tail[0] in " \t#" or tail.endswith(";") or "__future__" in source):
+        return None
+    try:
+        # Blank lines in front keep the last line's number in tracebacks.
+        last_expression = compile("\n" * (head.count("\n") + len(newline)) + tail,
+                                  CELL_FILENAME, "eval", _COMPILE_FLAGS, dont_inherit=True)
+        statements = (compile(head, CELL_FILENAME, "exec", _COMPILE_FLAGS, dont_inherit=True)
+                      if head.strip() else None)
+    except SyntaxError:
+        return None
+    lines = source.splitlines()
+    for code in (statements, last_expression):
+        if code is not None:
+            _remember_lines(code, lines)
+    return statements, last_expression
+
+
 def _compile_uncached(source):
     """(statements, last_expression): code objects, either may be None.
 
     The last statement, if it is an expression, is compiled on its own in
     'eval' mode so its value can be displayed -- unless the cell ends
     with ';', which asks for no display."""
-    tree = compile(source, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
-                   dont_inherit=True)
+    compiled = _compile_by_lines(source)
+    if compiled is not None:
+        return compiled
+    tree = _parse(source)
     last_expression = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not _ends_with_semicolon(source):
         last_expression = ast.Expression(tree.body.pop().value)
@@ -106,7 +179,7 @@ def _compile(source):
         if len(source) <= _CACHE_MAX_SOURCE_CHARS:
             with _compiled_lock:
                 while len(_compiled) >= _CACHE_MAX_ENTRIES:
-                    del _compiled[next(iter(_compiled))]
+                    _compiled.popitem(last=False)
                 _compiled[source] = entry
     return entry
 
@@ -164,10 +237,11 @@ class AsyncRunner:
 
 
 def execute(source, namespace, runner):
-    """Run SOURCE in NAMESPACE; the display bundle of its value, or None.
+    """Run SOURCE in NAMESPACE; (data, metadata) of its value, or None.
 
     RUNNER is the session's AsyncRunner, or None for a stateless cell."""
     statements, last_expression = _compile(source)
+    _ipython.enter_cell(namespace)
     own_runner = None
     try:
         if statements is not None:
@@ -187,6 +261,12 @@ def execute(source, namespace, runner):
     if value is None:
         return None
     return format_bundle(value)
+
+
+def take_payload():
+    """The execute_reply payload of the cell that just ran (what `len?`
+    paged), or None."""
+    return _ipython.take_payload()
 
 
 # ---- Display ---------------------------------------------------------------
@@ -243,16 +323,44 @@ def _encode(mime, data):
     raise TypeError(f"display data for {mime} must be str or bytes, not {type(data).__name__}")
 
 
-def format_bundle(obj):
-    """The MIME bundle {mime: data} IPython would display for OBJ."""
+# Containers whose repr IPython's pretty printer keeps as it is: short, one
+# line, of plain scalars.  (It sorts sets, wraps long lines and writes
+# functions, classes and modules its own way.)
+_PRETTY_AS_REPR = frozenset({list, tuple, dict})
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+_PRETTY_WIDTH = 79
+
+
+def _needs_ipython_format(obj):
+    """True when IPython would show OBJ otherwise than its repr(): anything
+    but plain scalars and short one-line containers of them."""
+    kind = type(obj)
+    if kind in _SCALARS:
+        return kind is str and len(obj) > _PRETTY_WIDTH and "\n" in obj
+    if kind not in _PRETTY_AS_REPR:
+        return True
+    if len(obj) > _PRETTY_WIDTH // 3:  # its repr is longer than a line
+        return True
+    items = obj.items() if kind is dict else ((item,) for item in obj)
+    for pair in items:
+        for item in pair:
+            if type(item) not in _SCALARS:
+                return True
+    return len(repr(obj)) > _PRETTY_WIDTH
+
+
+def _own_format(obj):
+    """The MIME bundle of OBJ by the _repr_*_ protocol alone, for when
+    IPython is not installed."""
     if type(obj) in _PLAIN_TYPES:
-        return {"text/plain": repr(obj)}
+        return {"text/plain": repr(obj)}, {}
     bundle = {}
+    metadata = {}
     method = _real_method(obj, "_repr_mimebundle_")
     if method is not None:
         data = method(include=None, exclude=None)
         if isinstance(data, tuple):  # (data, metadata)
-            data = data[0]
+            data, metadata = data[0], dict(data[1] or {})
         if data:
             bundle.update(data)
     for mime, name in _REPR_METHODS:
@@ -263,30 +371,141 @@ def format_bundle(obj):
             continue
         data = method()
         if isinstance(data, tuple):  # (data, metadata)
-            data = data[0]
+            data, metadata[mime] = data[0], data[1]
         if data is not None:
             bundle[mime] = data
     if "text/plain" not in bundle:
         bundle["text/plain"] = repr(obj)
+    return bundle, metadata
+
+
+def encode_bundle(bundle):
+    """BUNDLE as results hold it: text, base64 for binary, JSON values as is."""
     return {mime: _encode(mime, data) for mime, data in bundle.items()}
 
 
-def display(*objs, include=None, exclude=None, raw=False, **ignored):
-    """Show each object as a rich output of the running cell.
+def format_bundle(obj):
+    """(data, metadata): the MIME bundle a Jupyter kernel would show for OBJ
+    and its metadata.  Plain values are formatted here, fast; anything else
+    by IPython's DisplayFormatter when IPython is installed."""
+    if not _needs_ipython_format(obj):
+        return {"text/plain": repr(obj)}, {}
+    if _ipython.available():
+        try:
+            data, metadata = _ipython.format(obj)
+            return encode_bundle(data), metadata
+        except _ipython.IPythonUnavailable:
+            pass
+    data, metadata = _own_format(obj)
+    return encode_bundle(data), metadata
 
-    As IPython's display(): RAW means the objects are bundles already;
-    INCLUDE / EXCLUDE restrict the MIME types.  Outside a cell, prints."""
+
+def display(*objs, include=None, exclude=None, metadata=None, transient=None,
+            display_id=None, raw=False, clear=False, update=False, **kwargs):
+    """IPython's display(), also where IPython is not installed: IPython's
+    own when it is, else the same protocol (display ids, update, clear) by
+    the _repr_*_ methods alone."""
+    if _ipython.available():
+        try:
+            _ipython.shell()
+        except _ipython.IPythonUnavailable:
+            pass
+        else:
+            from IPython.display import display as ipython_display
+
+            return ipython_display(*objs, include=include, exclude=exclude, metadata=metadata,
+                                   transient=transient, display_id=display_id, raw=raw,
+                                   clear=clear, update=update, **kwargs)
+    if display_id is True:
+        import uuid
+
+        display_id = uuid.uuid4().hex
+    if transient and "display_id" in transient:
+        display_id = transient["display_id"]
+    if clear:
+        _native.clear_output(True)
+    if not objs and display_id:
+        objs, raw = ({},), True
     for obj in objs:
         if raw:
-            bundle = {mime: _encode(mime, data) for mime, data in obj.items()}
+            bundle, meta = encode_bundle(obj), {}
         else:
-            bundle = format_bundle(obj)
+            bundle, meta = format_bundle(obj)
         if include:
             bundle = {mime: data for mime, data in bundle.items() if mime in include}
         if exclude:
             bundle = {mime: data for mime, data in bundle.items() if mime not in exclude}
-        if not _native.emit_display(bundle):
+        if metadata:
+            meta = {**meta, **metadata}
+        if not _native.publish_display(bundle, meta, display_id, update):
             print(bundle.get("text/plain", repr(obj)))
+
+
+# ---- Standard input ----------------------------------------------------------
+
+def _stdin_not_implemented():
+    """The exception ipykernel raises for input() without a front end:
+    IPython's own where it is installed, so `except` clauses naming it
+    work."""
+    if _ipython.available():
+        try:
+            from IPython.core.error import StdinNotImplementedError as ipython_error
+
+            return ipython_error
+        except ImportError:
+            pass
+    return StdinNotImplementedError
+
+
+class StdinNotImplementedError(NotImplementedError):
+    """input() in a cell: nobody can answer (as in a kernel without a front
+    end that allows stdin)."""
+
+
+StdinNotImplementedError.__module__ = "cellexec"
+
+
+def _input(prompt=""):
+    raise _stdin_not_implemented()(
+        "raw_input was called, but this frontend does not support input requests.")
+
+
+def _getpass(prompt="Password: ", stream=None):
+    raise _stdin_not_implemented()(
+        "getpass was called, but this frontend does not support input requests.")
+
+
+class _NoStdin:
+    """sys.stdin of cells: nothing to read, and never the host's own input
+    (sys.__stdin__ is still there for code that means it)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+    closed = False
+    name = "<stdin>"
+
+    def _refuse(self, *args, **kwargs):
+        raise _stdin_not_implemented()(
+            "sys.stdin was read, but this frontend does not support input requests.")
+
+    read = readline = readlines = __next__ = _refuse
+
+    def __iter__(self):
+        return self
+
+    def fileno(self):
+        import io
+
+        raise io.UnsupportedOperation("a cell's stdin has no file descriptor")
+
+    def isatty(self):
+        return False
+
+    def readable(self):
+        return True
+
+    def close(self):
+        pass
 
 
 # ---- Errors ----------------------------------------------------------------
@@ -309,7 +528,7 @@ def _drop_framework_frames(exc):
         tb = tb.tb_next
     kept = []
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename != __file__:  # e.g. the os._exit guard
+        if tb.tb_frame.f_code.co_filename not in (__file__, _ipython.__file__):
             kept.append(tb)
         tb = tb.tb_next
     for frame, following in zip(kept, kept[1:] + [None]):
@@ -350,6 +569,11 @@ def _safe_str(value):
 def format_traceback(exc):
     import traceback
 
+    usage_error = getattr(sys.modules.get("IPython.core.error"), "UsageError", None)
+    if usage_error is not None and isinstance(exc, usage_error):
+        # A mistake in a magic's use: IPython shows the message alone.
+        return f"UsageError: {_safe_str(exc)}\n"
+
     _drop_framework_frames(exc)
     try:
         te = traceback.TracebackException(type(exc), exc, exc.__traceback__,
@@ -365,7 +589,7 @@ def describe_error(exc, timeout=None):
 
     TIMEOUT: the seconds of the deadline, when the watchdog raised EXC."""
     if timeout is not None and isinstance(exc, TimeoutError) and not exc.args:
-        exc.args = (f"the cell did not finish within its timeout of {timeout:g} s",)
+        exc.args = (f"cell exceeded its {timeout:g} s timeout",)
     if isinstance(exc, SystemExit):
         message = _safe_str(exc.code)  # the exit code: "3", "None", "bye"
     else:
@@ -474,6 +698,11 @@ def info():
 def install():
     """Once, when the interpreter starts."""
     builtins.display = display
+    builtins.input = _input
+    sys.stdin = _NoStdin()
+    import getpass
+
+    getpass.getpass = _getpass
     builtins.exit = _Exit("exit")
     builtins.quit = _Exit("quit")
     os._exit = _guard_process_exit(os._exit)

@@ -11,14 +11,53 @@ native_in_cell(PyObject *module, PyObject *unused)
   return PyBool_FromLong(cx__pyembed_in_cell());
 }
 
+/* publish_display(data, metadata, display_id, update) -> bool: a
+ * display_data (or, with UPDATE, update_display_data) of the running cell;
+ * False when no cell runs. */
 static PyObject *
-native_emit_display(PyObject *module, PyObject *bundle)
+native_publish_display(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+  if (nargs != 4)
+    return PyErr_Format(PyExc_TypeError, "publish_display(data, metadata, display_id, update)");
+  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  if (cell == NULL)
+    return Py_NewRef(Py_False);
+  /* IPython's ids are str; any other id is named by its str(). */
+  PyObject *id_text = args[2] != Py_None ? PyObject_Str(args[2]) : NULL;
+  const char *display_id = id_text != NULL ? PyUnicode_AsUTF8(id_text) : NULL;
+  int update = PyObject_IsTrue(args[3]);
+  gboolean ok = (args[2] == Py_None || display_id != NULL) && update >= 0 &&
+                cx__pyembed_publish(cell, update ? CX__PYEMBED_UPDATE_DISPLAY : CX__PYEMBED_DISPLAY,
+                                    args[0], args[1], display_id);
+  Py_XDECREF(id_text);
+  return ok ? Py_NewRef(Py_True) : NULL;
+}
+
+/* show_error(ename, evalue, traceback) -> bool: an error output of the
+ * running cell that does not end it; False when no cell runs. */
+static PyObject *
+native_show_error(PyObject *module, PyObject *args)
+{
+  const char *ename, *evalue, *traceback;
+  if (!PyArg_ParseTuple(args, "sss:show_error", &ename, &evalue, &traceback))
+    return NULL;
+  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  if (cell == NULL)
+    return Py_NewRef(Py_False);
+  cx__pyembed_show_error(cell, ename, evalue, traceback);
+  return Py_NewRef(Py_True);
+}
+
+static PyObject *
+native_clear_output(PyObject *module, PyObject *wait)
 {
   cx__pyembed_cell *cell = cx__pyembed_output_cell();
   if (cell == NULL)
     return Py_NewRef(Py_False);
-  if (!cx__pyembed_add_bundle(cell, bundle))
+  int truth = PyObject_IsTrue(wait);
+  if (truth < 0)
     return NULL;
+  cx__pyembed_clear_output(cell, truth);
   return Py_NewRef(Py_True);
 }
 
@@ -63,8 +102,14 @@ native_c_setenv(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef native_methods[] = {
   { "in_cell", native_in_cell, METH_NOARGS,
     "True when the calling thread is running a cell." },
-  { "emit_display", native_emit_display, METH_O,
-    "Append a MIME bundle to the running cell's outputs; False when no cell runs." },
+  { "publish_display", (PyCFunction)(void (*)(void))native_publish_display, METH_FASTCALL,
+    "publish_display(data, metadata, display_id, update): show a MIME bundle in the "
+    "running cell (update: replace the one named display_id); False when no cell runs." },
+  { "show_error", native_show_error, METH_VARARGS,
+    "show_error(ename, evalue, traceback): an error output of the running cell that "
+    "does not end it; False when no cell runs." },
+  { "clear_output", native_clear_output, METH_O,
+    "clear_output(wait): clear the running cell's outputs; False when no cell runs." },
   { "c_getenv", native_c_getenv, METH_O, "getenv(3)." },
   { "c_setenv", (PyCFunction)(void (*)(void))native_c_setenv, METH_FASTCALL,
     "setenv(3), or unsetenv(3) for a value of None." },

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "pyembed/pyembed-private.h"
@@ -26,6 +27,50 @@ cx_pyembed_fork(void)
   return pid;
 }
 
+/* Pass FUNC the bytes of RESULT's streams past CURSOR, up to OUT_AT and
+ * ERR_AT. */
+static void
+peek_streams(const cx_result *result, cx_pyembed_output_cursor *cursor, gsize out_at,
+             gsize err_at, cx_pyembed_output_func func, gpointer user_data)
+{
+  gsize len;
+  const char *out = cx_result_get_stdout(result, &len);
+  len = MIN(len, out_at);
+  if (len > cursor->stdout_seen) {
+    func(1, out + cursor->stdout_seen, len - cursor->stdout_seen, user_data);
+    cursor->stdout_seen = len;
+  }
+  const char *err = cx_result_get_stderr(result, &len);
+  len = MIN(len, err_at);
+  if (len > cursor->stderr_seen) {
+    func(2, err + cursor->stderr_seen, len - cursor->stderr_seen, user_data);
+    cursor->stderr_seen = len;
+  }
+}
+
+/* With the GIL held: the events recorded since CURSOR, each after the
+ * stream bytes written before it, then the rest of the streams. */
+static void
+peek_result(const cx_result *result, cx_pyembed_output_cursor *cursor,
+            cx_pyembed_output_func func, gpointer user_data)
+{
+  JsonArray *events = cx__pyembed_events();
+  guint n = json_array_get_length(events);
+  for (; cursor->events_seen < n; cursor->events_seen++) {
+    JsonNode *node = json_array_get_element(events, cursor->events_seen);
+    JsonObject *event = json_node_get_object(node);
+    peek_streams(result, cursor, (gsize)json_object_get_int_member(event, "stdout_at"),
+                 (gsize)json_object_get_int_member(event, "stderr_at"), func, user_data);
+    if (g_str_equal(json_object_get_string_member(event, "event"), "mark"))
+      continue; /* a switch of streams: only orders the bytes before it */
+    json_object_remove_member(event, "stdout_at");
+    json_object_remove_member(event, "stderr_at");
+    g_autofree char *text = cx_json_to_string(node, FALSE);
+    func(0, text, strlen(text), user_data);
+  }
+  peek_streams(result, cursor, G_MAXSIZE, G_MAXSIZE, func, user_data);
+}
+
 gboolean
 cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor, cx_pyembed_output_func func,
                                 gpointer user_data)
@@ -33,17 +78,7 @@ cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor, cx_pyembed_out
   cx__pyembed_cell *cell = cx__pyembed_output_cell();
   if (cell == NULL)
     return FALSE;
-  gsize len;
-  const char *out = cx_result_get_stdout(cell->result, &len);
-  if (len > cursor->stdout_seen) {
-    func(1, out + cursor->stdout_seen, len - cursor->stdout_seen, user_data);
-    cursor->stdout_seen = len;
-  }
-  const char *err = cx_result_get_stderr(cell->result, &len);
-  if (len > cursor->stderr_seen) {
-    func(2, err + cursor->stderr_seen, len - cursor->stderr_seen, user_data);
-    cursor->stderr_seen = len;
-  }
+  peek_result(cell->result, cursor, func, user_data);
   return TRUE;
 }
 
@@ -54,9 +89,19 @@ cx_pyembed_peek_output(cx_pyembed_output_cursor *cursor, cx_pyembed_output_func 
   /* Appends to a cell's result happen with the GIL held: holding it, the
    * buffers cannot move under us. */
   PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  cx__pyembed_fdcapture_deliver(NULL); /* fd output streams too */
   gboolean running = cx_pyembed_peek_output_gil_held(cursor, func, user_data);
   cx__pyembed_gil_release(gil);
   return running;
+}
+
+void
+cx_pyembed_peek_finished(cx_pyembed_output_cursor *cursor, const cx_result *result,
+                         cx_pyembed_output_func func, gpointer user_data)
+{
+  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  peek_result(result, cursor, func, user_data);
+  cx__pyembed_gil_release(gil);
 }
 
 static void (*before_process_exit)(int status);
@@ -69,6 +114,7 @@ process_exit(PyObject *module, PyObject *arg)
     return NULL;
   if (status < INT_MIN || status > INT_MAX)
     return PyErr_Format(PyExc_OverflowError, "exit status %ld out of range", status);
+  cx__pyembed_fdcapture_deliver(NULL); /* written before: not lost with the process */
   if (before_process_exit != NULL)
     before_process_exit((int)status);
   _exit((int)status);

@@ -47,6 +47,9 @@ struct cx__pyembed_cell {
   cx_result *result;         /* where output goes */
   const cx_run_options *run; /* for the allowed MIME types */
   cx__pyembed_cell *outer;   /* the cell this thread was running before (nesting) */
+  gint64 execution_count;    /* the number its execute_result carries */
+  gboolean record_events;    /* CX_PYEMBED_RUN_RECORD_EVENTS: see display.c */
+  int last_stream;           /* the stream written last (recording), 0: none yet */
 };
 
 /* With the GIL held, on the cell's thread: CELL starts / stops receiving
@@ -74,18 +77,57 @@ gboolean cx__pyembed_capture_init(void);
 void cx__pyembed_capture_begin(void);
 void cx__pyembed_capture_end(void);
 
+/* ---- fdcapture.c: file descriptors 1 and 2 --------------------------------- */
+
+/* With the GIL held, on the cell's thread, around a cell run with FLAGS
+ * (nothing happens without CX_PYEMBED_RUN_CAPTURE_FDS): fds 1 and 2 point
+ * into pipes from begin to end (nested and concurrent cells: the first
+ * begin installs, the last end restores).  begin before
+ * cx__pyembed_capture_begin(); end after cx__pyembed_capture_end() and
+ * before anything else goes into CELL's result: end flushes the process's
+ * stdio and gives CELL what is left in the pipes. */
+void cx__pyembed_fdcapture_begin(cx_pyembed_run_flags flags);
+void cx__pyembed_fdcapture_end(cx_pyembed_run_flags flags, cx__pyembed_cell *cell);
+/* With the GIL held: append what was written to fds 1 and 2 so far to the
+ * stdout / stderr of CELL (NULL: cx__pyembed_output_cell()).  Call it
+ * before anything else goes into a cell's output, so the two keep their
+ * order.  A check of a counter when no cell captures; a poll() otherwise. */
+void cx__pyembed_fdcapture_deliver(cx__pyembed_cell *cell);
+
 /* ---- convert.c: Python values as JSON ------------------------------------- */
 
 /* VALUE as a new JSON node, or NULL with a Python exception (TypeError,
  * ValueError) for something JSON cannot hold. */
 JsonNode *cx__pyembed_to_json(PyObject *value);
 
-/* ---- display.c: rich outputs --------------------------------------------- */
+/* ---- display.c: what a cell shows besides its streams -------------------- */
 
-/* Append BUNDLE (a dict {mime: str or JSON value}, from helper.py) to
- * CELL's rich outputs, keeping only the MIME types its run options allow.
- * FALSE with a Python exception set if a value cannot be converted. */
-gboolean cx__pyembed_add_bundle(cx__pyembed_cell *cell, PyObject *bundle);
+typedef enum {
+  CX__PYEMBED_DISPLAY,        /* display_data */
+  CX__PYEMBED_UPDATE_DISPLAY, /* update_display_data: DISPLAY_ID required */
+  CX__PYEMBED_EXECUTE_RESULT, /* the value of the cell */
+} cx__pyembed_output_kind;
+
+/* With the GIL held: BUNDLE (a dict {mime: str or JSON value}, binary data
+ * already base64) and METADATA (a dict, or NULL / None) as output KIND of
+ * CELL, keeping only the MIME types its run allows.  FALSE with a Python
+ * exception set if a value cannot be converted. */
+gboolean cx__pyembed_publish(cx__pyembed_cell *cell, cx__pyembed_output_kind kind,
+                             PyObject *bundle, PyObject *metadata, const char *display_id);
+/* With the GIL held, before CELL's stream FD (1 or 2) grows: a cell that
+ * records events remembers where it switched streams, so that stdout and
+ * stderr reach the host interleaved as they were written. */
+void cx__pyembed_note_stream(cx__pyembed_cell *cell, int fd);
+/* With the GIL held: an exception shown in CELL without failing it (an
+ * "error" output), as IPython shows one raised by a display formatter. */
+void cx__pyembed_show_error(cx__pyembed_cell *cell, const char *ename, const char *evalue,
+                            const char *traceback);
+/* With the GIL held: IPython's clear_output(wait) in CELL. */
+void cx__pyembed_clear_output(cx__pyembed_cell *cell, gboolean wait);
+/* The events recorded for the cell running (or last run) in this process,
+ * and forgetting them when the next one starts; with the GIL held. */
+JsonArray *cx__pyembed_events(void);
+void cx__pyembed_events_reset(void);
 
 /* ---- native.c: the _cellexec_native module helper.py imports --------------- */
 

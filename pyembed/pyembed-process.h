@@ -22,19 +22,26 @@ G_BEGIN_DECLS
  * only thread is the caller: other threads do not exist in the child. */
 pid_t cx_pyembed_fork(void);
 
-/* How much of the running cell's stdout and stderr has been seen. */
+/* How much of a cell's output has been seen: bytes of stdout and stderr,
+ * and events (displays, updates, clear_output, the cell's value) that a
+ * cell run with CX_PYEMBED_RUN_RECORD_EVENTS recorded. */
 typedef struct {
   gsize stdout_seen;
   gsize stderr_seen;
+  guint events_seen;
 } cx_pyembed_output_cursor;
 
-/* Called with output a cell wrote: STREAM is 1 (stdout) or 2 (stderr). */
+/* Called with output of a cell, in the order it happened: STREAM 1
+ * (stdout) or 2 (stderr) with the bytes written, or 0 with an event as
+ * compact JSON text: {"event": "display" | "update" | "execute_result",
+ * "data", "metadata"?, "display_id"?, "execution_count"?}, {"event":
+ * "clear", "wait"} or {"event": "error", "ename", "evalue", "traceback"}. */
 typedef void (*cx_pyembed_output_func)(int stream, const char *data, gsize len,
                                        gpointer user_data);
 
-/* Pass FUNC the stdout / stderr bytes the running cell has written since
- * CURSOR last saw, and advance CURSOR.  Takes the GIL (FUNC runs with it
- * held: copy, do not block).  FALSE when no cell is running. */
+/* Pass FUNC what the running cell has written or shown since CURSOR last
+ * saw, and advance CURSOR.  Takes the GIL (FUNC runs with it held: copy,
+ * do not block).  FALSE when no cell is running. */
 gboolean cx_pyembed_peek_output(cx_pyembed_output_cursor *cursor,
                                 cx_pyembed_output_func func, gpointer user_data);
 
@@ -42,6 +49,16 @@ gboolean cx_pyembed_peek_output(cx_pyembed_output_cursor *cursor,
  * die of a fatal signal in the cell's own thread (best effort). */
 gboolean cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor,
                                          cx_pyembed_output_func func, gpointer user_data);
+
+/* The same once the cell has ended, with RESULT the result
+ * cx_pyembed_run_cell() returned for it.  Takes the GIL. */
+void cx_pyembed_peek_finished(cx_pyembed_output_cursor *cursor, const cx_result *result,
+                              cx_pyembed_output_func func, gpointer user_data);
+
+/* Start a detached helper thread running MAIN(DATA): a small stack (it
+ * only moves bytes) and every signal blocked, so that signals reach the
+ * thread that runs Python.  0, or the error number of pthread_create(). */
+int cx_pyembed_start_thread(void *(*main)(void *), void *data);
 
 /* Make os._exit(STATUS) in cells end the process, as in python3, instead
  * of raising SystemExit as it does in a host process.  BEFORE_EXIT (may be

@@ -42,11 +42,27 @@ gboolean cx_pyembed_start(gboolean isolated, GError **error);
  * the other ISOLATED setting; TRUE otherwise (also when not started yet). */
 gboolean cx_pyembed_check_isolation(gboolean isolated, GError **error);
 
+/* How cx_pyembed_run_cell() runs a cell. */
+typedef enum {
+  CX_PYEMBED_RUN_DEFAULT = 0,
+  /* Also capture what is written to file descriptors 1 and 2 while the cell
+   * runs (os.write, os.system, child processes, C extensions), as ipykernel
+   * does: the process's fds 1 and 2 point into a pipe for the duration of
+   * the call, so output of other threads of the process lands in the cell
+   * too. */
+  CX_PYEMBED_RUN_CAPTURE_FDS = 1 << 0,
+  /* For a worker that streams a cell's outputs to its host: displays,
+   * updates, clear_output and the cell's value are recorded as events (see
+   * pyembed-process.h) instead of being applied to the result, whose
+   * stdout and stderr then only grow. */
+  CX_PYEMBED_RUN_RECORD_EVENTS = 1 << 1,
+} cx_pyembed_run_flags;
+
 /* Run CODE (UTF-8) and return its result bundle.  SESSION NULL runs it in a
  * fresh namespace.  OWNER identifies the caller for cx_pyembed_interrupt()
  * (the session, or the backend for stateless cells).  RUN (not NULL) gives
  * cwd, env, timeout and the allowed MIME types; use_subprocess is the
- * caller's business and ignored here.
+ * caller's business and ignored here.  FLAGS: see cx_pyembed_run_flags.
  *
  * cwd and env change the whole process for the duration of the call, so
  * calls using them are serialised by a process-wide lock; calls without
@@ -57,7 +73,7 @@ gboolean cx_pyembed_check_isolation(gboolean isolated, GError **error);
  * cx_pyembed_start() must have succeeded. */
 cx_result *cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session,
                                const char *code, const cx_run_options *run,
-                               GError **error);
+                               cx_pyembed_run_flags flags, GError **error);
 
 /* Raise KeyboardInterrupt in every cell of OWNER running now.  A cell
  * blocked in a C call sees it when the call returns. */

@@ -7,24 +7,26 @@ pyembed_libcxpyembed_la_SOURCES = \
 	pyembed/runtime.c \
 	pyembed/running.c \
 	pyembed/capture.c \
+	pyembed/fdcapture.c \
 	pyembed/convert.c \
 	pyembed/display.c \
 	pyembed/native.c \
 	pyembed/cell.c \
 	pyembed/executor.h \
 	pyembed/executor.c
-nodist_pyembed_libcxpyembed_la_SOURCES = pyembed/helper-py.h pyembed/executor-py.h
+nodist_pyembed_libcxpyembed_la_SOURCES = pyembed/helper-py.h pyembed/ipython_shell-py.h \
+	pyembed/executor-py.h
 # -I$(top_builddir): the generated pyembed/helper-py.h.
 pyembed_libcxpyembed_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 pyembed_libcxpyembed_la_CFLAGS = $(PLUGIN_CFLAGS) $(PYTHON_EMBED_CFLAGS)
 pyembed_libcxpyembed_la_LIBADD = $(PYTHON_EMBED_LIBS)
 
-# The Python halves of the runtime (helper.py, executor.py) are compiled in
+# The Python halves of the runtime (helper.py, ipython_shell.py, executor.py) are compiled in
 # as C strings: pyembed/NAME.py becomes cx__pyembed_NAME_source in
 # pyembed/NAME-py.h.
-BUILT_SOURCES += pyembed/helper-py.h pyembed/executor-py.h
-CLEANFILES += pyembed/helper-py.h pyembed/executor-py.h
-EXTRA_DIST += pyembed/helper.py pyembed/executor.py
+BUILT_SOURCES += pyembed/helper-py.h pyembed/ipython_shell-py.h pyembed/executor-py.h
+CLEANFILES += pyembed/helper-py.h pyembed/ipython_shell-py.h pyembed/executor-py.h
+EXTRA_DIST += pyembed/helper.py pyembed/ipython_shell.py pyembed/executor.py
 pyembed/%-py.h: $(srcdir)/pyembed/%.py $(srcdir)/pyembed/pyembed.mk
 	$(AM_V_GEN)$(MKDIR_P) pyembed && { \
 	  echo '/* Generated from pyembed/$*.py by pyembed/pyembed.mk: do not edit. */'; \

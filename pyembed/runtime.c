@@ -9,13 +9,19 @@
 #include "config.h"
 
 #include "pyembed/pyembed-private.h"
+#include "pyembed/pyembed-process.h"
 #include "pyembed/helper-py.h" /* cx__pyembed_helper_source, generated from helper.py */
+#include "pyembed/ipython_shell-py.h" /* cx__pyembed_ipython_shell_source */
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 
-/* The pseudo file name of helper.py's code: tracebacks drop its frames. */
+/* The pseudo file names of the Python halves: tracebacks drop their frames. */
 #define HELPER_FILENAME "<cellexec-helper>"
 #define HELPER_MODULE "_cellexec_helper"
+#define IPYTHON_FILENAME "<cellexec-ipython>"
+#define IPYTHON_MODULE "_cellexec_ipython"
 
 static GMutex start_lock;
 static gint started;            /* atomic; TRUE once everything below is set */
@@ -139,6 +145,28 @@ initialize_interpreter(gboolean isolated, GError **error)
   return status_to_error(status, error);
 }
 
+/* Run SOURCE as module NAME (put in sys.modules), then its install(); a
+ * borrowed reference to the module, or NULL with a Python exception. */
+static PyObject *
+load_module(const char *source, const char *filename, const char *name)
+{
+  PyObject *code = Py_CompileStringExFlags(source, filename, Py_file_input, NULL, 0);
+  PyObject *module = code != NULL ? PyImport_AddModule(name) : NULL; /* borrowed */
+  PyObject *globals = module != NULL ? PyModule_GetDict(module) : NULL;
+  PyObject *file = PyUnicode_FromString(filename);
+  PyObject *done = NULL;
+  if (globals != NULL && file != NULL &&
+      PyDict_SetItemString(globals, "__file__", file) == 0 &&
+      PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
+    done = PyEval_EvalCode(code, globals, globals);
+  Py_XDECREF(file);
+  Py_XDECREF(code);
+  PyObject *installed = done != NULL ? PyObject_CallMethod(module, "install", NULL) : NULL;
+  Py_XDECREF(done);
+  Py_XDECREF(installed);
+  return installed != NULL ? module : NULL;
+}
+
 static gboolean
 load_helper(GError **error)
 {
@@ -146,27 +174,17 @@ load_helper(GError **error)
     cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot set up the embedded Python");
     return FALSE;
   }
-  PyObject *code = Py_CompileStringExFlags(cx__pyembed_helper_source, HELPER_FILENAME,
-                                           Py_file_input, NULL, 0);
-  PyObject *module = code != NULL ? PyImport_AddModule(HELPER_MODULE) : NULL; /* borrowed */
-  PyObject *globals = module != NULL ? PyModule_GetDict(module) : NULL;
-  PyObject *filename = PyUnicode_FromString(HELPER_FILENAME);
-  PyObject *done = NULL;
-  if (globals != NULL && filename != NULL &&
-      PyDict_SetItemString(globals, "__file__", filename) == 0 &&
-      PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
-    done = PyEval_EvalCode(code, globals, globals);
-  Py_XDECREF(filename);
-  Py_XDECREF(code);
-  PyObject *installed = done != NULL ? PyObject_CallMethod(module, "install", NULL) : NULL;
-  Py_XDECREF(done);
-  if (installed == NULL) {
+  /* helper.py imports the IPython glue: that one first. */
+  PyObject *module = load_module(cx__pyembed_ipython_shell_source, IPYTHON_FILENAME,
+                                 IPYTHON_MODULE);
+  if (module != NULL)
+    module = load_module(cx__pyembed_helper_source, HELPER_FILENAME, HELPER_MODULE);
+  if (module == NULL) {
     cx__pyembed_error_from_python(error, CX_ERROR_BACKEND,
                                   "cannot load cellexec's Python helper into %s",
                                   CX_PYTHON_EXECUTABLE);
     return FALSE;
   }
-  Py_DECREF(installed);
   helper_module = Py_NewRef(module);
   return TRUE;
 }
@@ -265,6 +283,28 @@ cx_pyembed_start(gboolean isolated, GError **error)
 }
 
 /* ---- Small services for the other files ------------------------------------- */
+
+/* Enough for threads that copy bytes and make system calls. */
+#define HELPER_THREAD_STACK_SIZE (256 * 1024)
+
+int
+cx_pyembed_start_thread(void *(*main)(void *), void *data)
+{
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, HELPER_THREAD_STACK_SIZE);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  /* The new thread inherits this mask; ours is put back. */
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &before);
+  pthread_t thread;
+  int failed = pthread_create(&thread, &attr, main, data);
+  pthread_sigmask(SIG_SETMASK, &before, NULL);
+  pthread_attr_destroy(&attr);
+  return failed;
+}
+
 
 PyObject *
 cx__pyembed_new_namespace(void)

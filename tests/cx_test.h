@@ -47,6 +47,9 @@ cx_backend *cx_test_open_backend_valist(const char *name, const char *first_key,
  * result (the cell itself may fail). */
 cx_result *cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_options *run);
 
+/* How many file descriptors this process has open now. */
+guint cx_test_count_open_fds(void);
+
 /* A new empty temporary directory, removed with its contents at exit. */
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */

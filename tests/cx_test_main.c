@@ -208,3 +208,13 @@ main(int argc, char **argv)
   g_ptr_array_free(tmpdirs, TRUE);
   return failed == 0 ? 0 : 1;
 }
+
+guint
+cx_test_count_open_fds(void)
+{
+  guint n = 0;
+  g_autoptr(GDir) dir = g_dir_open("/proc/self/fd", 0, NULL);
+  while (dir != NULL && g_dir_read_name(dir) != NULL)
+    n++;
+  return n;
+}

@@ -215,6 +215,51 @@ test_cli_every_command_has_help(void)
   CX_ASSERT_CONTAINS(version.out, CX_VERSION_STRING);
 }
 
+static void
+test_cli_json_is_not_corrupted_by_fd_output(void)
+{
+  /* Output written to fds 1 and 2 directly must end up in the bundle, not
+   * around the JSON document on our stdout. */
+  static const char *const backends[] = { "local", "subprocess" };
+  for (gsize i = 0; i < G_N_ELEMENTS(backends); i++) {
+    g_auto(cli_run) r = cellexec(NULL, "run", "-b", backends[i], "--json", "-c",
+                                 "import os\\nos.system('echo x; echo e >&2')\\nos.write(1, b'y');",
+                                 NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    if (!g_str_has_prefix(r.out, "{"))
+      fprintf(stderr, "\n  %s: stdout is \"%s\"\n", backends[i], r.out);
+    CU_ASSERT_TRUE(g_str_has_prefix(r.out, "{") && g_str_has_suffix(r.out, "}\n"));
+    /* One line: the document and its newline, nothing else. */
+    const char *newline = strchr(r.out, '\n');
+    CU_ASSERT_TRUE(newline != NULL && newline[1] == '\0');
+    g_autoptr(GError) error = NULL;
+    g_autoptr(JsonNode) root = json_from_string(r.out, &error);
+    CX_ASSERT_NO_ERROR(error);
+    CU_ASSERT_TRUE_FATAL(root != NULL && JSON_NODE_HOLDS_OBJECT(root));
+    JsonObject *bundle = json_node_get_object(root);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(bundle, "stdout"), "x\ny");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(bundle, "stderr"), "e\n");
+    CU_ASSERT_STRING_EQUAL(r.err, "");
+  }
+}
+
+static void
+test_cli_json_survives_a_backend_that_leaves_fds_alone(void)
+{
+  /* Without fd capture the cell's raw write reaches the process's fd 1:
+   * the CLI sends it to stderr, and stdout still holds the document alone. */
+  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "local", "-o", "capture-fds=false", "--json",
+                               "-c", "import os\nos.write(1, b'raw\\n')\nprint('kept')", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = json_from_string(r.out, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE_FATAL(root != NULL && JSON_NODE_HOLDS_OBJECT(root));
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_node_get_object(root), "stdout"),
+                         "kept\n");
+  CU_ASSERT_STRING_EQUAL(r.err, "raw\n");
+}
+
 void
 cx_test_register(void)
 {
@@ -229,6 +274,9 @@ cx_test_register(void)
     { "test_cli_plugins_lists_usable_and_faulty", test_cli_plugins_lists_usable_and_faulty },
     { "test_cli_config_check", test_cli_config_check },
     { "test_cli_every_command_has_help", test_cli_every_command_has_help },
+    { "test_cli_json_is_not_corrupted_by_fd_output", test_cli_json_is_not_corrupted_by_fd_output },
+    { "test_cli_json_survives_a_backend_that_leaves_fds_alone",
+      test_cli_json_survives_a_backend_that_leaves_fds_alone },
     { NULL, NULL }
   };
   cx_test_add_suite("cli", tests);

@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 
@@ -375,6 +377,34 @@ test_local_exits_end_the_cell_not_the_process(void)
 }
 
 static void
+test_local_cells_never_read_the_hosts_stdin(void)
+{
+  /* A pipe with a line waiting stands in for the host's stdin. */
+  int ends[2];
+  CU_ASSERT_EQUAL_FATAL(pipe(ends), 0);
+  CU_ASSERT_EQUAL(write(ends[1], "host line\n", 10), 10);
+  int saved = dup(STDIN_FILENO);
+  dup2(ends[0], STDIN_FILENO);
+  static const char *const reads[] = {
+    "input()", "input('prompt? ')", "import sys\nsys.stdin.readline()",
+    "import sys\nsys.stdin.read()", "import getpass\ngetpass.getpass()",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(reads); i++) {
+    g_autoptr(cx_result) result = run(reads[i]);
+    CX_ASSERT_ERROR_TYPE(result, "StdinNotImplementedError");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "does not support input requests");
+    CX_ASSERT_STDOUT(result, ""); /* not even the prompt */
+  }
+  dup2(saved, STDIN_FILENO);
+  close(saved);
+  char line[16] = { 0 };
+  CU_ASSERT_EQUAL(read(ends[0], line, sizeof line - 1), 10); /* still all there */
+  CU_ASSERT_STRING_EQUAL(line, "host line\n");
+  close(ends[0]);
+  close(ends[1]);
+}
+
+static void
 test_local_keyboard_interrupt_is_cell_error(void)
 {
   g_autoptr(cx_result) result = run("raise KeyboardInterrupt");
@@ -560,7 +590,7 @@ test_local_timeout_raises_timeout_error(void)
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) busy = run_with("print('started')\nwhile True:\n    pass", options);
   CX_ASSERT_ERROR_TYPE(busy, "TimeoutError");
-  CX_ASSERT_CONTAINS(cx_result_get_error_message(busy), "0.3 s");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(busy), "cell exceeded its 0.3 s timeout");
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(busy), "line 2");
   CX_ASSERT_STDOUT(busy, "started\n");
 
@@ -843,6 +873,311 @@ test_local_declares_its_options(void)
   }
 }
 
+/* ---- File descriptors 1 and 2 (capture-fds) ------------------------------------------------- */
+
+/* Points this process's descriptor FD (1 or 2) at a new file, to see what
+ * reaches it; restore_fd() puts the original back. */
+typedef struct {
+  int fd;
+  int saved;
+  char *path;
+} fd_redirect;
+
+static void
+redirect_fd(fd_redirect *redirect, int fd)
+{
+  fflush(NULL);
+  g_autofree char *dir = cx_test_tmpdir();
+  redirect->fd = fd;
+  redirect->path = g_build_filename(dir, fd == 1 ? "stdout" : "stderr", NULL);
+  int file = open(redirect->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  redirect->saved = dup(fd);
+  CU_ASSERT_TRUE_FATAL(file >= 0 && redirect->saved >= 0);
+  dup2(file, fd);
+  close(file);
+}
+
+/* What reached the descriptor meanwhile (g_free it). */
+static char *
+restore_fd(fd_redirect *redirect)
+{
+  fflush(NULL);
+  dup2(redirect->saved, redirect->fd);
+  close(redirect->saved);
+  char *contents = NULL;
+  g_file_get_contents(redirect->path, &contents, NULL, NULL);
+  g_free(redirect->path);
+  return contents != NULL ? contents : g_strdup("(unreadable)");
+}
+
+static gboolean
+same_file(const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_mode == b->st_mode;
+}
+
+static void
+assert_stderr(const cx_result *result, const char *expected)
+{
+  const char *err = cx_result_get_stderr(result, NULL);
+  if (strcmp(err, expected) != 0)
+    fprintf(stderr, "\n  stderr: expected \"%s\", got \"%s\"\n", expected, err);
+  CU_ASSERT_STRING_EQUAL(err, expected);
+}
+
+static void
+test_local_captures_fd_writes(void)
+{
+  fd_redirect out, err;
+  redirect_fd(&out, 1);
+  redirect_fd(&err, 2);
+  g_autoptr(cx_result) result =
+    run("import os, sys\nos.write(1, b'one\\n')\nos.write(2, b'two\\n')\n"
+        "sys.__stdout__.write('three\\n')\nsys.__stderr__.write('four\\n')");
+  g_autofree char *host_err = restore_fd(&err);
+  g_autofree char *host_out = restore_fd(&out);
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "one\nthree\n");
+  assert_stderr(result, "two\nfour\n");
+  CU_ASSERT_STRING_EQUAL(host_out, "");
+  CU_ASSERT_STRING_EQUAL(host_err, "");
+}
+
+static void
+test_local_fd_output_keeps_order_with_print(void)
+{
+  for (int i = 0; i < 20; i++) {
+    g_autoptr(cx_result) result =
+      run("import os, sys, subprocess\nprint('a')\nos.system('echo b')\nprint('c')\n"
+          "os.write(1, b'd\\n')\nsys.stdout.write('e\\n')\nsubprocess.run(['echo', 'f'])\nprint('g')\n"
+          "print('x', file=sys.stderr)\nos.system('echo y >&2')\nprint('z', file=sys.stderr)");
+    CX_ASSERT_CELL_OK(result);
+    CX_ASSERT_STDOUT(result, "a\nb\nc\nd\ne\nf\ng\n");
+    assert_stderr(result, "x\ny\nz\n");
+  }
+}
+
+static void
+test_local_captures_c_stdio(void)
+{
+  g_autoptr(cx_result) result =
+    run("import ctypes\nlibc = ctypes.CDLL(None)\nprint('a')\nlibc.printf(b'C %d\\n', 7)\n"
+        "libc.fflush(None)\nprint('b')\nlibc.printf(b'unflushed\\n');");
+  CX_ASSERT_CELL_OK(result);
+  /* C stdio's buffer is flushed when the cell ends, into the cell. */
+  CX_ASSERT_STDOUT(result, "a\nC 7\nb\nunflushed\n");
+}
+
+static void
+test_local_child_writing_a_megabyte_does_not_block(void)
+{
+  /* The child blocks on a full pipe unless something drains it while the
+   * cell waits; `timeout` turns a hang into a failure. */
+  g_autoptr(cx_result) result =
+    run("import subprocess\n"
+        "r = subprocess.run(['timeout', '20', 'sh', '-c', 'yes | head -c 1048576'])\n"
+        "print(r.returncode)");
+  CX_ASSERT_CELL_OK(result);
+  gsize length;
+  const char *out = cx_result_get_stdout(result, &length);
+  CU_ASSERT_EQUAL(length, 1048576 + 2);
+  CU_ASSERT_TRUE(g_str_has_prefix(out, "y\ny\n"));
+  CU_ASSERT_TRUE(g_str_has_suffix(out, "y\n0\n"));
+}
+
+static void
+test_local_c_write_holding_the_gil_does_not_block(void)
+{
+  /* ctypes.PyDLL keeps the GIL through the call: only a reader that never
+   * waits for the GIL lets write() finish.  alarm() turns a hang into a
+   * failure (SIGALRM ends the test program). */
+  g_autoptr(cx_result) result =
+    run("import ctypes\nlibc = ctypes.PyDLL(None)\nlibc.alarm(20)\n"
+        "data = b'z' * 300000\nwritten = libc.write(1, data, len(data))\nlibc.alarm(0)\n"
+        "print('', written)");
+  CX_ASSERT_CELL_OK(result);
+  gsize length;
+  const char *out = cx_result_get_stdout(result, &length);
+  CU_ASSERT_EQUAL(length, 300000 + 8);
+  CU_ASSERT_TRUE(g_str_has_suffix(out, "zz 300000\n"));
+}
+
+static void
+test_local_concurrent_cells_capture_fds(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autofree char *dir = cx_test_tmpdir();
+  /* Each cell waits until the other runs too, then writes 20 lines. */
+  char *code[2];
+  for (int i = 0; i < 2; i++)
+    code[i] = g_strdup_printf(
+      "import os, time\nopen(os.path.join('%s', '%d'), 'w').close()\n"
+      "while not os.path.exists(os.path.join('%s', '%d')):\n    time.sleep(0.001)\n"
+      "for n in range(20):\n    os.write(1, b'%d-%%d\\n' %% n)\n    time.sleep(0.001)\n",
+      dir, i, dir, 1 - i, i);
+  fd_redirect out;
+  struct stat before, after;
+  fstat(1, &before);
+  redirect_fd(&out, 1);
+  struct stat redirected;
+  fstat(1, &redirected);
+  cell_job jobs[2];
+  GThread *threads[2];
+  for (int i = 0; i < 2; i++) {
+    jobs[i] = (cell_job){ backend, NULL, code[i], NULL };
+    threads[i] = g_thread_new("cell", run_job, &jobs[i]);
+  }
+  for (int i = 0; i < 2; i++)
+    g_thread_join(threads[i]);
+  struct stat during_test;
+  fstat(1, &during_test);
+  g_autofree char *host_out = restore_fd(&out);
+  fstat(1, &after);
+
+  /* Every line reached one of the two cells, in the order written; none
+   * reached the host, whose fd 1 is the same file before and after. */
+  CU_ASSERT_STRING_EQUAL(host_out, "");
+  CU_ASSERT_TRUE(same_file(&redirected, &during_test));
+  CU_ASSERT_TRUE(same_file(&before, &after));
+  gboolean seen[2][20] = { { FALSE } };
+  guint lines_seen = 0;
+  for (int i = 0; i < 2; i++) {
+    g_auto(GStrv) lines = g_strsplit(cx_result_get_stdout(jobs[i].result, NULL), "\n", -1);
+    int next[2] = { 0, 0 };
+    for (guint l = 0; lines[l] != NULL && lines[l][0] != '\0'; l++) {
+      int writer, n;
+      CU_ASSERT_TRUE_FATAL(sscanf(lines[l], "%d-%d", &writer, &n) == 2 && writer >= 0 &&
+                           writer <= 1 && n >= 0 && n < 20);
+      CU_ASSERT_TRUE(n >= next[writer]); /* in the order written */
+      next[writer] = n + 1;
+      CU_ASSERT_FALSE(seen[writer][n]);
+      seen[writer][n] = TRUE;
+      lines_seen++;
+    }
+  }
+  CU_ASSERT_EQUAL(lines_seen, 40);
+  for (int i = 0; i < 2; i++) {
+    CX_ASSERT_CELL_OK(jobs[i].result);
+    cx_result_free(jobs[i].result);
+    g_free(code[i]);
+  }
+}
+
+static void
+test_local_capture_fds_false_leaves_fds_alone(void)
+{
+  const cx_plugin_info *info = cx_registry_lookup(cx_test_registry(), "local", NULL);
+  const cx_option_spec *spec = cx_plugin_info_get_options(info);
+  while (spec->name != NULL && strcmp(spec->name, "capture-fds") != 0)
+    spec++;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(spec->name);
+  CU_ASSERT_EQUAL(spec->type, CX_OPTION_BOOL);
+  CU_ASSERT_STRING_EQUAL(spec->default_value, "true");
+
+  g_autoptr(cx_backend) backend = open_local_with("capture-fds", "false", NULL);
+  fd_redirect out;
+  redirect_fd(&out, 1);
+  g_autoptr(cx_result) result =
+    cx_test_run_cell(backend, "import os\nos.write(1, b'raw\\n')\nprint('python')", NULL);
+  g_autofree char *host_out = restore_fd(&out);
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "python\n");
+  CU_ASSERT_STRING_EQUAL(host_out, "raw\n");
+}
+
+static void
+test_local_host_output_before_a_cell_stays_the_hosts(void)
+{
+  fd_redirect out;
+  redirect_fd(&out, 1);
+  /* Buffered in C stdio (fd 1 is a file) when the cell starts. */
+  printf("host before\n");
+  g_autoptr(cx_result) result = run("import os\nprint('cell')\nos.write(1, b'fd\\n')");
+  printf("host after\n");
+  g_autofree char *host_out = restore_fd(&out);
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "cell\nfd\n");
+  CU_ASSERT_STRING_EQUAL(host_out, "host before\nhost after\n");
+}
+
+static void
+test_local_restores_fds_exactly(void)
+{
+  static const char *const cells[] = {
+    "print('fine')",
+    "import os\nos.write(1, b'x')\n1 / 0",
+    "import sys\nsys.exit(2)",
+    /* A cell that closes or replaces fds 1 and 2 itself. */
+    "import os\nos.close(1)\nos.close(2)",
+    "import os\nfd = os.open('/dev/null', os.O_WRONLY)\nos.dup2(fd, 1)\nos.dup2(fd, 2)\nos.close(fd)",
+  };
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(cx_result) first = cx_test_run_cell(backend, "1", NULL); /* pipes made */
+  guint fds = cx_test_count_open_fds();
+  struct stat out_before, err_before;
+  CU_ASSERT_TRUE_FATAL(fstat(1, &out_before) == 0 && fstat(2, &err_before) == 0);
+  int out_flags = fcntl(1, F_GETFL), err_flags = fcntl(2, F_GETFL);
+  for (gsize i = 0; i < G_N_ELEMENTS(cells); i++) {
+    fflush(NULL);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, cells[i], NULL);
+    struct stat out_after, err_after;
+    CU_ASSERT_TRUE_FATAL(fstat(1, &out_after) == 0 && fstat(2, &err_after) == 0);
+    CU_ASSERT_TRUE(same_file(&out_before, &out_after));
+    CU_ASSERT_TRUE(same_file(&err_before, &err_after));
+    CU_ASSERT_EQUAL(fcntl(1, F_GETFL), out_flags);
+    CU_ASSERT_EQUAL(fcntl(2, F_GETFL), err_flags);
+    CU_ASSERT_EQUAL(fcntl(1, F_GETFD), 0); /* not close-on-exec */
+    CU_ASSERT_EQUAL(cx_test_count_open_fds(), fds);
+  }
+}
+
+static void
+test_local_closed_fds_degrade_gracefully(void)
+{
+  fflush(NULL);
+  int saved_out = dup(1), saved_err = dup(2);
+  close(1);
+  close(2);
+  g_autoptr(cx_result) result =
+    run("import os\nprint('python')\ntry:\n    os.write(1, b'x')\nexcept OSError as e:\n"
+        "    print(e.errno)");
+  gboolean still_closed = fcntl(1, F_GETFD) < 0 && fcntl(2, F_GETFD) < 0;
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  CX_ASSERT_CELL_OK(result);
+  g_autofree char *expected = g_strdup_printf("python\n%d\n", EBADF);
+  CX_ASSERT_STDOUT(result, expected);
+  CU_ASSERT_TRUE(still_closed);
+}
+
+static void
+test_local_fd_output_after_the_cell_is_dropped(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *marker = g_build_filename(dir, "written", NULL);
+  g_autofree char *code = g_strdup_printf(
+    "import subprocess\np = subprocess.Popen(['sh', '-c', 'sleep 0.1; echo late; touch %s'])",
+    marker);
+  fd_redirect out;
+  redirect_fd(&out, 1);
+  g_autoptr(cx_result) started = cx_session_run_cell(session, code, NULL, &error);
+  CU_ASSERT_TRUE(wait_for_file(marker)); /* "late" was written while no cell ran */
+  g_autoptr(cx_result) next =
+    cx_session_run_cell(session, "print(p.wait())", NULL, &error);
+  g_autofree char *host_out = restore_fd(&out);
+  CX_ASSERT_NO_ERROR(error);
+  CX_ASSERT_CELL_OK(started);
+  CX_ASSERT_STDOUT(started, "");
+  CX_ASSERT_STDOUT(next, "0\n");
+  CU_ASSERT_STRING_EQUAL(host_out, "");
+}
+
 void
 cx_test_register(void)
 {
@@ -885,6 +1220,7 @@ cx_test_register(void)
     { "test_local_invalid_utf8_is_syntax_error", test_local_invalid_utf8_is_syntax_error },
     { "test_local_exits_end_the_cell_not_the_process",
       test_local_exits_end_the_cell_not_the_process },
+    { "test_local_cells_never_read_the_hosts_stdin", test_local_cells_never_read_the_hosts_stdin },
     { "test_local_keyboard_interrupt_is_cell_error", test_local_keyboard_interrupt_is_cell_error },
     { NULL }
   };
@@ -925,6 +1261,24 @@ cx_test_register(void)
     { "test_local_declares_its_options", test_local_declares_its_options },
     { NULL }
   };
+  static const cx_test_case fds[] = {
+    { "test_local_captures_fd_writes", test_local_captures_fd_writes },
+    { "test_local_fd_output_keeps_order_with_print", test_local_fd_output_keeps_order_with_print },
+    { "test_local_captures_c_stdio", test_local_captures_c_stdio },
+    { "test_local_child_writing_a_megabyte_does_not_block",
+      test_local_child_writing_a_megabyte_does_not_block },
+    { "test_local_c_write_holding_the_gil_does_not_block",
+      test_local_c_write_holding_the_gil_does_not_block },
+    { "test_local_concurrent_cells_capture_fds", test_local_concurrent_cells_capture_fds },
+    { "test_local_capture_fds_false_leaves_fds_alone", test_local_capture_fds_false_leaves_fds_alone },
+    { "test_local_host_output_before_a_cell_stays_the_hosts",
+      test_local_host_output_before_a_cell_stays_the_hosts },
+    { "test_local_restores_fds_exactly", test_local_restores_fds_exactly },
+    { "test_local_closed_fds_degrade_gracefully", test_local_closed_fds_degrade_gracefully },
+    { "test_local_fd_output_after_the_cell_is_dropped",
+      test_local_fd_output_after_the_cell_is_dropped },
+    { NULL }
+  };
   cx_test_add_suite("local: cells", cells);
   cx_test_add_suite("local: output", output);
   cx_test_add_suite("local: display", display);
@@ -933,4 +1287,5 @@ cx_test_register(void)
   cx_test_add_suite("local: state", state);
   cx_test_add_suite("local: control", control);
   cx_test_add_suite("local: interpreter", interpreter);
+  cx_test_add_suite("local: file descriptors", fds);
 }

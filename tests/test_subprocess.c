@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,16 +51,6 @@ static double
 seconds_since(gint64 start)
 {
   return (g_get_monotonic_time() - start) / (double)G_USEC_PER_SEC;
-}
-
-static guint
-count_open_fds(void)
-{
-  guint n = 0;
-  g_autoptr(GDir) dir = g_dir_open("/proc/self/fd", 0, NULL);
-  while (dir != NULL && g_dir_read_name(dir) != NULL)
-    n++;
-  return n;
 }
 
 /* Processes whose command line contains MARKER. */
@@ -251,7 +242,10 @@ test_subprocess_timeout_interrupts_sleep(void)
     cx_test_run_cell(shared_backend(), "print('before')\nimport time; time.sleep(5)", options);
   double elapsed = seconds_since(start);
   CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
-  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "timeout of 2 s");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "cell exceeded its 2 s timeout");
+  /* In words at the end of the traceback too, which text output prints. */
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result),
+                     "\nTimeoutError: cell exceeded its 2 s timeout\n");
   CX_ASSERT_STDOUT(result, "before\n");
   CU_ASSERT_TRUE(elapsed >= 1.9);
   if (elapsed >= 2.5)
@@ -319,7 +313,7 @@ test_subprocess_no_zombies_no_leaked_fds(void)
   g_autoptr(cx_result) warm = run("1"); /* the server runs */
   guint zombies;
   guint children_before = count_children(&zombies);
-  guint fds_before = count_open_fds();
+  guint fds_before = cx_test_count_open_fds();
   g_autoptr(cx_run_options) quick = cx_run_options_new();
   cx_run_options_set_timeout(quick, 0.2);
   const char *cells[] = {
@@ -335,7 +329,7 @@ test_subprocess_no_zombies_no_leaked_fds(void)
     CX_ASSERT_NO_ERROR(error);
     cx_session_close(session);
   }
-  CU_ASSERT_EQUAL(count_open_fds(), fds_before);
+  CU_ASSERT_EQUAL(cx_test_count_open_fds(), fds_before);
   CU_ASSERT_EQUAL(count_children(&zombies), children_before);
   CU_ASSERT_EQUAL(zombies, 0);
 }
@@ -842,6 +836,125 @@ test_subprocess_executor_in_spawn_mode(void)
   CU_ASSERT_EQUAL(json_node_get_int(sum), 42);
 }
 
+/* ---- File descriptors 1 and 2 ----------------------------------------------------- */
+
+static void
+test_subprocess_captures_fd_output_in_order(void)
+{
+  g_autoptr(cx_result) result = run(
+    "import os, sys, ctypes, subprocess\nlibc = ctypes.CDLL(None)\nprint('a')\n"
+    "os.system('echo b')\nprint('c')\nos.write(1, b'd\\n')\nsubprocess.run(['echo', 'e'])\n"
+    "libc.printf(b'f\\n')\nlibc.fflush(None)\nprint('g')\n"
+    "os.write(2, b'x\\n')\nprint('y', file=sys.stderr)\nos.system('echo z >&2')");
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "a\nb\nc\nd\ne\nf\ng\n");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "x\ny\nz\n");
+}
+
+static void
+test_subprocess_fd_floods_do_not_block(void)
+{
+  /* A child writing a megabyte while the cell waits, and a C write of more
+   * than a pipe holds made with the GIL held (ctypes.PyDLL). */
+  g_autoptr(cx_backend) backend = open_with("timeout", "20", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend,
+    "import ctypes, subprocess\nsubprocess.run(['sh', '-c', 'yes | head -c 1048576'])\n"
+    "data = b'z' * 300000\nctypes.PyDLL(None).write(1, data, len(data))\nprint('done')", NULL);
+  CX_ASSERT_CELL_OK(result);
+  gsize length;
+  const char *out = cx_result_get_stdout(result, &length);
+  CU_ASSERT_EQUAL(length, 1048576 + 300000 + 5);
+  CU_ASSERT_TRUE(g_str_has_prefix(out, "y\ny\n"));
+  CU_ASSERT_TRUE(length > 1048576 && memcmp(out + 1048576 - 2, "y\nzzz", 5) == 0);
+  CU_ASSERT_TRUE(g_str_has_suffix(out, "zzzzdone\n"));
+}
+
+static void
+test_subprocess_fd_output_streams_before_a_kill(void)
+{
+  /* Killed at its deadline (SIGINT ignored): what reached fds 1 and 2 was
+   * streamed before, as print() output is. */
+  g_autoptr(cx_backend) backend = open_with("timeout", "1", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend,
+    "import os, signal, subprocess\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "os.write(1, b'early\\n')\nsubprocess.run(['echo', 'child'])\nos.write(2, b'err\\n')\n"
+    "while True:\n    pass", NULL);
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_STDOUT(result, "early\nchild\n");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(result, NULL), "err\n");
+
+  /* os._exit() does not lose what was written just before. */
+  g_autoptr(cx_result) exited = run("import os\nos.write(1, b'bye\\n')\nos._exit(3)");
+  CX_ASSERT_ERROR_TYPE(exited, "WorkerCrashed");
+  CX_ASSERT_STDOUT(exited, "bye\n");
+}
+
+static void
+test_subprocess_fd_output_after_a_session_cell_is_dropped(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *marker = g_build_filename(dir, "written", NULL);
+  g_autofree char *code = g_strdup_printf(
+    "import os, subprocess\nos.write(1, b'first\\n')\n"
+    "p = subprocess.Popen(['sh', '-c', 'sleep 0.1; echo late; touch %s'])", marker);
+  g_autoptr(cx_result) first = session_run(session, code);
+  CX_ASSERT_STDOUT(first, "first\n");
+  /* Wait until "late" has been written, between the cells. */
+  for (int i = 0; i < 1000 && !g_file_test(marker, G_FILE_TEST_EXISTS); i++)
+    g_usleep(10 * 1000);
+  CU_ASSERT_TRUE(g_file_test(marker, G_FILE_TEST_EXISTS));
+  g_autoptr(cx_result) second = session_run(session, "os.write(1, b'second\\n')\np.wait()");
+  CX_ASSERT_CELL_OK(second);
+  CX_ASSERT_STDOUT(second, "second\n");
+}
+
+static void
+test_subprocess_fd_output_never_reaches_the_hosts_fds(void)
+{
+  /* The worker inherits the host's fds 1 and 2: point them at files while
+   * it starts and runs cells. */
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *path = g_build_filename(dir, "host-output", NULL);
+  fflush(NULL);
+  int file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int saved_out = dup(1), saved_err = dup(2);
+  CU_ASSERT_TRUE_FATAL(file >= 0 && saved_out >= 0 && saved_err >= 0);
+  dup2(file, 1);
+  dup2(file, 2);
+  close(file);
+  cx_backend *backend = open_with("timeout", "60", NULL);
+  g_autoptr(GError) error = NULL;
+  cx_session *session = cx_session_open(backend, &error);
+  cx_result *stateless = cx_backend_run_cell(backend,
+    "import os\nos.system('echo one; echo two >&2')\nos.write(1, b'three\\n')", NULL, &error);
+  cx_result *in_session = session != NULL
+    ? cx_session_run_cell(session, "import os\nos.write(2, b'four\\n')", NULL, &error) : NULL;
+  cx_session_close(session);
+  cx_backend_free(backend);
+  fflush(NULL);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(stateless);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(in_session);
+  CX_ASSERT_STDOUT(stateless, "one\nthree\n");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(stateless, NULL), "two\n");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(in_session, NULL), "four\n");
+  cx_result_free(stateless);
+  cx_result_free(in_session);
+  g_autofree char *host_output = NULL;
+  g_file_get_contents(path, &host_output, NULL, NULL);
+  if (host_output != NULL && host_output[0] != '\0')
+    fprintf(stderr, "\n  reached the host's fds: \"%s\"\n", host_output);
+  CU_ASSERT_STRING_EQUAL(host_output, "");
+}
+
 void
 cx_test_register(void)
 {
@@ -896,10 +1009,19 @@ cx_test_register(void)
     { "test_subprocess_executor_in_spawn_mode", test_subprocess_executor_in_spawn_mode },
     { NULL }
   };
+  static const cx_test_case fds[] = {
+    { "test_subprocess_captures_fd_output_in_order", test_subprocess_captures_fd_output_in_order },
+    { "test_subprocess_fd_floods_do_not_block", test_subprocess_fd_floods_do_not_block },
+    { "test_subprocess_fd_output_streams_before_a_kill", test_subprocess_fd_output_streams_before_a_kill },
+    { "test_subprocess_fd_output_after_a_session_cell_is_dropped", test_subprocess_fd_output_after_a_session_cell_is_dropped },
+    { "test_subprocess_fd_output_never_reaches_the_hosts_fds", test_subprocess_fd_output_never_reaches_the_hosts_fds },
+    { NULL }
+  };
   cx_test_add_suite("subprocess cells", cells);
   cx_test_add_suite("subprocess deadlines", deadlines);
   cx_test_add_suite("subprocess isolation", isolation);
   cx_test_add_suite("subprocess limits", limits);
   cx_test_add_suite("subprocess modes", modes);
   cx_test_add_suite("subprocess executor", executor);
+  cx_test_add_suite("subprocess file descriptors", fds);
 }

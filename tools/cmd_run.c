@@ -1,6 +1,7 @@
 /* cellexec run: run one cell and print its output or its result bundle. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,27 +174,49 @@ make_run_options(const run_args *a, GError **error)
   return g_steal_pointer(&run);
 }
 
-/* Human mode: the cell's streams to ours, rich outputs as text. */
+/* BUNDLE's text/plain on stdout, or what it holds when it has none. */
+static void
+print_bundle_text(JsonObject *bundle)
+{
+  JsonNode *plain = json_object_get_member(bundle, "text/plain");
+  if (plain != NULL && JSON_NODE_HOLDS_VALUE(plain) &&
+      json_node_get_value_type(plain) == G_TYPE_STRING) {
+    printf("%s\n", json_node_get_string(plain));
+  } else {
+    g_autoptr(GList) types = json_object_get_members(bundle);
+    printf("<rich output: %s>\n", types != NULL ? (const char *)types->data : "?");
+  }
+}
+
+/* Human mode: the cell's outputs in the order it made them, its streams to
+ * ours, rich outputs and pages (`len?`) as text, the traceback last. */
 static void
 print_human(const cx_result *result)
 {
-  gsize length;
-  const char *text = cx_result_get_stdout(result, &length);
-  fwrite(text, 1, length, stdout);
-  for (guint i = 0; i < cx_result_get_n_outputs(result); i++) {
-    JsonObject *bundle = cx_result_get_output(result, i);
-    JsonNode *plain = json_object_get_member(bundle, "text/plain");
-    if (plain != NULL && JSON_NODE_HOLDS_VALUE(plain) &&
-        json_node_get_value_type(plain) == G_TYPE_STRING) {
-      printf("%s\n", json_node_get_string(plain));
-    } else {
-      g_autoptr(GList) types = json_object_get_members(bundle);
-      printf("<rich output: %s>\n", types != NULL ? (const char *)types->data : "?");
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
+  for (guint i = 0; i < json_array_get_length(outputs); i++) {
+    JsonObject *output = json_array_get_object_element(outputs, i);
+    const char *type = json_object_get_string_member(output, "output_type");
+    if (g_str_equal(type, "stream")) {
+      gboolean to_stderr = g_str_equal(json_object_get_string_member(output, "name"), "stderr");
+      fflush(to_stderr ? stdout : stderr);
+      fputs(json_object_get_string_member(output, "text"), to_stderr ? stderr : stdout);
+    } else if (!g_str_equal(type, "error") &&
+               json_object_get_size(json_object_get_object_member(output, "data")) > 0) {
+      fflush(stderr);
+      print_bundle_text(json_object_get_object_member(output, "data"));
     }
   }
+  JsonNode *payload = cx_result_get_extra(result, "payload");
+  for (guint i = 0; payload != NULL && JSON_NODE_HOLDS_ARRAY(payload) &&
+                    i < json_array_get_length(json_node_get_array(payload)); i++) {
+    JsonNode *page = json_array_get_element(json_node_get_array(payload), i);
+    JsonNode *data = JSON_NODE_HOLDS_OBJECT(page)
+                       ? json_object_get_member(json_node_get_object(page), "data") : NULL;
+    if (data != NULL && JSON_NODE_HOLDS_OBJECT(data))
+      print_bundle_text(json_node_get_object(data));
+  }
   fflush(stdout);
-  text = cx_result_get_stderr(result, &length);
-  fwrite(text, 1, length, stderr);
   if (cx_result_has_error(result)) {
     const char *traceback = cx_result_get_error_traceback(result);
     if (traceback != NULL && *traceback != '\0')
@@ -202,6 +225,32 @@ print_human(const cx_result *result)
       fprintf(stderr, "%s: %s\n", cx_result_get_error_type(result),
               cx_result_get_error_message(result));
   }
+}
+
+/* With --json, standard output carries one document and nothing else:
+ * while the backend is opened and the cell runs, whatever is written to
+ * fd 1 (a backend that does not capture fds, a plugin that prints) goes to
+ * stderr instead.  Returns the saved stdout, or -1 (left as it is). */
+static int
+divert_stdout(void)
+{
+  fflush(stdout);
+  int saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    close(saved);
+    saved = -1;
+  }
+  return saved;
+}
+
+static void
+restore_stdout(int saved)
+{
+  fflush(stdout);
+  if (saved < 0)
+    return;
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
 }
 
 int
@@ -225,11 +274,14 @@ cmd_run(int argc, char **argv)
   };
   g_autoptr(GOptionContext) context = g_option_context_new("(-c CODE | FILE | -)");
   g_option_context_set_summary(context,
-    "Run one Python cell on a backend.  Its stdout and stderr go to ours, each rich\n"
-    "output (display() calls, the value of the last expression) is printed as its\n"
-    "text/plain form, and a failure prints the traceback on stderr.  With --json,\n"
+    "Run one Python cell on a backend.  Its outputs are printed in the order the\n"
+    "cell made them: its stdout and stderr go to ours, each rich output (display()\n"
+    "calls, the value of the last expression) and each help page (len?) is printed\n"
+    "as its text/plain form, and a failure prints the traceback on stderr.  With --json,\n"
     "print the result bundle instead:\n"
-    "  {\"stdout\", \"stderr\", \"rich_outputs\", \"success\", \"error\"}");
+    "  {\"stdout\", \"stderr\", \"rich_outputs\", \"success\", \"error\", \"outputs\", ...}\n"
+    "where \"outputs\" lists them in order as nbformat outputs, and every byte of\n"
+    "the streams is kept (text output shows invalid UTF-8 as U+FFFD).");
   g_option_context_set_description(context,
     "Examples:\n"
     "  cellexec run -c 'print(\"hello\")'\n"
@@ -254,6 +306,7 @@ cmd_run(int argc, char **argv)
   if (run == NULL)
     return fail_usage("%s", error->message);
   g_autofree char *debug_export = NULL;
+  int document_fd = a.json ? divert_stdout() : -1;
   g_autoptr(cx_backend) backend = open_backend(&a, &debug_export, &error);
   if (backend == NULL)
     return fail_usage("%s", error->message);
@@ -271,6 +324,7 @@ cmd_run(int argc, char **argv)
     return fail_usage("%s", error->message);
 
   if (a.json) {
+    restore_stdout(document_fd);
     g_autofree char *json = cx_result_to_json(result, FALSE);
     printf("%s\n", json);
   } else {

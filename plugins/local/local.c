@@ -20,6 +20,7 @@
 
 typedef struct {
   gboolean isolated;
+  cx_pyembed_run_flags run_flags; /* CX_PYEMBED_RUN_CAPTURE_FDS unless capture-fds = false */
   /* use_subprocess: the subprocess backend, opened on first use. */
   GMutex subprocess_lock;
   cx_registry *registry;
@@ -40,6 +41,9 @@ static const cx_option_spec local_options[] = {
   { "env", CX_OPTION_ENV, NULL, "environment variables set for each cell, then restored" },
   { "timeout", CX_OPTION_DOUBLE, NULL,
     "seconds after which a cell is interrupted with TimeoutError (unset or 0: never)" },
+  { "capture-fds", CX_OPTION_BOOL, "true",
+    "also capture what cells write to file descriptors 1 and 2 (os.system, child processes, "
+    "C code); while a cell runs, every thread's writes to the host's fds 1 and 2 go to it" },
   { NULL }
 };
 
@@ -68,6 +72,8 @@ local_create(const cx_options *options, GError **error)
     return NULL;
   local_backend *backend = g_new0(local_backend, 1);
   backend->isolated = isolated;
+  backend->run_flags = cx_options_get_bool(options, "capture-fds", TRUE)
+                         ? CX_PYEMBED_RUN_CAPTURE_FDS : CX_PYEMBED_RUN_DEFAULT;
   g_mutex_init(&backend->subprocess_lock);
   return backend;
 }
@@ -136,7 +142,7 @@ local_run_cell(cx_backend_instance *instance, const char *code, const cx_run_opt
     return local_run_in_subprocess(backend, code, run, error);
   if (!local_prepare_run(backend, run, error))
     return NULL;
-  return cx_pyembed_run_cell(backend, NULL, code, run, error);
+  return cx_pyembed_run_cell(backend, NULL, code, run, backend->run_flags, error);
 }
 
 static cx_session_instance *
@@ -164,7 +170,8 @@ local_session_run_cell(cx_session_instance *instance, const char *code,
     return local_run_in_subprocess(session->backend, code, run, error);
   if (!local_prepare_run(session->backend, run, error))
     return NULL;
-  return cx_pyembed_run_cell(session, session->python, code, run, error);
+  return cx_pyembed_run_cell(session, session->python, code, run, session->backend->run_flags,
+                             error);
 }
 
 static void

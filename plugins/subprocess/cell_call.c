@@ -31,6 +31,8 @@ typedef struct {
   const cx_call_params *params;
   gint *pid;
   cx_output_buffer streams[3];
+  int last_stream;           /* of the last OUTPUT frame; 0: none yet */
+  GPtrArray *events;         /* of output_event, in order */
   JsonNode *result;          /* the RESULT payload */
   JsonNode *exited;          /* the EXITED payload */
   char *worker_error;        /* an ERROR message */
@@ -43,6 +45,31 @@ typedef struct {
   gboolean killed;
   gint64 give_up_at;         /* stop waiting for EXITED; 0: not yet */
 } call_state;
+
+/* A DISPLAY frame, or a switch from one stream's OUTPUT to the other's
+ * (EVENT NULL), and where the streams were when it came: it goes between
+ * those bytes and the next. */
+typedef struct {
+  JsonNode *event;
+  guint64 stream_at[3];
+} output_event;
+
+static void
+output_event_free(output_event *event)
+{
+  g_clear_pointer(&event->event, json_node_unref);
+  g_free(event);
+}
+
+static void
+add_event(call_state *call, JsonNode *node)
+{
+  output_event *event = g_new(output_event, 1);
+  event->event = node;
+  for (int stream = 1; stream <= 2; stream++)
+    event->stream_at[stream] = call->streams[stream].total;
+  g_ptr_array_add(call->events, event);
+}
 
 static void
 signal_process(call_state *call, int signal_number, gboolean whole_group)
@@ -93,7 +120,20 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
       call->protocol_error = g_strdup(error->message);
       return;
     }
+    /* The worker sends the streams in the order they were written. */
+    if (call->last_stream != 0 && call->last_stream != stream)
+      add_event(call, NULL);
+    call->last_stream = stream;
     cx_output_buffer_add(&call->streams[stream], omitted, data, data_len);
+    return;
+  }
+  case CX_MSG_DISPLAY: {
+    JsonNode *node = cx_protocol_parse_object(payload, len, "DISPLAY", &error);
+    if (node == NULL) {
+      call->protocol_error = g_strdup(error->message);
+      return;
+    }
+    add_event(call, node);
     return;
   }
   case CX_MSG_RESULT:
@@ -173,7 +213,7 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
     if (now < deadline)
       return deadline;
     begin_stop(call, STOP_TIMEOUT,
-               g_strdup_printf("the cell did not finish within its timeout of %g s", timeout));
+               g_strdup_printf("cell exceeded its %g s timeout", timeout));
   }
   if (call->stop == STOP_NONE)
     return G_MAXINT64;
@@ -189,15 +229,14 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
 
 /* ---- The result ---------------------------------------------------------------- */
 
-/* Copy everything but the streams from the worker's RESULT into RESULT. */
+/* Copy the error and extras of the worker's RESULT into RESULT (its outputs
+ * came as OUTPUT and DISPLAY frames). */
 static gboolean
 merge_worker_result(cx_result *result, JsonNode *node, GError **error)
 {
   g_autoptr(cx_result) worker = cx_result_from_json_node(node, error);
   if (worker == NULL)
     return FALSE;
-  for (guint i = 0; i < cx_result_get_n_outputs(worker); i++)
-    cx_result_add_output(result, cx_result_get_output(worker, i));
   if (cx_result_has_error(worker))
     cx_result_set_error(result, cx_result_get_error_type(worker),
                         cx_result_get_error_message(worker),
@@ -208,6 +247,57 @@ merge_worker_result(cx_result *result, JsonNode *node, GError **error)
   for (char **key = extras; *key != NULL; key++)
     cx_result_set_extra(result, *key, json_node_copy(cx_result_get_extra(worker, *key)));
   return TRUE;
+}
+
+/* An event of the cell (see cx_pyembed_output_func) applied to RESULT.
+ * Events come from a process that runs untrusted code: one that makes no
+ * sense is dropped. */
+static void
+apply_event(cx_result *result, JsonObject *event)
+{
+  const char *kind = cx_protocol_get_string(event, "event", "");
+  if (g_str_equal(kind, "clear")) {
+    cx_result_clear_output(result, json_object_get_boolean_member_with_default(event, "wait",
+                                                                               FALSE));
+    return;
+  }
+  if (g_str_equal(kind, "error")) {
+    const char *ename = cx_protocol_get_string(event, "ename", NULL);
+    const char *evalue = cx_protocol_get_string(event, "evalue", NULL);
+    if (ename != NULL && evalue != NULL)
+      cx_result_add_error_output(result, ename, evalue,
+                                 cx_protocol_get_string(event, "traceback", NULL));
+    return;
+  }
+  JsonObject *data = cx_protocol_get_object(event, "data");
+  JsonObject *metadata = cx_protocol_get_object(event, "metadata");
+  const char *display_id = cx_protocol_get_string(event, "display_id", NULL);
+  if (data == NULL)
+    return;
+  if (g_str_equal(kind, "display"))
+    cx_result_add_display(result, data, metadata, display_id);
+  else if (g_str_equal(kind, "update") && display_id != NULL)
+    cx_result_update_display(result, display_id, data, metadata);
+  else if (g_str_equal(kind, "execute_result"))
+    cx_result_add_execute_result(
+      result, data, metadata, json_object_get_int_member_with_default(event, "execution_count", 0));
+}
+
+/* The streams and events, in the order the cell made them. */
+static void
+write_outputs(cx_result *result, call_state *call)
+{
+  guint64 written[3] = { 0 };
+  for (guint i = 0; i <= call->events->len; i++) {
+    output_event *event = i < call->events->len ? g_ptr_array_index(call->events, i) : NULL;
+    for (int stream = 1; stream <= 2; stream++) {
+      guint64 up_to = event != NULL ? event->stream_at[stream] : G_MAXUINT64;
+      cx_output_buffer_write_range(&call->streams[stream], result, stream, written[stream], up_to);
+      written[stream] = MAX(written[stream], MIN(up_to, call->streams[stream].total));
+    }
+    if (event != NULL && event->event != NULL)
+      apply_event(result, json_node_get_object(event->event));
+  }
 }
 
 static void
@@ -265,19 +355,21 @@ static cx_result *
 make_result(call_state *call, GError **error)
 {
   g_autoptr(cx_result) result = cx_result_new();
-  cx_output_buffer_write(&call->streams[1], result, 1);
-  cx_output_buffer_write(&call->streams[2], result, 2);
+  write_outputs(result, call);
   g_autoptr(GError) merge_error = NULL;
   if (call->result != NULL && call->protocol_error == NULL &&
       !merge_worker_result(result, call->result, &merge_error))
     call->protocol_error = g_strdup(merge_error->message);
 
   if (call->stop != STOP_NONE) {
-    /* Keep the traceback of the KeyboardInterrupt: it shows where the cell was. */
+    /* Keep the traceback of the KeyboardInterrupt: it shows where the cell
+     * was.  Its last line says what happened in words, as Python's do. */
+    const char *type = call->stop == STOP_TIMEOUT ? "TimeoutError" : "OutputLimitExceeded";
     const char *traceback = cx_result_has_error(result) ? cx_result_get_error_traceback(result) : "";
-    g_autofree char *kept = g_strdup(traceback);
-    cx_result_set_error(result, call->stop == STOP_TIMEOUT ? "TimeoutError" : "OutputLimitExceeded",
-                        call->stop_message, kept);
+    g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback,
+                                            traceback[0] != '\0' ? "\n" : "", type,
+                                            call->stop_message);
+    cx_result_set_error(result, type, call->stop_message, told);
   } else if (call->result == NULL || call->protocol_error != NULL) {
     set_crash_error(result, call);
   }
@@ -290,6 +382,7 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
                  cx_call_outcome *outcome, GError **error)
 {
   call_state call = { .params = params, .pid = pid };
+  call.events = g_ptr_array_new_with_free_func((GDestroyNotify)output_event_free);
   call.started = g_atomic_int_get(pid) > 0;
   for (int stream = 1; stream <= 2; stream++)
     cx_output_buffer_init(&call.streams[stream], params->output_limit);
@@ -331,6 +424,7 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
 
   for (int stream = 1; stream <= 2; stream++)
     cx_output_buffer_clear(&call.streams[stream]);
+  g_ptr_array_unref(call.events);
   g_clear_pointer(&call.result, json_node_unref);
   g_clear_pointer(&call.exited, json_node_unref);
   g_free(call.worker_error);

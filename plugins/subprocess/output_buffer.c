@@ -74,21 +74,36 @@ cx_output_buffer_omitted(const cx_output_buffer *buffer)
 }
 
 void
-cx_output_buffer_write(const cx_output_buffer *buffer, cx_result *result, int stream)
+cx_output_buffer_write_range(const cx_output_buffer *buffer, cx_result *result, int stream,
+                             guint64 from, guint64 to)
 {
   void (*append)(cx_result *, const char *, gssize) =
     stream == 1 ? cx_result_append_stdout : cx_result_append_stderr;
-  append(result, buffer->head->str, buffer->head->len);
+  to = MIN(to, buffer->total);
+  if (from >= to)
+    return;
+  guint64 head_len = buffer->head->len;
+  if (from < head_len)
+    append(result, buffer->head->str + from, (gssize)(MIN(to, head_len) - from));
   guint64 omitted = cx_output_buffer_omitted(buffer);
-  if (omitted > 0) {
+  if (omitted > 0 && from <= head_len && to > head_len) {
     g_autofree char *marker = g_strdup_printf(
       "\n[cellexec: %" G_GUINT64_FORMAT " bytes omitted: the output exceeded output-limit]\n",
       omitted);
     append(result, marker, -1);
   }
-  gsize first = MIN(buffer->tail_len, buffer->tail_size - buffer->tail_start);
-  if (first > 0)
-    append(result, (const char *)buffer->tail + buffer->tail_start, first);
-  if (buffer->tail_len > first)
-    append(result, (const char *)buffer->tail, buffer->tail_len - first);
+  /* The tail holds the stream's last tail_len bytes, in a ring. */
+  guint64 tail_begin = buffer->total - buffer->tail_len;
+  for (guint64 at = MAX(from, MAX(tail_begin, head_len)); at < to;) {
+    gsize ring = (buffer->tail_start + (gsize)(at - tail_begin)) % MAX(buffer->tail_size, 1);
+    gsize n = (gsize)MIN(to - at, (guint64)(buffer->tail_size - ring));
+    append(result, (const char *)buffer->tail + ring, (gssize)n);
+    at += n;
+  }
+}
+
+void
+cx_output_buffer_write(const cx_output_buffer *buffer, cx_result *result, int stream)
+{
+  cx_output_buffer_write_range(buffer, result, stream, 0, buffer->total);
 }

@@ -32,6 +32,12 @@ guint64 cx_output_buffer_omitted(const cx_output_buffer *buffer);
  * a line saying how much was left out, the tail. */
 void cx_output_buffer_write(const cx_output_buffer *buffer, cx_result *result, int stream);
 
+/* The same for the stream's bytes from offset FROM up to TO (offsets in
+ * the whole stream, left-out bytes included; TO is clamped to the total):
+ * writing consecutive ranges writes what cx_output_buffer_write() does. */
+void cx_output_buffer_write_range(const cx_output_buffer *buffer, cx_result *result, int stream,
+                                  guint64 from, guint64 to);
+
 G_END_DECLS
 
 #endif /* CX_SUBPROCESS_OUTPUT_BUFFER_H */

@@ -27,8 +27,12 @@ typedef enum {
   CX_MSG_STARTED = 'S',
   /* cell process -> host: output, see cx_protocol_{encode,decode}_output */
   CX_MSG_OUTPUT = 'O',
-  /* cell process -> host: the cell's result (stdout and stderr empty: they
-   * came as OUTPUT) */
+  /* cell process -> host: a display, update_display, clear_output or the
+   * cell's value, as a JSON event (see cx_pyembed_output_func), in order
+   * with the OUTPUT frames around it */
+  CX_MSG_DISPLAY = 'P',
+  /* cell process -> host: the cell's result (stdout, stderr, rich_outputs
+   * and outputs empty: they came as OUTPUT and DISPLAY) */
   CX_MSG_RESULT = 'D',
   /* cell process -> host: please stop me, I passed a limit */
   CX_MSG_LIMIT = 'L',

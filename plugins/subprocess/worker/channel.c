@@ -24,8 +24,6 @@
 #include "pyembed/pyembed-process.h"
 
 #define STREAM_INTERVAL_US (20 * 1000)
-/* The streamer's stack: it only copies bytes and writes frames. */
-#define STREAMER_STACK_SIZE (256 * 1024)
 /* Largest OUTPUT frame. */
 #define OUTPUT_CHUNK (1024 * 1024)
 /* A cell is stopped once one stream passed this many times output-limit,
@@ -101,19 +99,51 @@ send_output_locked(channel_state *channel, int stream, const char *data, gsize l
     send_chunk_locked(channel, stream, omitted, data + omitted, len - omitted);
 }
 
+/* Output copied under the GIL, in order: a run of one stream's bytes, or
+ * one event (stream 0). */
+typedef struct {
+  int stream;
+  GByteArray *data;
+} output_chunk;
+
+static void
+output_chunk_free(output_chunk *chunk)
+{
+  g_byte_array_unref(chunk->data);
+  g_free(chunk);
+}
+
 static void
 collect_output(int stream, const char *data, gsize len, gpointer user_data)
 {
-  GByteArray **copies = user_data;
-  g_byte_array_append(copies[stream], (const guint8 *)data, len);
+  GPtrArray *chunks = user_data;
+  output_chunk *last = chunks->len > 0 ? g_ptr_array_index(chunks, chunks->len - 1) : NULL;
+  if (last == NULL || last->stream != stream || stream == 0) {
+    last = g_new(output_chunk, 1);
+    last->stream = stream;
+    last->data = g_byte_array_new();
+    g_ptr_array_add(chunks, last);
+  }
+  g_byte_array_append(last->data, (const guint8 *)data, len);
 }
 
-/* Called where the process dies at once: with the GIL held or in a fatal
- * signal handler of the cell's thread. */
+static void
+send_event_locked(channel_state *channel, const char *json, gsize len)
+{
+  struct iovec part = { (void *)json, len };
+  cx_frame_sendv(channel->channel, CX_MSG_DISPLAY, &part, 1, -1, NULL);
+}
+
+/* Called where the process dies at once (with the GIL held or in a fatal
+ * signal handler of the cell's thread), and for the end of a cell, with
+ * write_lock held. */
 static void
 send_output_directly(int stream, const char *data, gsize len, gpointer user_data)
 {
-  send_output_locked(user_data, stream, data, len);
+  if (stream == 0)
+    send_event_locked(user_data, data, len);
+  else
+    send_output_locked(user_data, stream, data, len);
 }
 
 static void
@@ -141,15 +171,14 @@ report_output_limit(channel_state *channel)
 static void
 stream_once(channel_state *channel)
 {
-  GByteArray *copies[3] = { NULL, g_byte_array_new(), g_byte_array_new() };
+  g_autoptr(GPtrArray) chunks = g_ptr_array_new_with_free_func((GDestroyNotify)output_chunk_free);
   /* Copy under the GIL, send without it: the host may be slow to read. */
-  cx_pyembed_peek_output(&channel->cursor, collect_output, copies);
+  cx_pyembed_peek_output(&channel->cursor, collect_output, chunks);
   g_mutex_lock(&channel->write_lock);
-  for (int stream = 1; stream <= 2; stream++) {
-    if (copies[stream]->len > 0)
-      send_output_locked(channel, stream, (const char *)copies[stream]->data,
-                         copies[stream]->len);
-    g_byte_array_unref(copies[stream]);
+  for (guint i = 0; i < chunks->len; i++) {
+    output_chunk *chunk = g_ptr_array_index(chunks, i);
+    send_output_directly(chunk->stream, (const char *)chunk->data->data, chunk->data->len,
+                         channel);
   }
   report_output_limit(channel);
   g_mutex_unlock(&channel->write_lock);
@@ -181,13 +210,7 @@ streamer_main(void *data)
 static void
 start_streamer(channel_state *channel)
 {
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, STREAMER_STACK_SIZE);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t thread;
-  int failed = pthread_create(&thread, &attr, streamer_main, channel);
-  pthread_attr_destroy(&attr);
+  int failed = cx_pyembed_start_thread(streamer_main, channel);
   if (failed)
     g_warning("cellexec-worker: no output streaming (%s): output of a cell that is "
               "killed will be lost", g_strerror(failed));
@@ -293,20 +316,14 @@ send_error(channel_state *channel, const char *message)
 static void
 send_result(channel_state *channel, cx_result *result)
 {
-  gsize out_len, err_len;
-  const char *out = cx_result_get_stdout(result, &out_len);
-  const char *err = cx_result_get_stderr(result, &err_len);
   g_mutex_lock(&channel->write_lock);
-  if (out_len > channel->cursor.stdout_seen)
-    send_output_locked(channel, 1, out + channel->cursor.stdout_seen,
-                       out_len - channel->cursor.stdout_seen);
-  if (err_len > channel->cursor.stderr_seen)
-    send_output_locked(channel, 2, err + channel->cursor.stderr_seen,
-                       err_len - channel->cursor.stderr_seen);
+  cx_pyembed_peek_finished(&channel->cursor, result, send_output_directly, channel);
   g_autoptr(JsonNode) node = cx_result_to_json_node(result);
   JsonObject *object = json_node_get_object(node);
   json_object_set_string_member(object, "stdout", "");
   json_object_set_string_member(object, "stderr", "");
+  json_object_set_array_member(object, "rich_outputs", json_array_new());
+  json_object_set_array_member(object, "outputs", json_array_new());
   cx_protocol_send_object(channel->channel, CX_MSG_RESULT, json_object_ref(object), -1, NULL);
   g_mutex_unlock(&channel->write_lock);
 }
@@ -334,7 +351,9 @@ run_cell(channel_state *channel, JsonObject *cell, cx_pyembed_session *session,
 
   set_streaming(channel, TRUE);
   cx_worker_cell_running = 1;
-  g_autoptr(cx_result) result = cx_pyembed_run_cell(channel, session, code, run, &error);
+  /* Outputs other than the streams go to the host as events, in order. */
+  cx_pyembed_run_flags flags = CX_PYEMBED_RUN_CAPTURE_FDS | CX_PYEMBED_RUN_RECORD_EVENTS;
+  g_autoptr(cx_result) result = cx_pyembed_run_cell(channel, session, code, run, flags, &error);
   cx_worker_cell_running = 0;
   set_streaming(channel, FALSE);
 
@@ -409,7 +428,10 @@ static void
 prewarm(void)
 {
   g_autoptr(cx_run_options) run = cx_run_options_new();
-  g_autoptr(cx_result) result = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run, NULL);
+  /* Capturing fds here also makes the pipes and their reader thread while
+   * no process limit (max-processes) stands in the way. */
+  g_autoptr(cx_result) result = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run,
+                                                    CX_PYEMBED_RUN_CAPTURE_FDS, NULL);
 }
 
 /* Wait for the open request the server forwards: its payload, with the

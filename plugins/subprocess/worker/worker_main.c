@@ -27,6 +27,11 @@ volatile sig_atomic_t cx_worker_interrupts;
 /* Imports most cells pay for otherwise: done once, before any fork. */
 static const char warm_up_code[] =
   "import asyncio, collections, datetime, io, json, math, re, tokenize, traceback\n"
+  /* With IPython, cells get its shell (display, magics) ready-made. */
+  "try:\n"
+  "    import IPython\n"
+  "except ImportError:\n"
+  "    pass\n"
   "import gc\n"
   /* Objects made so far are never collected: collections would touch them
    * and copy their pages in every forked process. */
@@ -101,12 +106,14 @@ main(int argc, char **argv)
     return fail(control, "cannot set up the worker", error);
 
   g_autoptr(cx_run_options) run = cx_run_options_new();
-  g_autoptr(cx_result) warm = cx_pyembed_run_cell(NULL, NULL, warm_up_code, run, &error);
+  g_autoptr(cx_result) warm = cx_pyembed_run_cell(NULL, NULL, warm_up_code, run,
+                                                     CX_PYEMBED_RUN_DEFAULT, &error);
   if (warm == NULL)
     return fail(control, "cannot warm up Python", error);
   if (!cx_result_get_success(warm))
     g_printerr("cellexec-worker: warming up failed (%s: %s); carrying on\n",
                cx_result_get_error_type(warm), cx_result_get_error_message(warm));
-  g_autoptr(cx_result) prewarm = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run, NULL);
+  g_autoptr(cx_result) prewarm = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run,
+                                                        CX_PYEMBED_RUN_DEFAULT, NULL);
   return cx_worker_serve(control);
 }

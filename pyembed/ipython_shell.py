@@ -1,0 +1,240 @@
+"""IPython in cells, as ipykernel provides it: the display protocol, magics,
+shell escapes and the help pager.
+
+Compiled into libcxpyembed as a string and loaded, as module
+_cellexec_ipython, when the interpreter starts; IPython itself is imported
+only when a cell needs it, so plain cells pay nothing:
+
+  - a cell that is not Python (`%time`, `%%writefile`, `!ls`, `x = !ls`,
+    `len?`) is transformed by IPython's own TransformerManager;
+  - a cell (or a module it imports) imports IPython: from then on
+    IPython.display.display(), update_display() and clear_output() reach
+    the cell's outputs, as in a notebook;
+  - a value that IPython formats differently from repr() (see
+    helper._needs_ipython_format) is formatted by IPython's DisplayFormatter.
+
+One InteractiveShell serves the whole process, as in a kernel; each cell
+points it at the namespace the cell runs in.  It keeps no history on disk,
+installs no signal handlers and does not change the process environment.
+"""
+
+import sys
+
+import _cellexec_native as _native
+
+_shell = None
+_creating = False
+_unavailable = None  # why IPython cannot be used, once known
+
+
+class IPythonUnavailable(Exception):
+    pass
+
+
+def _create_shell():
+    import warnings
+
+    from IPython.core.displaypub import DisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core import page, payloadpage
+    from traitlets.config import Config
+
+    class CellDisplayPublisher(DisplayPublisher):
+        """Sends display_data, update_display_data and clear_output to the
+        running cell, as ipykernel's ZMQDisplayPublisher sends messages."""
+
+        def publish(self, data, metadata=None, source=None, *, transient=None,
+                    update=False, **kwargs):
+            display_id = (transient or {}).get("display_id")
+            if not _native.publish_display(data, metadata or {}, display_id, bool(update)):
+                # No cell runs (a thread after its cell ended): as IPython
+                # does without a front end.
+                print(data.get("text/plain", ""))
+
+        def clear_output(self, wait=False):
+            _native.clear_output(bool(wait))
+
+    config = Config()
+    config.HistoryManager.enabled = False     # no SQLite file in ~/.ipython
+    config.InteractiveShell.colors = "NoColor"
+    config.InteractiveShell.xmode = "Plain"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # e.g. "working in a virtualenv"
+        shell = InteractiveShell.instance(
+            config=config,
+            display_pub_class=CellDisplayPublisher,
+            # Not a new __main__ module: the embedded interpreter keeps its own.
+            user_module=sys.modules["__main__"],
+        )
+    def show_traceback(etype, evalue, stb):
+        # An exception IPython shows without failing the cell (a display
+        # formatter that raised): an error output, as in ipykernel.
+        text = shell.InteractiveTB.stb2text(stb)
+        if not _native.show_error(etype.__name__, str(evalue), text):
+            print(text, file=sys.stderr)
+
+    shell._showtraceback = show_traceback
+    # `len?` and `%pinfo` page into the reply's payload, as in ipykernel.
+    shell.set_hook("show_in_pager", page.as_hook(payloadpage.page), 99)
+    return shell
+
+
+def shell():
+    """The process's InteractiveShell, created on first use.  Raises
+    IPythonUnavailable when IPython is not installed or cannot start."""
+    global _shell, _unavailable
+    if _shell is not None:
+        return _shell
+    if _unavailable is not None:
+        raise IPythonUnavailable(_unavailable)
+    global _creating
+    _creating = True  # importing IPython below must not start another
+    try:
+        _shell = _create_shell()
+    except ImportError as exc:
+        _unavailable = (f"IPython is not installed for {sys.executable} ({exc}); "
+                        f"install it (Debian: apt install python3-ipython)")
+    except Exception as exc:
+        _unavailable = f"IPython cannot start in {sys.executable}: {type(exc).__name__}: {exc}"
+    finally:
+        _creating = False
+    if _unavailable is not None:
+        raise IPythonUnavailable(_unavailable)
+    return _shell
+
+
+def active_shell():
+    """The shell if a cell made one already, else None; never imports."""
+    return _shell
+
+
+_importable = None
+
+
+def available():
+    """True when IPython can be imported (or is), without importing it."""
+    global _importable
+    if _shell is not None:
+        return True
+    if _unavailable is not None:
+        return False
+    if _importable is None:
+        import importlib.util
+
+        _importable = importlib.util.find_spec("IPython") is not None
+    return _importable
+
+
+def transform(source):
+    """SOURCE as Python, with IPython's syntax (magics, `!`, `?`) turned into
+    calls, as IPython's TransformerManager does."""
+    return shell().input_transformer_manager.transform_cell(source)
+
+
+def enter_cell(namespace):
+    """Point the shell at NAMESPACE for the cell about to run (magics such
+    as %time, %who and `!echo $x` read and write it)."""
+    if _shell is None:
+        return
+    if _shell.user_ns is not namespace:
+        _shell.user_module, _shell.user_ns = _shell.prepare_user_module(user_ns=namespace)
+        # What IPython's own code expects in a namespace (%%capture runs a
+        # cell through the shell's display hook, which writes Out).  Not
+        # its exit and quit, which would only ask a kernel to exit.
+        history = _shell.history_manager
+        for name, value in (("_ih", history.input_hist_parsed), ("_oh", history.output_hist),
+                            ("_dh", history.dir_hist), ("In", history.input_hist_parsed),
+                            ("Out", history.output_hist)):
+            namespace.setdefault(name, value)
+
+
+def take_payload():
+    """What the cell paged (`len?`), as an execute_reply's payload list."""
+    if _shell is None:
+        return None
+    payload = _shell.payload_manager.read_payload()
+    if not payload:
+        return None
+    _shell.payload_manager.clear_payload()
+    return payload
+
+
+def _reraise(*args, **kwargs):
+    raise  # the exception IPython's formatter caught
+
+
+def format(obj):
+    """(data, metadata) of OBJ as IPython's DisplayFormatter makes them.  A
+    formatter that raises fails the cell, as it does without IPython
+    (IPython itself would only print the traceback)."""
+    the_shell = shell()
+    the_shell.showtraceback = _reraise
+    try:
+        return the_shell.display_formatter.format(obj)
+    finally:
+        del the_shell.showtraceback
+
+
+# ---- Importing IPython -------------------------------------------------------
+
+class _ImportWatcher:
+    """Creates the shell right after a cell (or something it imports) first
+    imports IPython, so IPython.display.display() finds a shell to publish
+    to instead of printing reprs.  Asks nothing of any other import."""
+
+    def __init__(self):
+        self._busy = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "IPython" or self._busy or _creating or _shell is not None:
+            return None
+        import importlib.util
+
+        self._busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._busy = False
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _LoaderThenShell(spec.loader)
+        return spec
+
+
+class _LoaderThenShell:
+    """The loader of the IPython package, creating the shell after it."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            shell()
+        except IPythonUnavailable as exc:
+            import warnings
+
+            warnings.warn(f"cellexec: IPython's display functions will print: {exc}")
+
+
+def get_ipython():
+    """The InteractiveShell, as a kernel's builtin get_ipython() returns it
+    (started on first use); None where IPython is not installed."""
+    try:
+        return shell()
+    except IPythonUnavailable:
+        return None
+
+
+def install():
+    """Once, when the interpreter starts."""
+    import builtins
+
+    builtins.get_ipython = get_ipython
+    sys.meta_path.insert(0, _ImportWatcher())
