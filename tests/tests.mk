@@ -199,3 +199,13 @@ tests/stage.stamp: $(lib_LTLIBRARIES) $(plugins_LTLIBRARIES) $(bin_PROGRAMS) $(p
 # The plugin probes' cache of the test runs, and the staged install.
 clean-local:
 	rm -rf tests/cache tests/stage tests/stage.stamp tests/stage.log
+
+# The IPython behaviour table (tests/ipython/README.md): every case a real
+# kernel recorded in expected.json, on the local and subprocess backends.
+check_PROGRAMS += tests/test_ipython_table
+TESTS += tests/test_ipython_table
+tests_test_ipython_table_SOURCES = tests/test_ipython_table.c
+tests_test_ipython_table_CFLAGS = $(TEST_CFLAGS)
+tests_test_ipython_table_LDADD = $(TEST_LDADD)
+EXTRA_DIST += tests/ipython/README.md tests/ipython/cases.py \
+	tests/ipython/generate_expectations.py tests/ipython/expected.json
