@@ -644,6 +644,34 @@ test_subprocess_bad_configuration(void)
   CU_ASSERT_PTR_NULL(bad_mode);
   CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
   CX_ASSERT_CONTAINS(error->message, "mode must be");
+  g_clear_error(&error);
+
+  /* Module names reach Python's source: nothing else may. */
+  g_autoptr(cx_backend) bad_preload = open_expecting_error(&error, "preload", "os');import x#");
+  CU_ASSERT_PTR_NULL(bad_preload);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "is not a module name");
+}
+
+static void
+test_subprocess_preload_imports_before_forking(void)
+{
+  static const char *const cell = "import sys\n'IPython' in sys.modules, 'wave' in sys.modules";
+  /* By default nothing more: plain cells fork from a small process. */
+  g_autoptr(cx_result) plain = run(cell);
+  CX_ASSERT_CELL_OK(plain);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(plain, 0),
+                                                       "text/plain"), "(False, False)");
+  /* IPython is there before the cell runs, its shell ready; a module that
+   * is not installed is skipped. */
+  g_autoptr(cx_backend) other = open_with("preload", " IPython, wave , no_such_module_here", NULL);
+  g_autoptr(cx_result) chosen = cx_test_run_cell(other, cell, NULL);
+  CX_ASSERT_CELL_OK(chosen);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(chosen, 0),
+                                                       "text/plain"), "(True, True)");
+  g_autoptr(cx_result) shell = cx_test_run_cell(other, "get_ipython().__class__.__name__", NULL);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(shell, 0),
+                                                       "text/plain"), "'InteractiveShell'");
 }
 
 /* ---- The local backend's use_subprocess ------------------------------------------- */
@@ -998,6 +1026,7 @@ cx_test_register(void)
     { "test_subprocess_spawn_mode", test_subprocess_spawn_mode },
     { "test_subprocess_concurrent_callers", test_subprocess_concurrent_callers },
     { "test_subprocess_bad_configuration", test_subprocess_bad_configuration },
+    { "test_subprocess_preload_imports_before_forking", test_subprocess_preload_imports_before_forking },
     { "test_local_use_subprocess_runs_on_this_backend", test_local_use_subprocess_runs_on_this_backend },
     { NULL }
   };

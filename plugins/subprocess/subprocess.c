@@ -39,6 +39,9 @@ static const cx_option_spec subprocess_options[] = {
   { "worker", CX_OPTION_PATH, NULL, "the worker program (default: the installed cellexec-worker)" },
   { "isolated", CX_OPTION_BOOL, "false",
     "run Python as `python3 -I -S`: no site-packages, no user site, no '' on sys.path" },
+  { "preload", CX_OPTION_STRING, NULL,
+    "modules the worker imports once, before it forks cells (comma-separated, e.g. IPython; "
+    "those not installed are skipped)" },
   { "timeout", CX_OPTION_DOUBLE, NULL,
     "seconds after which a cell is stopped with TimeoutError (unset or 0: never)" },
   { "cwd", CX_OPTION_PATH, NULL, "working directory of each cell (default: the host's)" },
@@ -58,6 +61,7 @@ static const cx_option_spec subprocess_options[] = {
 struct subprocess_backend {
   char *worker_path;
   gboolean isolated;
+  char *preload;          /* module names, comma-separated */
   gboolean spawn_mode;
   char **environment;        /* the worker's */
   double timeout;
@@ -111,8 +115,8 @@ worker_path_from(const cx_options *options)
 static cx_worker_process *
 start_worker(subprocess_backend *backend, GError **error)
 {
-  return cx_worker_process_start(backend->worker_path, backend->isolated, backend->environment,
-                                 error);
+  return cx_worker_process_start(backend->worker_path, backend->isolated, backend->preload,
+                                 backend->environment, error);
 }
 
 /* Open a channel to a process the server forks for REQUEST (consumed):
@@ -210,12 +214,33 @@ subprocess_destroy(cx_backend_instance *instance)
   subprocess_backend *backend = instance;
   g_clear_pointer(&backend->server, cx_worker_process_stop);
   g_free(backend->worker_path);
+  g_free(backend->preload);
   g_strfreev(backend->environment);
   g_free(backend->cwd);
   g_clear_pointer(&backend->limits, json_object_unref);
   g_ptr_array_unref(backend->running);
   g_mutex_clear(&backend->lock);
   g_free(backend);
+}
+
+/* PRELOAD is a list of dotted module names: the worker writes them into
+ * the Python it runs. */
+static gboolean
+preload_is_valid(const char *preload, GError **error)
+{
+  g_auto(GStrv) names = g_strsplit(preload, ",", -1);
+  for (char **name = names; *name != NULL; name++) {
+    g_strstrip(*name);
+    if (**name == '\0')
+      continue;
+    if (!g_regex_match_simple("^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$", *name, 0, 0)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                  "subprocess: preload: \"%s\" is not a module name; give module names "
+                  "separated by commas, e.g. preload = IPython, numpy", *name);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 static cx_backend_instance *
@@ -227,6 +252,8 @@ subprocess_create(const cx_options *options, GError **error)
                 "subprocess: mode must be \"forkserver\" or \"spawn\", not \"%s\"", mode);
     return NULL;
   }
+  if (!preload_is_valid(cx_options_get_string(options, "preload", ""), error))
+    return NULL;
   g_autoptr(JsonObject) limits = limits_from(options, error);
   if (limits == NULL)
     return NULL;
@@ -244,6 +271,7 @@ subprocess_create(const cx_options *options, GError **error)
   backend->running = g_ptr_array_new();
   backend->worker_path = g_strdup(worker_path);
   backend->isolated = cx_options_get_bool(options, "isolated", FALSE);
+  backend->preload = g_strdup(cx_options_get_string(options, "preload", ""));
   backend->spawn_mode = g_str_equal(mode, "spawn");
   g_auto(GStrv) env = cx_options_get_env(options, "env");
   backend->environment = cx_worker_environment(cx_options_get_bool(options, "inherit-env", FALSE),

@@ -68,7 +68,8 @@ cx_worker_environment(gboolean inherit, const char *const *configured)
 }
 
 static pid_t
-spawn(const char *path, gboolean isolated, char **environment, int remote, GError **error)
+spawn(const char *path, gboolean isolated, const char *preload, char **environment, int remote,
+      GError **error)
 {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -87,9 +88,17 @@ spawn(const char *path, gboolean isolated, char **environment, int remote, GErro
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                           POSIX_SPAWN_SETPGROUP);
 
-  char *argv[] = { (char *)path, isolated ? "--isolated" : NULL, NULL };
+  g_autoptr(GPtrArray) argv = g_ptr_array_new();
+  g_ptr_array_add(argv, (char *)path);
+  if (isolated)
+    g_ptr_array_add(argv, "--isolated");
+  if (preload != NULL && *preload != '\0') {
+    g_ptr_array_add(argv, "--preload");
+    g_ptr_array_add(argv, (char *)preload);
+  }
+  g_ptr_array_add(argv, NULL);
   pid_t pid = -1;
-  int failed = posix_spawn(&pid, path, &actions, &attributes, argv, environment);
+  int failed = posix_spawn(&pid, path, &actions, &attributes, (char **)argv->pdata, environment);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (failed) {
@@ -155,7 +164,8 @@ read_hello(int control, const char *path, GError **error)
 }
 
 cx_worker_process *
-cx_worker_process_start(const char *path, gboolean isolated, char **environment, GError **error)
+cx_worker_process_start(const char *path, gboolean isolated, const char *preload,
+                        char **environment, GError **error)
 {
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) < 0) {
@@ -164,7 +174,7 @@ cx_worker_process_start(const char *path, gboolean isolated, char **environment,
                 g_strerror(saved));
     return NULL;
   }
-  pid_t pid = spawn(path, isolated, environment, sockets[1], error);
+  pid_t pid = spawn(path, isolated, preload, environment, sockets[1], error);
   close(sockets[1]);
   if (pid < 0) {
     close(sockets[0]);

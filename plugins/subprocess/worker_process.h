@@ -21,9 +21,11 @@ typedef struct {
 char **cx_worker_environment(gboolean inherit, const char *const *configured);
 
 /* Start PATH with ENVIRONMENT and wait for its HELLO.  ISOLATED is the
- * `python3 -I -S` mode. */
+ * `python3 -I -S` mode; PRELOAD (may be NULL) the modules it imports before
+ * forking, comma-separated. */
 cx_worker_process *cx_worker_process_start(const char *path, gboolean isolated,
-                                           char **environment, GError **error);
+                                           const char *preload, char **environment,
+                                           GError **error);
 
 /* TRUE while the process runs (it is reaped once it ended). */
 gboolean cx_worker_process_alive(cx_worker_process *worker);

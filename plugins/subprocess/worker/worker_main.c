@@ -1,7 +1,7 @@
 /* plugins/subprocess/worker/worker_main.c: cellexec-worker, the program the
  * subprocess backend runs cells in.
  *
- *   cellexec-worker [--isolated] [--fd N]
+ *   cellexec-worker [--isolated] [--preload MODULE,...] [--fd N]
  *
  * N (default 3) is a connected Unix stream socket to the host.  The worker
  * starts the embedded Python (pyembed, the runtime the local backend uses),
@@ -24,14 +24,17 @@
 volatile sig_atomic_t cx_worker_cell_running;
 volatile sig_atomic_t cx_worker_interrupts;
 
-/* Imports most cells pay for otherwise: done once, before any fork. */
+/* Imports most cells pay for otherwise: done once, before any fork.  Then
+ * the --preload modules (checked to be dotted names by the host), each
+ * skipped when not installed: with IPython, cells get its shell ready-made,
+ * but every stateless cell costs more (a larger process to fork). */
 static const char warm_up_code[] =
   "import asyncio, collections, datetime, io, json, math, re, tokenize, traceback\n"
-  /* With IPython, cells get its shell (display, magics) ready-made. */
-  "try:\n"
-  "    import IPython\n"
-  "except ImportError:\n"
-  "    pass\n"
+  "for name in '%s'.split(','):\n"
+  "    try:\n"
+  "        __import__(name.strip()) if name.strip() else None\n"
+  "    except ModuleNotFoundError:\n"
+  "        pass\n"
   "import gc\n"
   /* Objects made so far are never collected: collections would touch them
    * and copy their pages in every forked process. */
@@ -78,14 +81,19 @@ int
 main(int argc, char **argv)
 {
   gboolean isolated = FALSE;
+  const char *preload = "";
   int control = 3;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--isolated") == 0) {
       isolated = TRUE;
     } else if (strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
       control = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc &&
+               strspn(argv[i + 1], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789_., ") == strlen(argv[i + 1])) {
+      preload = argv[++i];
     } else {
-      g_printerr("usage: %s [--isolated] [--fd N]\n"
+      g_printerr("usage: %s [--isolated] [--preload MODULE,...] [--fd N]\n"
                  "cellexec's subprocess worker: started by the subprocess backend, "
                  "not by hand.\n", argv[0]);
       return 2;
@@ -106,7 +114,8 @@ main(int argc, char **argv)
     return fail(control, "cannot set up the worker", error);
 
   g_autoptr(cx_run_options) run = cx_run_options_new();
-  g_autoptr(cx_result) warm = cx_pyembed_run_cell(NULL, NULL, warm_up_code, run,
+  g_autofree char *warm_up = g_strdup_printf(warm_up_code, preload);
+  g_autoptr(cx_result) warm = cx_pyembed_run_cell(NULL, NULL, warm_up, run,
                                                      CX_PYEMBED_RUN_DEFAULT, &error);
   if (warm == NULL)
     return fail(control, "cannot warm up Python", error);
