@@ -22,6 +22,7 @@
 
 #include <cellexec/cellexec.h>
 
+#include "bench/backend_options.h"
 #include "bench/timing.h"
 
 #define CELL "print('hello')\n1 + 1"
@@ -167,20 +168,6 @@ time_mp_ipython(const char *script, int iterations, timing *result, char **missi
   return TRUE;
 }
 
-static cx_backend *
-open_backend(cx_registry *registry, const char *mode, GError **error)
-{
-  const cx_plugin_info *info = cx_registry_lookup(registry, "subprocess", error);
-  if (info == NULL)
-    return NULL;
-  cx_options *options = cx_options_new("subprocess", cx_plugin_info_get_options(info));
-  if (!cx_options_set(options, "mode", mode, error)) {
-    cx_options_free(options);
-    return NULL;
-  }
-  return cx_backend_open(registry, "subprocess", options, error);
-}
-
 static void
 print_row(const char *name, const timing *t)
 {
@@ -201,6 +188,7 @@ main(int argc, char **argv)
   double throughput_seconds = 3.0;
   const char *plugins_dir = CX_BENCH_PLUGINS_DIR;
   const char *baseline_script = CX_BENCH_BASELINE;
+  g_auto(GStrv) backend_options = NULL;
   GOptionEntry entries[] = {
     { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "stateless cells timed (2000)", "N" },
     { "session-iterations", 0, 0, G_OPTION_ARG_INT, &session_iterations,
@@ -214,6 +202,8 @@ main(int argc, char **argv)
       "length of the two-caller run (3)", "S" },
     { "plugins", 0, 0, G_OPTION_ARG_FILENAME, &plugins_dir, "plugin directory", "DIR" },
     { "baseline", 0, 0, G_OPTION_ARG_FILENAME, &baseline_script, "baseline script", "FILE" },
+    { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &backend_options,
+      "set a subprocess backend option (repeatable), e.g. -o preload=", "KEY=VALUE" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new("- time the subprocess backend");
@@ -227,8 +217,12 @@ main(int argc, char **argv)
 
   const char *dirs[] = { plugins_dir, NULL };
   g_autoptr(cx_registry) registry = cx_registry_new_for_path(dirs);
-  g_autoptr(cx_backend) backend = open_backend(registry, "forkserver", &error);
-  g_autoptr(cx_backend) spawner = backend != NULL ? open_backend(registry, "spawn", &error) : NULL;
+  static const char *const forkserver[] = { "mode=forkserver", NULL };
+  static const char *const spawn[] = { "mode=spawn", NULL };
+  g_autoptr(cx_backend) backend = bench_open_backend(registry, "subprocess", backend_options,
+                                                     forkserver, &error);
+  g_autoptr(cx_backend) spawner = backend != NULL
+    ? bench_open_backend(registry, "subprocess", backend_options, spawn, &error) : NULL;
   g_autoptr(cx_session) session = spawner != NULL ? cx_session_open(backend, &error) : NULL;
   timing stateless, in_session, spawned, python_c, mp_ipython = { 0 };
   if (session == NULL ||

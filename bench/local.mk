@@ -3,7 +3,8 @@
 EXTRA_PROGRAMS += bench/bench_local
 CLEANFILES += bench/bench_local
 EXTRA_DIST += bench/baseline_local.py bench/README.md
-bench_bench_local_SOURCES = bench/bench_local.c bench/timing.c bench/timing.h
+bench_bench_local_SOURCES = bench/bench_local.c bench/timing.c bench/timing.h \
+	bench/backend_options.c bench/backend_options.h
 bench_bench_local_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCX_BENCH_PLUGINS_DIR='"$(abs_top_builddir)/plugins/.libs"' \
 	-DCX_BENCH_BASELINE='"$(abs_top_srcdir)/bench/baseline_local.py"'

@@ -4,7 +4,8 @@
 EXTRA_PROGRAMS += bench/bench_subprocess
 CLEANFILES += bench/bench_subprocess
 EXTRA_DIST += bench/baseline_subprocess.py
-bench_bench_subprocess_SOURCES = bench/bench_subprocess.c bench/timing.c bench/timing.h
+bench_bench_subprocess_SOURCES = bench/bench_subprocess.c bench/timing.c bench/timing.h \
+	bench/backend_options.c bench/backend_options.h
 bench_bench_subprocess_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCX_BENCH_PLUGINS_DIR='"$(abs_top_builddir)/plugins/.libs"' \
 	-DCX_BENCH_BASELINE='"$(abs_top_srcdir)/bench/baseline_subprocess.py"'
