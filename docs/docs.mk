@@ -10,5 +10,5 @@ installcheck-local:
 	cp $(srcdir)/examples/hello-plugin/hello.c $(srcdir)/examples/hello-plugin/Makefile installcheck-hello/
 	PKG_CONFIG_PATH='$(pkgconfigdir)' $(MAKE) -C installcheck-hello
 	out=`CELLEXEC_PLUGIN_PATH=installcheck-hello $(bindir)/cellexec run -b hello -o greeting=hi --json -c 'x = 1'` && \
-	  echo "$$out" && test "$$out" = '{"stdout":"hi\n","stderr":"","rich_outputs":[{"text/plain":"5"}],"success":true,"error":null}'
+	  echo "$$out" && test "$$out" = '{"stdout":"hi\n","stderr":"","rich_outputs":[{"text/plain":"5"}],"success":true,"error":null,"outputs":[{"output_type":"stream","name":"stdout","text":"hi\n"},{"output_type":"display_data","data":{"text/plain":"5"},"metadata":{}}]}'
 	rm -rf installcheck-hello
