@@ -1,7 +1,12 @@
 /* Config files: GKeyFile with a [cellexec] group and one group per backend. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "lib/internal.h"
 
@@ -44,6 +49,21 @@ cx_config_free(cx_config *config)
   g_free(config);
 }
 
+/* [cellexec] KEY into *VALUE (NULL when absent).  A value GKeyFile cannot
+ * read (a bad escape sequence) is an error, not a missing key. */
+static gboolean
+get_main_string(const cx_config *config, const char *key, char **value, GError **error)
+{
+  g_autoptr(GError) key_error = NULL;
+  *value = g_key_file_get_string(config->keys, MAIN_GROUP, key, &key_error);
+  if (*value != NULL || g_error_matches(key_error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_KEY_NOT_FOUND) ||
+      g_error_matches(key_error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_GROUP_NOT_FOUND))
+    return TRUE;
+  g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: [" MAIN_GROUP "] %s: %s", config->origin, key,
+              key_error->message);
+  return FALSE;
+}
+
 /* Read the [cellexec] group; unknown keys there are errors right away, as
  * they cannot depend on which plugins are installed. */
 static gboolean
@@ -63,7 +83,12 @@ read_main_group(cx_config *config, GError **error)
                 closest ? "'?" : "");
     return FALSE;
   }
-  g_autofree char *backend = g_key_file_get_string(config->keys, MAIN_GROUP, "backend", NULL);
+  g_autofree char *backend = NULL;
+  g_autofree char *path = NULL;
+  if (!get_main_string(config, "backend", &backend, error) ||
+      !get_main_string(config, "plugin-path", &path, error) ||
+      !get_main_string(config, "debug-export", &config->debug_export, error))
+    return FALSE;
   if (backend != NULL) {
     g_strstrip(backend);
     if (*backend == '\0') {
@@ -75,47 +100,140 @@ read_main_group(cx_config *config, GError **error)
     g_free(config->backend);
     config->backend = g_steal_pointer(&backend);
   }
-  g_autofree char *path = g_key_file_get_string(config->keys, MAIN_GROUP, "plugin-path", NULL);
   if (path != NULL) {
     g_strfreev(config->plugin_path);
     /* GKeyFile lists use ';'; ':' is accepted too, as in CELLEXEC_PLUGIN_PATH. */
     config->plugin_path = g_regex_split_simple("[;:]", g_strstrip(path), 0, 0);
   }
-  config->debug_export = g_key_file_get_string(config->keys, MAIN_GROUP, "debug-export", NULL);
   if (config->debug_export != NULL && *g_strstrip(config->debug_export) == '\0')
     g_clear_pointer(&config->debug_export, g_free);
   return TRUE;
+}
+
+/* GKeyFile resolves a key set twice to its last value, silently; a config
+ * saying two things is more likely a mistake than an override. */
+static gboolean
+check_duplicate_keys(const cx_config *config, GError **error)
+{
+  g_auto(GStrv) groups = g_key_file_get_groups(config->keys, NULL);
+  for (char **group = groups; *group != NULL; group++) {
+    /* get_keys lists every occurrence of a key, repeated groups merged. */
+    g_auto(GStrv) keys = g_key_file_get_keys(config->keys, *group, NULL, NULL);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (char **key = keys; key != NULL && *key != NULL; key++)
+      if (!g_hash_table_add(seen, *key)) {
+        g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
+                    "%s: key '%s' is set more than once in [%s]; keep one", config->origin, *key,
+                    *group);
+        return FALSE;
+      }
+  }
+  return TRUE;
+}
+
+/* The 1-based line of DATA that OFFSET falls on, for messages. */
+static guint
+line_of(const char *data, gsize offset)
+{
+  guint line = 1;
+  for (const char *c = data; c < data + offset; c++)
+    line += *c == '\n';
+  return line;
+}
+
+/* Parse LENGTH bytes of config text.  GKeyFile would stop at a NUL without
+ * a word, and hand back values that are not UTF-8 as missing: both are
+ * errors here, before it sees the text. */
+static cx_config *
+load_text(const char *data, gsize length, const char *origin, GError **error)
+{
+  g_autoptr(cx_config) config = cx_config_new_empty();
+  g_free(config->origin);
+  config->origin = g_strdup(origin != NULL ? origin : "config");
+  if (length > CX__CONFIG_MAX_SIZE) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: larger than %d bytes; a config file is "
+                "a few lines of text", config->origin, CX__CONFIG_MAX_SIZE);
+    return NULL;
+  }
+  const char *nul = memchr(data, '\0', length);
+  if (nul != NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
+                "%s: line %u contains a NUL byte; a config file is UTF-8 text", config->origin,
+                line_of(data, (gsize)(nul - data)));
+    return NULL;
+  }
+  const char *bad = NULL;
+  if (!g_utf8_validate_len(data, length, &bad)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: line %u is not valid UTF-8",
+                config->origin, line_of(data, (gsize)(bad - data)));
+    return NULL;
+  }
+  g_autoptr(GError) parse_error = NULL;
+  if (!g_key_file_load_from_data(config->keys, data, length, G_KEY_FILE_NONE, &parse_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: %s", config->origin, parse_error->message);
+    return NULL;
+  }
+  if (!check_duplicate_keys(config, error) || !read_main_group(config, error))
+    return NULL;
+  return g_steal_pointer(&config);
 }
 
 cx_config *
 cx_config_load_data(const char *data, const char *origin, GError **error)
 {
   g_return_val_if_fail(data != NULL, NULL);
-  g_autoptr(cx_config) config = cx_config_new_empty();
-  g_free(config->origin);
-  config->origin = g_strdup(origin != NULL ? origin : "config");
-  g_autoptr(GError) parse_error = NULL;
-  if (!g_key_file_load_from_data(config->keys, data, (gsize)-1, G_KEY_FILE_NONE, &parse_error)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: %s", config->origin, parse_error->message);
+  /* strnlen: a longer text is refused without measuring all of it. */
+  return load_text(data, strnlen(data, CX__CONFIG_MAX_SIZE + 1), origin, error);
+}
+
+/* PATH's contents, at most CX__CONFIG_MAX_SIZE + 1 bytes (enough to tell
+ * it is too long): a path such as /dev/zero must not be read forever. */
+static char *
+read_bounded(const char *path, gsize *length, GError **error)
+{
+  int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+  if (fd < 0) {
+    int saved = errno;
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "cannot read config file %s: %s", path,
+                g_strerror(saved));
     return NULL;
   }
-  if (!read_main_group(config, error))
-    return NULL;
-  return g_steal_pointer(&config);
+  gsize size = 0, capacity = 4096;
+  g_autofree char *data = g_malloc(capacity + 1);
+  while (size <= CX__CONFIG_MAX_SIZE) {
+    if (size == capacity) {
+      capacity = MIN(capacity * 2, (gsize)CX__CONFIG_MAX_SIZE + 1);
+      data = g_realloc(data, capacity + 1);
+    }
+    gssize n = read(fd, data + size, capacity - size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int saved = errno;
+      close(fd);
+      g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "cannot read config file %s: %s", path,
+                  g_strerror(saved));
+      return NULL;
+    }
+    if (n == 0)
+      break;
+    size += (gsize)n;
+  }
+  close(fd);
+  data[size] = '\0';
+  *length = size;
+  return g_steal_pointer(&data);
 }
 
 cx_config *
 cx_config_load_file(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
-  g_autofree char *data = NULL;
-  g_autoptr(GError) read_error = NULL;
-  if (!g_file_get_contents(path, &data, NULL, &read_error)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "cannot read config file: %s",
-                read_error->message);
+  gsize length = 0;
+  g_autofree char *data = read_bounded(path, &length, error);
+  if (data == NULL)
     return NULL;
-  }
-  cx_config *config = cx_config_load_data(data, path, error);
+  cx_config *config = load_text(data, length, path, error);
   if (config != NULL)
     config->path = g_strdup(path);
   return config;

@@ -1,6 +1,7 @@
 /* Options of one run_cell call. */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "lib/internal.h"
@@ -8,6 +9,7 @@
 struct cx_run_options {
   char *cwd;
   GPtrArray *env;     /* "KEY=VALUE" strings, NULL-terminated */
+  GHashTable *env_index; /* KEY -> its index in env + 1: replacing stays linear */
   double timeout;
   gboolean use_subprocess;
   GPtrArray *mime;    /* allowed MIME types, NULL-terminated; NULL: all */
@@ -33,6 +35,7 @@ cx_run_options_new(void)
 {
   cx_run_options *run = g_new0(cx_run_options, 1);
   run->env = strv_array_new();
+  run->env_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   return run;
 }
 
@@ -43,6 +46,7 @@ cx_run_options_free(cx_run_options *run)
     return;
   g_free(run->cwd);
   g_ptr_array_unref(run->env);
+  g_hash_table_unref(run->env_index);
   if (run->mime != NULL)
     g_ptr_array_unref(run->mime);
   g_free(run);
@@ -55,7 +59,7 @@ cx_run_options_copy(const cx_run_options *run)
   cx_run_options *copy = cx_run_options_new();
   copy->cwd = g_strdup(run->cwd);
   for (guint i = 0; i + 1 < run->env->len; i++)
-    strv_array_append(copy->env, g_ptr_array_index(run->env, i));
+    cx_run_options_add_env(copy, g_ptr_array_index(run->env, i));
   copy->timeout = run->timeout;
   copy->use_subprocess = run->use_subprocess;
   if (run->mime != NULL)
@@ -86,13 +90,15 @@ cx_run_options_add_env(cx_run_options *run, const char *assignment)
   const char *eq = strchr(assignment, '=');
   if (eq == NULL || eq == assignment)
     return FALSE;
-  gsize key_len = (gsize)(eq - assignment) + 1; /* with the '=' */
-  for (guint i = 0; i + 1 < run->env->len; i++)
-    if (strncmp(g_ptr_array_index(run->env, i), assignment, key_len) == 0) {
-      g_free(g_ptr_array_index(run->env, i));
-      g_ptr_array_index(run->env, i) = g_strdup(assignment);
-      return TRUE;
-    }
+  g_autofree char *key = g_strndup(assignment, (gsize)(eq - assignment));
+  gpointer slot = g_hash_table_lookup(run->env_index, key);
+  if (slot != NULL) {
+    guint i = GPOINTER_TO_UINT(slot) - 1;
+    g_free(g_ptr_array_index(run->env, i));
+    g_ptr_array_index(run->env, i) = g_strdup(assignment);
+    return TRUE;
+  }
+  g_hash_table_insert(run->env_index, g_steal_pointer(&key), GUINT_TO_POINTER(run->env->len));
   strv_array_append(run->env, assignment);
   return TRUE;
 }
@@ -104,11 +110,45 @@ cx_run_options_get_env(const cx_run_options *run)
   return (const char *const *)run->env->pdata;
 }
 
+gboolean
+cx_timeout_check(double seconds, GError **error)
+{
+  G_STATIC_ASSERT(CX_TIMEOUT_MAX == 365.0 * 24 * 60 * 60);
+  /* Written so that NaN fails too.  The cap keeps deadlines in
+   * microseconds far from overflowing a gint64. */
+  if (seconds >= 0 && seconds <= CX_TIMEOUT_MAX)
+    return TRUE;
+  g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "bad timeout %g: " CX__TIMEOUT_RULE, seconds);
+  return FALSE;
+}
+
+gboolean
+cx_timeout_parse(const char *text, double *seconds, GError **error)
+{
+  g_return_val_if_fail(text != NULL, FALSE);
+  char *end = NULL;
+  errno = 0;
+  double value = g_ascii_strtod(text, &end);
+  /* ERANGE: too large (inf) or too small to be told from 0. */
+  if (end == text || *end != '\0' || errno == ERANGE || !cx_timeout_check(value, NULL)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "bad timeout '%s': " CX__TIMEOUT_RULE, text);
+    return FALSE;
+  }
+  if (seconds != NULL)
+    *seconds = value;
+  return TRUE;
+}
+
 void
 cx_run_options_set_timeout(cx_run_options *run, double seconds)
 {
   g_return_if_fail(run != NULL);
-  run->timeout = seconds > 0 ? seconds : 0;
+  g_autoptr(GError) error = NULL;
+  if (!cx_timeout_check(seconds, &error)) {
+    g_critical("cx_run_options_set_timeout: %s", error->message);
+    return;
+  }
+  run->timeout = seconds;
 }
 
 double

@@ -50,6 +50,11 @@ cx_result *cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_
 /* How many file descriptors this process has open now. */
 guint cx_test_count_open_fds(void);
 
+/* The argv (NULL-terminated, for g_subprocess_newv) of the cellexec
+ * program built here with the arguments FIRST, ... up to NULL.  Free
+ * with g_strfreev. */
+char **cx_test_cellexec_argv_valist(const char *first, va_list args);
+
 /* A new empty temporary directory, removed with its contents at exit. */
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */

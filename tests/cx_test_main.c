@@ -218,3 +218,14 @@ cx_test_count_open_fds(void)
     n++;
   return n;
 }
+
+char **
+cx_test_cellexec_argv_valist(const char *first, va_list args)
+{
+  g_autoptr(GStrvBuilder) argv = g_strv_builder_new();
+  g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
+  g_strv_builder_add(argv, program);
+  for (const char *arg = first; arg != NULL; arg = va_arg(args, const char *))
+    g_strv_builder_add(argv, arg);
+  return g_strv_builder_end(argv);
+}

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "cx_test.h"
 
@@ -23,21 +24,17 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cli_run, cli_run_clear)
 static cli_run
 cellexec(const char *input, const char *first, ...)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
-  g_ptr_array_add(argv, g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL));
   va_list args;
   va_start(args, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg(args, const char *))
-    g_ptr_array_add(argv, g_strdup(arg));
+  g_auto(GStrv) argv = cx_test_cellexec_argv_valist(first, args);
   va_end(args);
-  g_ptr_array_add(argv, NULL);
 
   g_autoptr(GSubprocessLauncher) launcher =
     g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                               G_SUBPROCESS_FLAGS_STDERR_PIPE);
   g_autoptr(GError) error = NULL;
   g_autoptr(GSubprocess) process =
-    g_subprocess_launcher_spawnv(launcher, (const char *const *)argv->pdata, &error);
+    g_subprocess_launcher_spawnv(launcher, (const char *const *)argv, &error);
   g_assert_no_error(error);
   cli_run r = { 0 };
   g_subprocess_communicate_utf8(process, input, NULL, &r.out, &r.err, &error);
@@ -260,6 +257,135 @@ test_cli_json_survives_a_backend_that_leaves_fds_alone(void)
   CU_ASSERT_STRING_EQUAL(r.err, "raw\n");
 }
 
+static void
+close_stdin(gpointer data)
+{
+  (void)data;
+  close(STDIN_FILENO);
+}
+
+/* Run `cellexec ARGS...` with stdin closed (CLOSED_STDIN) or /dev/null,
+ * and stdout to the file STDOUT_PATH (NULL: a pipe, read into out).  A
+ * process killed by a signal gets status 128 + the signal. */
+static cli_run
+cellexec_io(gboolean closed_stdin, const char *stdout_path, const char *first, ...)
+{
+  va_list args;
+  va_start(args, first);
+  g_auto(GStrv) argv = cx_test_cellexec_argv_valist(first, args);
+  va_end(args);
+
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(
+    G_SUBPROCESS_FLAGS_STDERR_PIPE | (stdout_path == NULL ? G_SUBPROCESS_FLAGS_STDOUT_PIPE : 0));
+  if (stdout_path != NULL)
+    g_subprocess_launcher_set_stdout_file_path(launcher, stdout_path);
+  if (closed_stdin)
+    g_subprocess_launcher_set_child_setup(launcher, close_stdin, NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process =
+    g_subprocess_launcher_spawnv(launcher, (const char *const *)argv, &error);
+  g_assert_no_error(error);
+  cli_run r = { 0 };
+  g_subprocess_communicate_utf8(process, NULL, NULL, stdout_path == NULL ? &r.out : NULL, &r.err,
+                                &error);
+  g_assert_no_error(error);
+  r.status = g_subprocess_get_if_exited(process) ? g_subprocess_get_exit_status(process)
+                                                 : 128 + g_subprocess_get_term_sig(process);
+  return r;
+}
+
+/* ERR is exactly one line starting "cellexec: " and holding NEEDLE. */
+static void
+assert_one_error_line(const char *err, const char *needle)
+{
+  CU_ASSERT_TRUE(g_str_has_prefix(err, "cellexec: "));
+  const char *newline = strchr(err, '\n');
+  CU_ASSERT_TRUE(newline != NULL && newline[1] == '\0');
+  CX_ASSERT_CONTAINS(err, needle);
+}
+
+static void
+test_cli_timeout_rejects_inf_nan_negative_and_huge(void)
+{
+  static const char *const bad[] = { "inf", "nan", "-1", "1e13", "31536001", "soon" };
+  for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "--timeout", bad[i], "-c", "x", NULL);
+    CU_ASSERT_EQUAL(r.status, 2);
+    assert_one_error_line(r.err, "--timeout: bad timeout");
+    CX_ASSERT_CONTAINS(r.err, "from 0 (no timeout) to 31536000 (365 days)");
+    g_autofree char *option = g_strdup_printf("timeout=%s", bad[i]);
+    g_auto(cli_run) o = cellexec(NULL, "run", "-b", "local", "-o", option, "-c", "1", NULL);
+    CU_ASSERT_EQUAL(o.status, 2);
+    assert_one_error_line(o.err, "from 0 (no timeout) to 31536000 (365 days)");
+  }
+  g_auto(cli_run) zero = cellexec(NULL, "run", "-b", "fake", "--timeout", "0", "-c", "x", NULL);
+  CU_ASSERT_EQUAL(zero.status, 0);
+  g_auto(cli_run) year = cellexec(NULL, "run", "-b", "local", "--timeout", "31536000", "-c",
+                                  "print('ran')", NULL);
+  CU_ASSERT_EQUAL(year.status, 0);
+  CU_ASSERT_STRING_EQUAL(year.out, "ran\n");
+}
+
+static void
+test_cli_run_with_stdin_closed_is_a_usage_error(void)
+{
+  g_auto(cli_run) r = cellexec_io(TRUE, NULL, "run", "-b", "fake", "-", NULL);
+  CU_ASSERT_EQUAL(r.status, 2);
+  assert_one_error_line(r.err, "cannot read the code from standard input: it is closed");
+  CU_ASSERT_STRING_EQUAL(r.out, "");
+}
+
+static void
+test_cli_write_errors_on_stdout_exit_3(void)
+{
+  if (!g_file_test("/dev/full", G_FILE_TEST_EXISTS))
+    return;
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *good = cx_test_write_file(dir, "good", "[cellexec]\nbackend = fake\n");
+  static const char *const cases[][6] = {
+    { "run", "-b", "fake", "--json", "-c", "1" },
+    { "run", "-b", "local", "-c", "1" },
+    { "run", "-b", "local", "--json", "-c", "print('x' * 100000)" },
+    { "plugins", NULL },
+    { "plugins", "--json", NULL },
+    { "config", "check", NULL },
+    { "--help", NULL },
+    { "run", "--help", NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *const *c = cases[i];
+    /* config check gets its file; the rest ignore a trailing NULL. */
+    const char *extra = g_str_equal(c[0], "config") ? good : NULL;
+    g_auto(cli_run) r = c[1] == NULL ? cellexec_io(FALSE, "/dev/full", c[0], NULL)
+                        : c[2] == NULL ? cellexec_io(FALSE, "/dev/full", c[0], c[1], extra, NULL)
+                                       : cellexec_io(FALSE, "/dev/full", c[0], c[1], c[2], c[3],
+                                                     c[4], c[5], NULL);
+    if (r.status != 3)
+      fprintf(stderr, "\n  case %" G_GSIZE_FORMAT ": status %d, stderr \"%s\"\n", i, r.status, r.err);
+    CU_ASSERT_EQUAL(r.status, 3);
+    assert_one_error_line(r.err, "cannot write the output");
+  }
+}
+
+static void
+test_cli_config_check_rejects_non_utf8_and_duplicates(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *latin1 = cx_test_write_file(dir, "latin1", "[cellexec]\nbackend = f\xe2ke\n");
+  g_autofree char *dup = cx_test_write_file(dir, "dup",
+                                            "[cellexec]\nbackend = fake\n[fake]\ndefault = error\n"
+                                            "[fake]\ndefault = success\n");
+  g_auto(cli_run) a = cellexec(NULL, "config", "check", latin1, NULL);
+  CU_ASSERT_EQUAL(a.status, 2);
+  assert_one_error_line(a.err, "line 2 is not valid UTF-8");
+  g_auto(cli_run) b = cellexec(NULL, "run", "-C", latin1, "-c", "1", NULL);
+  CU_ASSERT_EQUAL(b.status, 2);
+  assert_one_error_line(b.err, "line 2 is not valid UTF-8");
+  g_auto(cli_run) c = cellexec(NULL, "config", "check", dup, NULL);
+  CU_ASSERT_EQUAL(c.status, 2);
+  assert_one_error_line(c.err, "key 'default' is set more than once in [fake]");
+}
+
 void
 cx_test_register(void)
 {
@@ -277,6 +403,11 @@ cx_test_register(void)
     { "test_cli_json_is_not_corrupted_by_fd_output", test_cli_json_is_not_corrupted_by_fd_output },
     { "test_cli_json_survives_a_backend_that_leaves_fds_alone",
       test_cli_json_survives_a_backend_that_leaves_fds_alone },
+    { "test_cli_timeout_rejects_inf_nan_negative_and_huge", test_cli_timeout_rejects_inf_nan_negative_and_huge },
+    { "test_cli_run_with_stdin_closed_is_a_usage_error", test_cli_run_with_stdin_closed_is_a_usage_error },
+    { "test_cli_write_errors_on_stdout_exit_3", test_cli_write_errors_on_stdout_exit_3 },
+    { "test_cli_config_check_rejects_non_utf8_and_duplicates",
+      test_cli_config_check_rejects_non_utf8_and_duplicates },
     { NULL, NULL }
   };
   cx_test_add_suite("cli", tests);

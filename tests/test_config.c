@@ -232,6 +232,109 @@ test_config_plugin_path_is_searched(void)
   CX_ASSERT_CONTAINS(json_object_get_string_member(cx_result_get_output(result, 0), "text/plain"), "count=5");
 }
 
+/* Write LEN bytes of DATA to DIR/NAME (may hold NUL); returns the path. */
+static char *
+write_bytes(const char *dir, const char *name, const char *data, gsize len)
+{
+  char *path = g_build_filename(dir, name, NULL);
+  g_assert_true(g_file_set_contents(path, data, (gssize)len, NULL));
+  return path;
+}
+
+static void
+test_config_larger_than_1_mib_is_refused(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  GString *text = g_string_new("[cellexec]\nbackend = echo\n");
+  while (text->len <= 1024 * 1024)
+    g_string_append(text, "# padding padding padding padding padding padding padding\n");
+  g_autofree char *big = write_bytes(dir, "big.conf", text->str, text->len);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_config) from_file = cx_config_load_file(big, &error);
+  CU_ASSERT_PTR_NULL(from_file);
+  CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+  CX_ASSERT_CONTAINS(error->message, "big.conf: larger than 1048576 bytes");
+  g_clear_error(&error);
+  g_autoptr(cx_config) from_data = cx_config_load_data(text->str, "big", &error);
+  g_string_free(text, TRUE);
+  CU_ASSERT_PTR_NULL(from_data);
+  CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+  CX_ASSERT_CONTAINS(error->message, "larger than 1048576 bytes");
+  g_clear_error(&error);
+  /* A device that never ends is read no further than the limit. */
+  if (g_file_test("/dev/zero", G_FILE_TEST_EXISTS)) {
+    g_autoptr(cx_config) zero = cx_config_load_file("/dev/zero", &error);
+    CU_ASSERT_PTR_NULL(zero);
+    CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+    CX_ASSERT_CONTAINS(error->message, "larger than 1048576 bytes");
+  }
+}
+
+static void
+test_config_non_utf8_and_nul_are_errors(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  static const char latin1[] = "[cellexec]\nbackend = \xe9" "cho\n";
+  static const char nul[] = "[cellexec]\nbackend = echo\0junk\n";
+  g_autofree char *latin1_path = write_bytes(dir, "latin1.conf", latin1, sizeof latin1 - 1);
+  g_autofree char *nul_path = write_bytes(dir, "nul.conf", nul, sizeof nul - 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_config) a = cx_config_load_file(latin1_path, &error);
+  CU_ASSERT_PTR_NULL(a);
+  CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+  CX_ASSERT_CONTAINS(error->message, "latin1.conf: line 2 is not valid UTF-8");
+  g_clear_error(&error);
+  g_autoptr(cx_config) b = cx_config_load_data(latin1, "data", &error);
+  CU_ASSERT_PTR_NULL(b);
+  CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+  g_clear_error(&error);
+  g_autoptr(cx_config) c = cx_config_load_file(nul_path, &error);
+  CU_ASSERT_PTR_NULL(c);
+  CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+  CX_ASSERT_CONTAINS(error->message, "nul.conf: line 2 contains a NUL byte");
+}
+
+static void
+test_config_duplicate_keys_are_errors(void)
+{
+  static const char *const texts[] = {
+    "[cellexec]\nbackend = echo\nbackend = local\n",
+    "[echo]\ncount = 1\n\n[echo]\ncount = 2\n",
+  };
+  static const char *const expected[] = {
+    "dup.conf: key 'backend' is set more than once in [cellexec]",
+    "dup.conf: key 'count' is set more than once in [echo]",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(texts); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_config) config = cx_config_load_data(texts[i], "dup.conf", &error);
+    CU_ASSERT_PTR_NULL(config);
+    CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+    CX_ASSERT_CONTAINS(error->message, expected[i]);
+  }
+  /* The same key in two sections is not a duplicate. */
+  g_autoptr(cx_config) config = config_from("[echo]\ntimeout = 1\n[local]\ntimeout = 1\n");
+  CU_ASSERT_PTR_NOT_NULL(config);
+}
+
+static void
+test_config_timeout_option_follows_the_timeout_rule(void)
+{
+  g_autoptr(cx_registry) registry = echo_registry();
+  const cx_plugin_info *echo = cx_registry_lookup(registry, "echo", NULL);
+  static const char *const bad[] = { "[echo]\ntimeout = -1\n", "[echo]\ntimeout = inf\n",
+                                     "[echo]\ntimeout = nan\n", "[echo]\ntimeout = 1e13\n" };
+  for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autoptr(cx_config) config = config_from(bad[i]);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_options) options = cx_config_get_backend_options(config, echo, &error);
+    CU_ASSERT_PTR_NULL(options);
+    CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+    CX_ASSERT_CONTAINS(error->message, "test.conf: [echo] bad value");
+    CX_ASSERT_CONTAINS(error->message, "from 0 (no timeout) to 31536000 (365 days)");
+  }
+}
+
 void
 cx_test_register(void)
 {
@@ -251,6 +354,10 @@ cx_test_register(void)
     { "test_config_check_rejects_a_faulty_backend", test_config_check_rejects_a_faulty_backend },
     { "test_config_check_rejects_a_bad_option", test_config_check_rejects_a_bad_option },
     { "test_config_plugin_path_is_searched", test_config_plugin_path_is_searched },
+    { "test_config_larger_than_1_mib_is_refused", test_config_larger_than_1_mib_is_refused },
+    { "test_config_non_utf8_and_nul_are_errors", test_config_non_utf8_and_nul_are_errors },
+    { "test_config_duplicate_keys_are_errors", test_config_duplicate_keys_are_errors },
+    { "test_config_timeout_option_follows_the_timeout_rule", test_config_timeout_option_follows_the_timeout_rule },
     { NULL, NULL }
   };
   cx_test_add_suite("config", tests);

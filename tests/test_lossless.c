@@ -332,17 +332,13 @@ test_json_text_writes_doubles_as_json_numbers(void)
 static GBytes *
 cellexec(const char *first, ...)
 {
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
-  g_ptr_array_add(argv, g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL));
   va_list args;
   va_start(args, first);
-  for (const char *arg = first; arg != NULL; arg = va_arg(args, const char *))
-    g_ptr_array_add(argv, g_strdup(arg));
+  g_auto(GStrv) argv = cx_test_cellexec_argv_valist(first, args);
   va_end(args);
-  g_ptr_array_add(argv, NULL);
 
   g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) process = g_subprocess_newv((const char *const *)argv->pdata,
+  g_autoptr(GSubprocess) process = g_subprocess_newv((const char *const *)argv,
                                                      G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                                        G_SUBPROCESS_FLAGS_STDERR_SILENCE,
                                                      &error);
@@ -351,7 +347,7 @@ cellexec(const char *first, ...)
   g_subprocess_communicate(process, NULL, NULL, &out, NULL, &error);
   g_assert_no_error(error);
   if (g_subprocess_get_exit_status(process) != 0)
-    fprintf(stderr, "\n  %s exited with status %d\n", (const char *)g_ptr_array_index(argv, 1),
+    fprintf(stderr, "\n  %s exited with status %d\n", argv[1],
             g_subprocess_get_exit_status(process));
   CU_ASSERT_EQUAL(g_subprocess_get_exit_status(process), 0);
   return out;

@@ -1,6 +1,7 @@
 /* Option schemas, option values, run options and suggestions. */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "cx_test.h"
@@ -149,13 +150,6 @@ test_run_options_copy_and_json(void)
                                "\"timeout\":2.0,\"use_subprocess\":true,\"allowed_mime_types\":null}");
 }
 
-static void
-test_run_options_negative_timeout_means_none(void)
-{
-  g_autoptr(cx_run_options) run = cx_run_options_new();
-  cx_run_options_set_timeout(run, -3);
-  CU_ASSERT_DOUBLE_EQUAL(cx_run_options_get_timeout(run), 0, 1e-9);
-}
 
 static void
 test_suggest_finds_typos_only(void)
@@ -166,6 +160,113 @@ test_suggest_finds_typos_only(void)
   CU_ASSERT_STRING_EQUAL(cx_suggest("memory_limit", words), "memory-limit");
   CU_ASSERT_PTR_NULL(cx_suggest("colour", words));
   CU_ASSERT_PTR_NULL(cx_suggest("x", NULL));
+}
+
+static void
+test_timeout_parse_accepts_0_to_a_year_only(void)
+{
+  static const char *const good[] = { "0", "2.5", "1e3", "31536000" };
+  for (gsize i = 0; i < G_N_ELEMENTS(good); i++) {
+    double seconds = -1;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_TRUE(cx_timeout_parse(good[i], &seconds, &error));
+    CX_ASSERT_NO_ERROR(error);
+    CU_ASSERT_DOUBLE_EQUAL(seconds, g_ascii_strtod(good[i], NULL), 1e-9);
+  }
+  static const char *const bad[] = { "inf", "-inf", "nan", "-1", "-0.5", "1e13", "31536000.5",
+                                     "1e999", "1e-999", "", "2s", "soon" };
+  for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+    double seconds = 7;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FALSE(cx_timeout_parse(bad[i], &seconds, &error));
+    CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+    g_autofree char *quoted = g_strdup_printf("'%s'", bad[i]);
+    CX_ASSERT_CONTAINS(error->message, quoted);
+    CX_ASSERT_CONTAINS(error->message, "from 0 (no timeout) to 31536000 (365 days)");
+    CU_ASSERT_DOUBLE_EQUAL(seconds, 7, 0);
+  }
+  CU_ASSERT_TRUE(cx_timeout_check(0, NULL));
+  CU_ASSERT_TRUE(cx_timeout_check(CX_TIMEOUT_MAX, NULL));
+  CU_ASSERT_FALSE(cx_timeout_check(NAN, NULL));
+  CU_ASSERT_FALSE(cx_timeout_check(INFINITY, NULL));
+  CU_ASSERT_FALSE(cx_timeout_check(-1, NULL));
+}
+
+static void
+test_options_timeout_follows_the_timeout_rule(void)
+{
+  static const char *const bad[] = { "-1", "inf", "nan", "1e13" };
+  for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autoptr(cx_options) options = cx_options_new("demo", schema);
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FALSE(cx_options_set(options, "timeout", bad[i], &error));
+    CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+    CX_ASSERT_CONTAINS(error->message, "from 0 (no timeout) to 31536000 (365 days)");
+    CU_ASSERT_FALSE(cx_options_has(options, "timeout"));
+  }
+  g_autoptr(cx_options) options = cx_options_new("demo", schema);
+  CU_ASSERT_TRUE(cx_options_set(options, "timeout", "0", NULL));
+  CU_ASSERT_TRUE(cx_options_set(options, "timeout", "31536000", NULL));
+}
+
+static guint n_criticals;
+
+static void
+count_criticals(const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+  (void)domain, (void)message, (void)data;
+  if (level & G_LOG_LEVEL_CRITICAL)
+    n_criticals++;
+}
+
+static void
+test_run_options_set_timeout_rejects_out_of_range(void)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_timeout(run, 5);
+  n_criticals = 0;
+  GLogFunc saved = g_log_set_default_handler(count_criticals, NULL);
+  cx_run_options_set_timeout(run, -3);
+  cx_run_options_set_timeout(run, NAN);
+  cx_run_options_set_timeout(run, INFINITY);
+  cx_run_options_set_timeout(run, 1e13);
+  g_log_set_default_handler(saved, NULL);
+  CU_ASSERT_EQUAL(n_criticals, 4);
+  CU_ASSERT_DOUBLE_EQUAL(cx_run_options_get_timeout(run), 5, 0);
+  cx_run_options_set_timeout(run, 0);
+  CU_ASSERT_DOUBLE_EQUAL(cx_run_options_get_timeout(run), 0, 0);
+}
+
+static void
+test_options_env_parsing_is_linear(void)
+{
+  /* 30,000 variables took seconds when splitting and merging were
+   * quadratic; linear, they take milliseconds (generous bound for valgrind). */
+  enum { N = 30000 };
+  GString *text = g_string_new(NULL);
+  for (guint i = 0; i < N; i++)
+    g_string_append_printf(text, "VARIABLE_%u=%u;", i, i);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_options) options = cx_options_new("demo", schema);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE(cx_options_set(options, "env", text->str, &error));
+  CX_ASSERT_NO_ERROR(error);
+  g_auto(GStrv) env = cx_options_get_env(options, "env");
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  for (char **item = env; *item != NULL; item++)
+    cx_run_options_add_env(run, *item);
+  cx_run_options_add_env(run, "VARIABLE_7=replaced");
+  g_autoptr(cx_run_options) copy = cx_run_options_copy(run);
+  gint64 elapsed = g_get_monotonic_time() - start;
+  g_string_free(text, TRUE);
+  CU_ASSERT_EQUAL(g_strv_length(env), N);
+  const char *const *merged = cx_run_options_get_env(copy);
+  CU_ASSERT_EQUAL_FATAL(g_strv_length((char **)merged), N);
+  CU_ASSERT_STRING_EQUAL(merged[7], "VARIABLE_7=replaced");
+  CU_ASSERT_STRING_EQUAL(merged[N - 1], "VARIABLE_29999=29999");
+  if (elapsed > 3 * G_USEC_PER_SEC)
+    fprintf(stderr, "\n  %d variables took %.1f s\n", N, elapsed / 1e6);
+  CU_ASSERT_TRUE(elapsed < 3 * G_USEC_PER_SEC);
 }
 
 void
@@ -181,8 +282,11 @@ cx_test_register(void)
     { "test_run_options_env_later_assignment_wins", test_run_options_env_later_assignment_wins },
     { "test_run_options_mime_filter", test_run_options_mime_filter },
     { "test_run_options_copy_and_json", test_run_options_copy_and_json },
-    { "test_run_options_negative_timeout_means_none", test_run_options_negative_timeout_means_none },
     { "test_suggest_finds_typos_only", test_suggest_finds_typos_only },
+    { "test_timeout_parse_accepts_0_to_a_year_only", test_timeout_parse_accepts_0_to_a_year_only },
+    { "test_options_timeout_follows_the_timeout_rule", test_options_timeout_follows_the_timeout_rule },
+    { "test_run_options_set_timeout_rejects_out_of_range", test_run_options_set_timeout_rejects_out_of_range },
+    { "test_options_env_parsing_is_linear", test_options_env_parsing_is_linear },
     { NULL, NULL }
   };
   cx_test_add_suite("options", tests);

@@ -1,9 +1,12 @@
 /* cellexec: run Python code cells through swappable execution backends. */
 #include "config.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools/commands.h"
 
@@ -19,7 +22,36 @@ static const char summary[] =
   "  CELLEXEC_CONFIG       config file to use instead of the search order\n"
   "  CELLEXEC_PLUGIN_PATH  colon-separated directories searched for plugins first\n"
   "\n"
-  "Exit status: 0 success, 1 the cell failed, 2 usage, config or plugin error.";
+  "Exit status: 0 success, 1 the cell failed, 2 usage, config or plugin error,\n"
+  "3 the output could not be written (e.g. a full disk; the cell may have run).";
+
+/* Exit status when standard output could not be written: what the command
+ * did (a cell may have run) is lost. */
+#define EXIT_OUTPUT 3
+
+static int exit_status; /* what main returns, for check_stdout */
+
+/* Run at exit, whichever way a command leaves (the option parser exits by
+ * itself after --help): a failed write to stdout, such as to a full disk,
+ * must not pass for success.  A usage error keeps its status. */
+static void
+check_stdout(void)
+{
+  errno = 0;
+  gboolean failed = fflush(stdout) != 0 || ferror(stdout);
+  int saved = errno;
+  if (fclose(stdout) != 0 && !failed) {
+    failed = TRUE;
+    saved = errno;
+  }
+  if (!failed)
+    return;
+  if (saved != 0)
+    fprintf(stderr, "cellexec: cannot write the output: %s\n", g_strerror(saved));
+  else
+    fprintf(stderr, "cellexec: cannot write the output\n");
+  _exit(exit_status == EXIT_USAGE ? EXIT_USAGE : EXIT_OUTPUT);
+}
 
 int
 fail_usage(const char *format, ...)
@@ -52,10 +84,9 @@ print_main_help(FILE *stream)
   return stream == stdout ? EXIT_CELL_OK : EXIT_USAGE;
 }
 
-int
-main(int argc, char **argv)
+static int
+dispatch(int argc, char **argv)
 {
-  setlocale(LC_ALL, "");
   if (argc < 2)
     return print_main_help(stderr);
   const char *command = argv[1];
@@ -83,4 +114,13 @@ main(int argc, char **argv)
   const char *closest = cx_suggest(command, names);
   return fail_usage("unknown command '%s'%s%s%s; see `cellexec --help`", command,
                     closest ? " (did you mean '" : "", closest ? closest : "", closest ? "'?)" : "");
+}
+
+int
+main(int argc, char **argv)
+{
+  setlocale(LC_ALL, "");
+  atexit(check_stdout);
+  exit_status = dispatch(argc, argv);
+  return exit_status;
 }

@@ -32,7 +32,12 @@ cmd_config(int argc, char **argv)
     "values against that plugin's options.  Without FILE, check the config\n"
     "the search order finds: $CELLEXEC_CONFIG, $XDG_CONFIG_HOME/cellexec/config,\n"
     "/etc/cellexec/config.");
-  g_option_context_set_description(context, "Exit status: 0 valid, 2 invalid (the reason on stderr).");
+  g_option_context_set_description(context,
+    "A config file must be UTF-8 text of at most 1 MiB, without NUL bytes, and\n"
+    "set each key of a section once.\n"
+    "\n"
+    "Exit status: 0 valid, 2 invalid (the reason on stderr), 3 the verdict could\n"
+    "not be written to stdout.");
   g_set_prgname(argv[0]);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;

@@ -124,6 +124,9 @@ cmd_plugins(int argc, char **argv)
     "file, status (ok, or FAULTY with the reason it cannot be used) and options.\n"
     "The search path is $CELLEXEC_PLUGIN_PATH, the config's plugin-path, then\n"
     "the installed plugins directory; the first plugin of a name wins.");
+  g_option_context_set_description(context,
+    "Exit status: 0 listed, 2 usage or config error, 3 the list could not be\n"
+    "written to stdout.");
   g_option_context_add_main_entries(context, entries, NULL);
   g_set_prgname(argv[0]);
   if (!parse_options(context, &argc, &argv))

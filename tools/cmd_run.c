@@ -12,7 +12,7 @@ typedef struct {
   char *backend;
   char *config;
   char **options;   /* KEY=VALUE backend options */
-  double timeout;
+  char *timeout;    /* seconds, as given: cx_timeout_parse() checks it */
   char *cwd;
   char **env;       /* KEY=VALUE */
   char **mime;
@@ -29,6 +29,7 @@ run_args_clear(run_args *a)
   g_free(a->backend);
   g_free(a->config);
   g_strfreev(a->options);
+  g_free(a->timeout);
   g_free(a->cwd);
   g_strfreev(a->env);
   g_strfreev(a->mime);
@@ -103,10 +104,21 @@ read_code(const run_args *a, GError **error)
   char *contents = NULL;
   gsize length = 0;
   if (strcmp(a->rest[0], "-") == 0) {
+    /* GIOChannel fails on a closed or write-only fd without setting
+     * ERROR: check first. */
+    int flags = fcntl(STDIN_FILENO, F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) == O_WRONLY) {
+      g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot read the code from standard input: %s",
+                  flags < 0 ? "it is closed" : "it is not open for reading");
+      return NULL;
+    }
     g_autoptr(GIOChannel) in = g_io_channel_unix_new(STDIN_FILENO);
     if (g_io_channel_set_encoding(in, NULL, error) != G_IO_STATUS_NORMAL ||
-        g_io_channel_read_to_end(in, &contents, &length, error) != G_IO_STATUS_NORMAL)
+        g_io_channel_read_to_end(in, &contents, &length, error) != G_IO_STATUS_NORMAL) {
+      if (*error == NULL)
+        g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot read the code from standard input");
       return NULL;
+    }
   } else if (!g_file_get_contents(a->rest[0], &contents, &length, error)) {
     return NULL;
   }
@@ -163,11 +175,12 @@ make_run_options(const run_args *a, GError **error)
       g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "-e %s: write KEY=VALUE", *item);
       return NULL;
     }
-  if (a->timeout < 0) {
-    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "--timeout must be a positive number of seconds");
+  double timeout = 0;
+  if (a->timeout != NULL && !cx_timeout_parse(a->timeout, &timeout, error)) {
+    g_prefix_error(error, "--timeout: ");
     return NULL;
   }
-  cx_run_options_set_timeout(run, a->timeout);
+  cx_run_options_set_timeout(run, timeout);
   cx_run_options_set_use_subprocess(run, a->use_subprocess);
   for (char **mime = a->mime; mime != NULL && *mime != NULL; mime++)
     cx_run_options_add_allowed_mime_type(run, *mime);
@@ -261,7 +274,7 @@ cmd_run(int argc, char **argv)
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "Backend plugin to use (default: the config's, else local)", "NAME" },
     { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &a.options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
-    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &a.timeout, "Give the cell at most S seconds", "S" },
+    { "timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give the cell at most S seconds (0: no limit; at most 31536000, a year)", "S" },
     { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &a.cwd, "Run the cell in directory DIR", "DIR" },
     { "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a.env, "Set an environment variable for the cell (repeatable)", "KEY=VALUE" },
     { "mime", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.mime, "Keep only rich outputs of this MIME type (repeatable)", "TYPE" },
@@ -292,7 +305,8 @@ cmd_run(int argc, char **argv)
     "  cellexec run --debug-export run.md -c 'x = 1'\n"
     "\n"
     "Exit status: 0 the cell succeeded, 1 the cell failed, 2 usage, config or\n"
-    "plugin error (nothing ran; one line on stderr says why).");
+    "plugin error (nothing ran; one line on stderr says why), 3 the output could\n"
+    "not be written (the cell ran; its result is lost).");
   g_option_context_add_main_entries(context, entries, NULL);
   g_set_prgname(argv[0]);
   if (!parse_options(context, &argc, &argv))

@@ -68,6 +68,21 @@ CX_EXPORT char **cx_options_get_env(const cx_options *options, const char *key);
 CX_EXPORT const char *cx_options_get_backend(const cx_options *options);
 CX_EXPORT const cx_option_spec *cx_options_get_schema(const cx_options *options);
 
+/* ---- Timeouts --------------------------------------------------------- */
+
+/* The longest timeout accepted, in seconds: one year (365 days). */
+#define CX_TIMEOUT_MAX 31536000.0
+
+/* The one rule for every timeout (the CLI's --timeout, a backend's
+ * "timeout" option in a config file or -o, cx_run_options_set_timeout()):
+ * a finite number of seconds from 0 (no timeout) to CX_TIMEOUT_MAX.
+ * cx_timeout_check() fails with CX_ERROR_OPTION for any other value, the
+ * message saying what is accepted. */
+CX_EXPORT gboolean cx_timeout_check(double seconds, GError **error);
+/* Parse TEXT (a decimal number such as "2.5", in the C locale) as a timeout
+ * by that rule; on success store it in *SECONDS (may be NULL). */
+CX_EXPORT gboolean cx_timeout_parse(const char *text, double *seconds, GError **error);
+
 /* ---- Run options: the per-call part of run_cell ------------------------ */
 
 CX_EXPORT cx_run_options *cx_run_options_new(void);
@@ -85,7 +100,11 @@ CX_EXPORT gboolean cx_run_options_add_env(cx_run_options *run, const char *assig
 /* NULL-terminated KEY=VALUE vector owned by RUN (never NULL; may be empty). */
 CX_EXPORT const char *const *cx_run_options_get_env(const cx_run_options *run);
 
-/* Deadline in seconds for the cell; <= 0 (the default) means none. */
+/* Deadline in seconds for the cell: a finite number from 0 (the default:
+ * none) to CX_TIMEOUT_MAX.  Any other value (negative, NaN, infinite, too
+ * large) is a programming error: it is reported with g_critical() and the
+ * timeout is left as it was.  Check values from users with
+ * cx_timeout_parse() or cx_timeout_check() first. */
 CX_EXPORT void cx_run_options_set_timeout(cx_run_options *run, double seconds);
 CX_EXPORT double cx_run_options_get_timeout(const cx_run_options *run);
 
