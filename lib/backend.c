@@ -233,6 +233,27 @@ cx_backend_query(cx_backend *backend, const char *what, GError **error)
   return vt->query(backend->instance, what, error);
 }
 
+/* A session with the lock that makes its cells take turns, on every
+ * backend: a plugin may run calls of one session concurrently (local
+ * would, in one namespace).  Recursive: a cell's host callback may run
+ * another cell of the same session on the same thread. */
+typedef struct {
+  cx_session session; /* first: a cx_session * is a locked_session * */
+  GRecMutex lock;
+} locked_session;
+
+void
+cx__session_lock(cx_session *session)
+{
+  g_rec_mutex_lock(&((locked_session *)session)->lock);
+}
+
+void
+cx__session_unlock(cx_session *session)
+{
+  g_rec_mutex_unlock(&((locked_session *)session)->lock);
+}
+
 cx_session *
 cx_session_open(cx_backend *backend, GError **error)
 {
@@ -245,7 +266,9 @@ cx_session_open(cx_backend *backend, GError **error)
   cx_session_instance *instance = vt->session_open(backend->instance, error);
   if (instance == NULL)
     return NULL;
-  cx_session *session = g_new0(cx_session, 1);
+  locked_session *locked = g_new0(locked_session, 1);
+  g_rec_mutex_init(&locked->lock);
+  cx_session *session = &locked->session;
   session->backend = backend;
   session->instance = instance;
   if (backend->exporter != NULL)
@@ -262,8 +285,10 @@ cx_session_run_cell(cx_session *session, const char *code, const cx_run_options 
   g_autoptr(cx_run_options) merged = NULL;
   const cx_run_options *effective = effective_run_options(backend, run, &merged);
   GError *plugin_error = NULL;
+  cx__session_lock(session);
   cx_result *result =
     backend->loaded->backend.session_run_cell(session->instance, code, effective, &plugin_error);
+  cx__session_unlock(session);
   GError *failure = NULL;
   result = checked_result(backend, result, plugin_error, &failure);
   emit_run(session->exporter, backend, "session_run_cell", code, effective, result, failure);
@@ -287,6 +312,11 @@ cx_session_close(cx_session *session)
 {
   if (session == NULL)
     return;
+  /* Waits for a cell still running on another thread. */
+  cx__session_lock(session);
   session->backend->loaded->backend.session_close(session->instance);
-  g_free(session);
+  cx__session_unlock(session);
+  locked_session *locked = (locked_session *)session;
+  g_rec_mutex_clear(&locked->lock);
+  g_free(locked);
 }

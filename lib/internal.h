@@ -68,4 +68,16 @@ void cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, co
  * for cx_json_to_string() to write as \u0000 (json_text.c). */
 char *cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul);
 
+/* What every timeout must be (cx_timeout_check), for error messages. */
+#define CX__TIMEOUT_RULE \
+  "expected a number of seconds from 0 (no timeout) to 31536000 (365 days)"
+
+/* The largest config file read, in bytes (config.c). */
+#define CX__CONFIG_MAX_SIZE (1024 * 1024)
+
+/* Take / give back SESSION's lock (recursive): one call at a time runs on
+ * a session, whatever its backend does.  cx_session_run_cell holds it. */
+void cx__session_lock(cx_session *session);
+void cx__session_unlock(cx_session *session);
+
 #endif /* CX_LIB_INTERNAL_H */

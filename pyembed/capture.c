@@ -3,8 +3,9 @@
  * sys.stdout is one object for the whole process, but several threads may
  * run cells at once.  So instead of one capture object per call, while any
  * cell runs sys.stdout and sys.stderr are routers: a write goes to the cell
- * the writing thread runs, else to the cell started last (threads a cell
- * started), else to sys.__stdout__ / sys.__stderr__.  Written in C because
+ * the writing thread runs, else to the cell that started the writing thread
+ * while it runs (dropped once it has ended), else to the cell started last,
+ * else to sys.__stdout__ / sys.__stderr__ (see running.c).  Written in C because
  * print() calls write() twice per line: this is the hot path of a cell.
  *
  * Text goes into the result as UTF-8; lone surrogates from undecodable
@@ -26,6 +27,13 @@ static PyObject *unsupported_operation; /* io.UnsupportedOperation */
 static PyObject *text_streams[3];       /* [1], [2]: the routers */
 static PyObject *saved_streams[3];      /* what sys.stdout / sys.stderr were */
 static unsigned capture_users;          /* cells between begin and end; GIL-protected */
+/* Threads cells started, still alive (GIL-protected).  While there are
+ * any, the routers stay installed after the last cell ends, to drop what
+ * those threads write (on the host's stdout it could corrupt what the host
+ * prints there, say `cellexec run --json`); everybody else's writes go on to
+ * the streams the routers stand in for. */
+static unsigned cell_threads;
+static gboolean installed;              /* the routers are sys.stdout / sys.stderr */
 
 static const char *const stream_names[3] = { NULL, "stdout", "stderr" };
 static const char *const original_names[3] = { NULL, "__stdout__", "__stderr__" };
@@ -47,7 +55,9 @@ append_to_cell(cx__pyembed_cell *cell, int fd, const char *data, Py_ssize_t size
 static PyObject *
 forward(CaptureStream *self, const char *method, PyObject *data)
 {
-  PyObject *target = PySys_GetObject(original_names[self->fd]); /* borrowed */
+  /* With no cell running, the routers stand in for the host's streams. */
+  PyObject *target = capture_users == 0 ? saved_streams[self->fd]
+                                        : PySys_GetObject(original_names[self->fd]); /* borrowed */
   if (target == NULL || target == Py_None)
     return data != NULL ? PyLong_FromSsize_t(PyObject_Length(data)) : Py_NewRef(Py_None);
   Py_INCREF(target);
@@ -70,7 +80,8 @@ text_write(CaptureStream *self, PyObject *text)
                         Py_TYPE(text)->tp_name);
   cx__pyembed_cell *cell = cx__pyembed_output_cell();
   if (cell == NULL)
-    return forward(self, "write", text);
+    return cx__pyembed_output_orphaned() ? PyLong_FromSsize_t(PyUnicode_GET_LENGTH(text))
+                                         : forward(self, "write", text);
 
   Py_ssize_t size;
   const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
@@ -96,11 +107,16 @@ static PyObject *
 binary_write(CaptureStream *self, PyObject *data)
 {
   cx__pyembed_cell *cell = cx__pyembed_output_cell();
-  if (cell == NULL)
+  if (cell == NULL && !cx__pyembed_output_orphaned())
     return forward(self, "write", data);
   Py_buffer view;
   if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
     return NULL;
+  if (cell == NULL) { /* dropped: see text_write */
+    PyObject *written = PyLong_FromSsize_t(view.len);
+    PyBuffer_Release(&view);
+    return written;
+  }
   append_to_cell(cell, self->fd, view.buf, view.len);
   PyObject *written = PyLong_FromSsize_t(view.len);
   PyBuffer_Release(&view);
@@ -128,14 +144,23 @@ stream_writelines(CaptureStream *self, PyObject *lines)
 static PyObject *
 stream_flush(CaptureStream *self, PyObject *unused)
 {
-  /* Captured output is in the result already; other output is flushed
-   * when the cell ends. */
+  /* Captured output is in the result already.  Output forwarded to the
+   * process's own stream is flushed when the cell ends, or here: a process
+   * a cell forked ends no cell, and flushes before os._exit(). */
+  if (cx__pyembed_output_cell() == NULL && !cx__pyembed_output_orphaned()) {
+    PyObject *done = forward(self, "flush", NULL);
+    if (done == NULL)
+      PyErr_Clear(); /* a closed or broken stdout is the host's business */
+    Py_XDECREF(done);
+  }
   return Py_NewRef(Py_None);
 }
 
 static PyObject *
 stream_fileno(CaptureStream *self, PyObject *unused)
 {
+  if (capture_users == 0 && !cx__pyembed_output_orphaned())
+    return forward(self, "fileno", NULL); /* standing in for the host's stream */
   PyErr_SetString(unsupported_operation,
                   "a cell's output stream is captured and has no file descriptor; "
                   "use sys.__stdout__ / sys.__stderr__ for the process's own");
@@ -272,11 +297,12 @@ void
 cx__pyembed_capture_begin(void)
 {
   for (int fd = 1; fd <= 2; fd++) {
-    if (capture_users == 0)
+    if (!installed)
       saved_streams[fd] = Py_XNewRef(PySys_GetObject(stream_names[fd]));
     /* Also when already installed: a cell may have replaced it since. */
     PySys_SetObject(stream_names[fd], text_streams[fd]);
   }
+  installed = TRUE;
   capture_users++;
 }
 
@@ -297,14 +323,43 @@ flush_process_stdio(void)
   }
 }
 
+/* Give the host its streams back.  ONLY_OURS: where the host has not
+ * replaced the routers since the last cell ended. */
+static void
+restore_streams(gboolean only_ours)
+{
+  for (int fd = 1; fd <= 2; fd++) {
+    if (!only_ours || PySys_GetObject(stream_names[fd]) == text_streams[fd])
+      PySys_SetObject(stream_names[fd], saved_streams[fd]);
+    Py_CLEAR(saved_streams[fd]);
+  }
+  installed = FALSE;
+}
+
 void
 cx__pyembed_capture_end(void)
 {
   if (--capture_users == 0) {
-    for (int fd = 1; fd <= 2; fd++) {
-      PySys_SetObject(stream_names[fd], saved_streams[fd]);
-      Py_CLEAR(saved_streams[fd]);
+    if (cell_threads == 0) {
+      restore_streams(FALSE);
+    } else {
+      /* Kept, and put back where the cell replaced them. */
+      for (int fd = 1; fd <= 2; fd++)
+        PySys_SetObject(stream_names[fd], text_streams[fd]);
     }
   }
   flush_process_stdio();
+}
+
+void
+cx__pyembed_capture_thread_begin(void)
+{
+  cell_threads++;
+}
+
+void
+cx__pyembed_capture_thread_end(void)
+{
+  if (--cell_threads == 0 && capture_users == 0 && installed)
+    restore_streams(TRUE);
 }

@@ -1,6 +1,8 @@
 /* pyembed/cell.c: run one cell into a cx_result, and session namespaces. */
 #include "config.h"
 
+#include <signal.h>
+
 #include "pyembed/pyembed-private.h"
 
 struct cx_pyembed_session {
@@ -90,6 +92,98 @@ set_payload(cx_result *result)
   Py_XDECREF(payload);
 }
 
+/* ---- Signal dispositions ---------------------------------------------------
+ *
+ * A cell's signal.signal() changes the disposition of the whole process:
+ * SIG_IGN for SIGINT would outlive the cell and leave the host deaf to ^C.
+ * helper.py's wrappers of signal.signal and signal.siginterrupt call
+ * save_signal() before the first change of a signal in a cell; when the
+ * cell (the outermost one of its thread) ends, the saved disposition is put
+ * back.  Only the thread that made the change restores it: Python lets only
+ * its main thread change signals, and a cell on another thread must not
+ * undo a cell still running there.  All of it with the GIL held. */
+
+typedef struct {
+  struct sigaction action;  /* the process's disposition before the cell */
+  PyObject *handler;        /* what signal.getsignal() said then */
+  unsigned long thread;     /* PyThread_get_thread_ident() of the changer */
+} saved_signal;
+
+static saved_signal *saved_signals[NSIG];
+static gboolean signals_saved;
+
+/* save_signal(signum, handler): remember SIGNUM's disposition (and HANDLER,
+ * Python's idea of it), unless saved already or no cell runs here. */
+static PyObject *
+native_save_signal(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+  if (nargs != 2)
+    return PyErr_Format(PyExc_TypeError, "save_signal(signum, handler)");
+  long signum = PyLong_AsLong(args[0]);
+  if (signum == -1 && PyErr_Occurred())
+    return NULL;
+  if (signum <= 0 || signum >= NSIG || saved_signals[signum] != NULL || !cx__pyembed_in_cell())
+    return Py_NewRef(Py_None);
+  saved_signal *saved = g_new0(saved_signal, 1);
+  if (sigaction((int)signum, NULL, &saved->action) != 0) {
+    g_free(saved);
+    return Py_NewRef(Py_None); /* not a signal one can change: nothing to restore */
+  }
+  saved->handler = Py_NewRef(args[1]);
+  saved->thread = PyThread_get_thread_ident();
+  saved_signals[signum] = saved;
+  signals_saved = TRUE;
+  return Py_NewRef(Py_None);
+}
+
+static PyMethodDef signal_methods[] = {
+  { "save_signal", (PyCFunction)(void (*)(void))native_save_signal, METH_FASTCALL,
+    "save_signal(signum, handler): a cell is about to change SIGNUM; put it back "
+    "when the cell ends." },
+  { NULL }
+};
+
+gboolean
+cx__pyembed_signals_init(PyObject *module)
+{
+  return PyModule_AddFunctions(module, signal_methods) == 0;
+}
+
+void
+cx__pyembed_signals_restore(void)
+{
+  if (G_LIKELY(!signals_saved))
+    return;
+  unsigned long thread = PyThread_get_thread_ident();
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject *module = PyImport_ImportModule("_signal"); /* not the wrapped signal.signal */
+  signals_saved = FALSE;
+  for (int signum = 1; signum < NSIG; signum++) {
+    saved_signal *saved = saved_signals[signum];
+    if (saved == NULL)
+      continue;
+    if (saved->thread != thread) {
+      signals_saved = TRUE;
+      continue;
+    }
+    /* Python's record first (it calls sigaction too), then the very
+     * disposition the process had: flags, mask, a handler of the host. */
+    if (module != NULL && saved->handler != Py_None) {
+      PyObject *done = PyObject_CallMethod(module, "signal", "iO", signum, saved->handler);
+      Py_XDECREF(done);
+    }
+    PyErr_Clear();
+    sigaction(signum, &saved->action, NULL);
+    Py_DECREF(saved->handler);
+    g_free(saved);
+    saved_signals[signum] = NULL;
+  }
+  Py_XDECREF(module);
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+}
+
 /* Runs SOURCE with cwd and env already applied. */
 static void
 execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObject *source,
@@ -129,6 +223,8 @@ execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObj
   if (value != NULL && value != Py_None && !publish_value(&cell, value))
     exception = take_exception(); /* e.g. a _repr_json_ that is not JSON */
   cx__pyembed_running_end(&cell);
+  if (cell.outer == NULL)
+    cx__pyembed_signals_restore();
   cx__pyembed_capture_end();
   cx__pyembed_fdcapture_end(flags, &cell);
   Py_DECREF(namespace);

@@ -518,22 +518,58 @@ def _framework_prefixes():
     return tuple(prefixes)
 
 
+# Tracebacks longer than this keep their first and last _TRACEBACK_KEEP
+# frames: a runaway recursion would otherwise make a result of megabytes.
+_TRACEBACK_MAX_FRAMES = 2000
+_TRACEBACK_KEEP = 1000
+
+
 def _drop_framework_frames(exc):
     """Remove this module's frames from EXC's traceback, and the asyncio
     frames that run top-level await before the cell's: they are not the
-    user's.  (Frames of asyncio the cell itself calls stay.)"""
+    user's.  (Frames of asyncio the cell itself calls stay.)  Caps what is
+    left to _TRACEBACK_MAX_FRAMES; returns (frames kept at the head, frames
+    omitted after them)."""
+    import types
+
     prefixes = _framework_prefixes()
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename.startswith(prefixes):
         tb = tb.tb_next
+    framework = (__file__, _ipython.__file__)
     kept = []
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename not in (__file__, _ipython.__file__):
+        if tb.tb_frame.f_code.co_filename not in framework:
             kept.append(tb)
         tb = tb.tb_next
-    for frame, following in zip(kept, kept[1:] + [None]):
-        frame.tb_next = following
-    exc.__traceback__ = kept[0] if kept else None
+    omitted = 0
+    if len(kept) > _TRACEBACK_MAX_FRAMES:
+        omitted = len(kept) - 2 * _TRACEBACK_KEEP
+        kept[_TRACEBACK_KEEP:-_TRACEBACK_KEEP] = []
+    # New links, built from the end: assigning tb_next walks the chain that
+    # follows (a loop check), which made this quadratic in deep recursion.
+    following = None
+    for tb in reversed(kept):
+        if tb.tb_next is not following:
+            tb = types.TracebackType(following, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+        following = tb
+    exc.__traceback__ = following
+    return (_TRACEBACK_KEEP, omitted) if omitted else (0, 0)
+
+
+def _omission_stack(stack, head, omitted):
+    """STACK (a StackSummary) formatting with a line that says OMITTED
+    frames are missing after its first HEAD."""
+    import traceback
+
+    class CappedStack(traceback.StackSummary):
+        def format(self):
+            lines = traceback.StackSummary.from_list(self[:head]).format()
+            lines.append(f"  ... {omitted} frames omitted ...\n")
+            lines.extend(traceback.StackSummary.from_list(self[head:]).format())
+            return lines
+
+    return CappedStack(stack)
 
 
 def _attach_cell_lines(te, exc, seen):
@@ -574,11 +610,13 @@ def format_traceback(exc):
         # A mistake in a magic's use: IPython shows the message alone.
         return f"UsageError: {_safe_str(exc)}\n"
 
-    _drop_framework_frames(exc)
+    head, omitted = _drop_framework_frames(exc)
     try:
         te = traceback.TracebackException(type(exc), exc, exc.__traceback__,
                                           lookup_lines=False, compact=True)
         _attach_cell_lines(te, exc, set())
+        if omitted and len(te.stack) > head:
+            te.stack = _omission_stack(te.stack, head, omitted)
         return "".join(te.format())
     except BaseException as failure:
         return f"{type(exc).__name__}: {_safe_str(exc)}\n(traceback unavailable: {failure!r})\n"
@@ -661,11 +699,63 @@ class _Exit:
 def _guard_process_exit(real_exit):
     @functools.wraps(real_exit)
     def _exit(status):
-        # In a cell, os._exit would take the host process down.
+        # In a cell, os._exit would take the host process down.  Not in a
+        # process the cell forked: there it is the real one (in_cell() is
+        # False there).
         if _native.in_cell():
             raise SystemExit(status)
         real_exit(status)
     return _exit
+
+
+def _tag_threads():
+    """A thread remembers the cell that started it (directly or through
+    other threads): its output goes to that cell while it runs, and nowhere
+    once it has ended, never into a later cell (running.c)."""
+    thread = threading.Thread
+    real_start, real_bootstrap_inner = thread.start, thread._bootstrap_inner
+
+    @functools.wraps(real_start)
+    def start(self):
+        self._cellexec_origin = _native.thread_origin()
+        return real_start(self)
+
+    @functools.wraps(real_bootstrap_inner)
+    def _bootstrap_inner(self):
+        origin = getattr(self, "_cellexec_origin", None)
+        if origin is None:
+            return real_bootstrap_inner(self)
+        _native.adopt_origin(origin)
+        try:
+            return real_bootstrap_inner(self)
+        finally:
+            _native.release_origin()
+
+    thread.start = start
+    thread._bootstrap_inner = _bootstrap_inner
+
+
+def _guard_signals():
+    """signal.signal() and siginterrupt() in a cell change the host's
+    dispositions: remember them first, for cell.c to put back when the cell
+    ends."""
+    import signal
+
+    def guarded(real):
+        @functools.wraps(real)
+        def change(signalnum, *args, **kwargs):
+            if _native.in_cell():
+                try:
+                    previous = signal.getsignal(signalnum)
+                except (ValueError, TypeError):
+                    pass  # real() says what is wrong
+                else:
+                    _native.save_signal(int(signalnum), previous)
+            return real(signalnum, *args, **kwargs)
+        return change
+
+    signal.signal = guarded(signal.signal)
+    signal.siginterrupt = guarded(signal.siginterrupt)
 
 
 def _interruptible_sleep(real_sleep):
@@ -707,6 +797,8 @@ def install():
     builtins.quit = _Exit("quit")
     os._exit = _guard_process_exit(os._exit)
     time.sleep = _interruptible_sleep(time.sleep)
+    _tag_threads()
+    _guard_signals()
     if not sys.flags.isolated and "" not in sys.path:
         # As in `python3 -c` and IPython: modules in the current directory import.
         sys.path.insert(0, "")

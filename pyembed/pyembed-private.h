@@ -50,6 +50,8 @@ struct cx__pyembed_cell {
   gint64 execution_count;    /* the number its execute_result carries */
   gboolean record_events;    /* CX_PYEMBED_RUN_RECORD_EVENTS: see display.c */
   int last_stream;           /* the stream written last (recording), 0: none yet */
+  guint64 id;                /* unique in the process: threads it starts name it */
+  pid_t pid;                 /* the process running it (not one it forked) */
 };
 
 /* With the GIL held, on the cell's thread: CELL starts / stops receiving
@@ -60,12 +62,31 @@ void cx__pyembed_running_begin(cx__pyembed_cell *cell);
 void cx__pyembed_running_end(cx__pyembed_cell *cell);
 
 /* With the GIL held: the cell output of the current thread belongs to: the
- * cell it runs, else the cell started last (a thread the cell started),
- * else NULL (nobody: the process's own streams). */
+ * cell it runs; else, for a thread a cell started (directly or through
+ * other threads), that cell while it runs; else, for any other thread, the
+ * cell started last; else NULL (the process's own streams, or nobody: see
+ * cx__pyembed_output_orphaned).  Always NULL in a process a cell forked. */
 cx__pyembed_cell *cx__pyembed_output_cell(void);
 
-/* With the GIL held: TRUE when the current thread is running a cell. */
+/* With the GIL held: TRUE when the current thread was started by a cell
+ * that has ended: its output goes nowhere (not into a later cell, not onto
+ * the host's stdout, where it could corrupt what the host prints). */
+gboolean cx__pyembed_output_orphaned(void);
+
+/* With the GIL held: TRUE when the current thread is running a cell (in
+ * this process: not in a child the cell forked). */
 gboolean cx__pyembed_in_cell(void);
+
+/* With the GIL held, once, after cx__pyembed_native_init(): fork tracking,
+ * and running.c's functions of _cellexec_native. */
+gboolean cx__pyembed_running_init(void);
+
+/* With the GIL held, once: the signal functions of _cellexec_native
+ * (MODULE), see cell.c. */
+gboolean cx__pyembed_signals_init(PyObject *module);
+/* With the GIL held, on the cell's thread, when its outermost cell ends:
+ * put back the signal dispositions cells changed. */
+void cx__pyembed_signals_restore(void);
 
 /* ---- capture.c: sys.stdout / sys.stderr ----------------------------------- */
 
@@ -76,6 +97,12 @@ gboolean cx__pyembed_capture_init(void);
  * the streams that were there before). */
 void cx__pyembed_capture_begin(void);
 void cx__pyembed_capture_end(void);
+/* With the GIL held: a thread a cell started begins / ends.  While such
+ * threads live, the routers stay installed when no cell runs: they drop
+ * those threads' writes and pass everybody else's on to the host's
+ * streams. */
+void cx__pyembed_capture_thread_begin(void);
+void cx__pyembed_capture_thread_end(void);
 
 /* ---- fdcapture.c: file descriptors 1 and 2 --------------------------------- */
 

@@ -14,13 +14,26 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include "pyembed/pyembed-private.h"
 
 static GMutex running_lock;
 static GCond deadlines_changed;
 static GQueue running = G_QUEUE_INIT;       /* of cx__pyembed_cell, oldest first */
-static gboolean watchdog_running;
+/* Never joined.  Kept here, not unreferenced: in a process a cell forks,
+ * where the thread does not exist, nothing else would refer to it (memory
+ * checkers call that a leak when the child exits). */
+static GThread *watchdog;
 static _Thread_local cx__pyembed_cell *thread_cell; /* innermost cell of this thread */
+/* The cell that started this thread (directly or through other threads),
+ * by id; 0: none.  Set by helper.py's threading.Thread hook. */
+static _Thread_local guint64 thread_origin;
+static guint64 last_cell_id;                 /* with running_lock */
+/* getpid(), kept current by at_fork_child: a cell's thread state, inherited
+ * by a process the cell forks, is not that process's. */
+static pid_t process_id;
 
 /* The earliest deadline still ahead; *EXPIRED tells whether a cell that
  * has not timed out yet is past its own.  With running_lock held. */
@@ -78,22 +91,29 @@ watchdog_main(gpointer unused)
   return NULL;
 }
 
+static void
+at_fork_child(void)
+{
+  process_id = getpid();
+}
+
 void
 cx__pyembed_running_begin(cx__pyembed_cell *cell)
 {
   cell->thread_id = PyThread_get_thread_ident();
+  cell->pid = process_id;
   cell->timed_out = FALSE;
   cell->link = (GList){ .data = cell };
   cell->outer = thread_cell;
   thread_cell = cell;
 
   g_mutex_lock(&running_lock);
+  cell->id = ++last_cell_id;
   g_queue_push_tail_link(&running, &cell->link);
   if (cell->deadline != 0) {
-    if (!watchdog_running) {
+    if (watchdog == NULL) {
       /* One thread for the whole process, started by the first deadline. */
-      g_thread_unref(g_thread_new("cellexec-watchdog", watchdog_main, NULL));
-      watchdog_running = TRUE;
+      watchdog = g_thread_new("cellexec-watchdog", watchdog_main, NULL);
     }
     g_cond_signal(&deadlines_changed);
   }
@@ -113,18 +133,95 @@ cx__pyembed_running_end(cx__pyembed_cell *cell)
     PyThreadState_SetAsyncExc(cell->thread_id, NULL);
 }
 
+/* The running cell with ID, or NULL; with the GIL held. */
+static cx__pyembed_cell *
+running_cell(guint64 id)
+{
+  for (GList *l = running.tail; l != NULL; l = l->prev)
+    if (((cx__pyembed_cell *)l->data)->id == id)
+      return l->data;
+  return NULL;
+}
+
 cx__pyembed_cell *
 cx__pyembed_output_cell(void)
 {
-  if (thread_cell != NULL)
-    return thread_cell;
-  return running.tail != NULL ? running.tail->data : NULL;
+  cx__pyembed_cell *cell = thread_cell;
+  if (cell == NULL)
+    cell = thread_origin != 0 ? running_cell(thread_origin)
+                              : running.tail != NULL ? running.tail->data : NULL;
+  /* In a process a cell forked, the cell is the parent's. */
+  return cell != NULL && cell->pid == process_id ? cell : NULL;
+}
+
+gboolean
+cx__pyembed_output_orphaned(void)
+{
+  return thread_cell == NULL && thread_origin != 0 && running_cell(thread_origin) == NULL;
 }
 
 gboolean
 cx__pyembed_in_cell(void)
 {
-  return thread_cell != NULL;
+  return thread_cell != NULL && thread_cell->pid == process_id;
+}
+
+/* ---- _cellexec_native functions of this file ------------------------------- */
+
+/* thread_origin() -> int | None: what a thread started now inherits: the
+ * cell the calling thread runs, else the one that started it. */
+static PyObject *
+native_thread_origin(PyObject *module, PyObject *unused)
+{
+  if (cx__pyembed_in_cell())
+    return PyLong_FromUnsignedLongLong(thread_cell->id);
+  if (thread_origin != 0)
+    return PyLong_FromUnsignedLongLong(thread_origin);
+  return Py_NewRef(Py_None);
+}
+
+/* adopt_origin(id): the calling thread (just started) belongs to cell ID. */
+static PyObject *
+native_adopt_origin(PyObject *module, PyObject *id)
+{
+  unsigned long long value = PyLong_AsUnsignedLongLong(id);
+  if (value == (unsigned long long)-1 && PyErr_Occurred())
+    return NULL;
+  if (thread_origin == 0 && value != 0)
+    cx__pyembed_capture_thread_begin();
+  thread_origin = value;
+  return Py_NewRef(Py_None);
+}
+
+/* release_origin(): the calling thread, adopted by a cell, is ending. */
+static PyObject *
+native_release_origin(PyObject *module, PyObject *unused)
+{
+  if (thread_origin != 0)
+    cx__pyembed_capture_thread_end();
+  thread_origin = 0;
+  return Py_NewRef(Py_None);
+}
+
+static PyMethodDef running_methods[] = {
+  { "thread_origin", native_thread_origin, METH_NOARGS,
+    "The cell a thread started now belongs to (an id), or None." },
+  { "adopt_origin", native_adopt_origin, METH_O,
+    "adopt_origin(id): the calling thread belongs to the cell ID." },
+  { "release_origin", native_release_origin, METH_NOARGS,
+    "The calling thread, adopted by a cell, is ending." },
+  { NULL }
+};
+
+gboolean
+cx__pyembed_running_init(void)
+{
+  process_id = getpid();
+  if (pthread_atfork(NULL, NULL, at_fork_child) != 0)
+    return FALSE;
+  PyObject *native = PyDict_GetItemString(PyImport_GetModuleDict(), "_cellexec_native");
+  return native != NULL && PyModule_AddFunctions(native, running_methods) == 0 &&
+         cx__pyembed_signals_init(native);
 }
 
 void

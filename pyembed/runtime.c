@@ -170,7 +170,8 @@ load_module(const char *source, const char *filename, const char *name)
 static gboolean
 load_helper(GError **error)
 {
-  if (!cx__pyembed_native_init() || !cx__pyembed_capture_init()) {
+  if (!cx__pyembed_native_init() || !cx__pyembed_running_init() ||
+      !cx__pyembed_capture_init()) {
     cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot set up the embedded Python");
     return FALSE;
   }

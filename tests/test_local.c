@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1178,6 +1179,263 @@ test_local_fd_output_after_the_cell_is_dropped(void)
   CU_ASSERT_STRING_EQUAL(host_out, "");
 }
 
+/* ---- Deep recursion, forks, sessions on threads, late output, signals ------- */
+
+/* Runs CODE statelessly; the seconds it took. */
+static double
+timed_run(cx_backend *backend, const char *code, cx_result **result)
+{
+  gint64 start = g_get_monotonic_time();
+  *result = cx_test_run_cell(backend, code, NULL);
+  return (g_get_monotonic_time() - start) / (double)G_USEC_PER_SEC;
+}
+
+static void
+test_local_deep_recursion_error_is_formatted_in_linear_time(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(cx_result) limit = cx_test_run_cell(backend, "import sys\nsys.getrecursionlimit()", NULL);
+  const char *old_limit = output_text(limit, 0, "text/plain");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(old_limit);
+  /* The same recursion, caught in the cell, is the baseline: what the error
+   * costs beyond it is formatting (quadratic, it took seconds). */
+  static const char recursion[] = "import sys\nsys.setrecursionlimit(50000)\n"
+                                  "def f(n):\n    return f(n + 1)\n";
+  g_autofree char *caught_code =
+    g_strdup_printf("%stry:\n    f(0)\nexcept RecursionError:\n    pass", recursion);
+  g_autofree char *failing_code = g_strdup_printf("%sf(0)", recursion);
+  cx_result *caught, *failing;
+  double baseline = timed_run(backend, caught_code, &caught);
+  double elapsed = timed_run(backend, failing_code, &failing);
+  g_autofree char *reset = g_strdup_printf("import sys\nsys.setrecursionlimit(%s)", old_limit);
+  g_autoptr(cx_result) reset_result = cx_test_run_cell(backend, reset, NULL);
+  CX_ASSERT_CELL_OK(caught);
+  CX_ASSERT_ERROR_TYPE(failing, "RecursionError");
+  if (elapsed > 5 * baseline + 1.0)
+    fprintf(stderr, "\n  recursion: %.2f s caught, %.2f s with the error\n", baseline, elapsed);
+  CU_ASSERT_TRUE(elapsed <= 5 * baseline + 1.0);
+  /* First and last frames, and how many are left out between. */
+  const char *traceback = cx_result_get_error_traceback(failing);
+  CX_ASSERT_CONTAINS(traceback, "line 5, in <module>\n    f(0)\n");
+  CX_ASSERT_CONTAINS(traceback, " frames omitted ...\n");
+  CU_ASSERT_TRUE(g_str_has_suffix(traceback, "RecursionError: maximum recursion depth exceeded\n"));
+  CU_ASSERT_TRUE(strlen(traceback) < 64 * 1024);
+  cx_result_free(caught);
+  cx_result_free(failing);
+}
+
+static void
+test_local_forked_child_exits_for_real(void)
+{
+  /* os._exit() in a process the cell forked is the real one: the child
+   * never returns into the host's code. */
+  g_autoptr(cx_result) forked =
+    run("import os\npid = os.fork()\nif pid == 0:\n    os._exit(7)\n"
+        "print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))");
+  CX_ASSERT_CELL_OK(forked);
+  CX_ASSERT_STDOUT(forked, "7\n");
+  /* multiprocessing's child prints (into the cell, through fd 1) and ends
+   * with status 0. */
+  g_autoptr(cx_result) process =
+    run("import multiprocessing\n"
+        "p = multiprocessing.get_context('fork').Process(target=print, args=('child',))\n"
+        "p.start(); p.join()\nprint(p.exitcode)");
+  CX_ASSERT_CELL_OK(process);
+  CX_ASSERT_STDOUT(process, "child\n0\n");
+  /* The cell's own os._exit still ends only the cell. */
+  g_autoptr(cx_result) own = run("import os\nos._exit(3)");
+  CX_ASSERT_ERROR_TYPE(own, "SystemExit");
+}
+
+typedef struct {
+  cx_session *session;
+  gboolean ok;
+} counter_worker;
+
+static gpointer
+run_counter_worker(gpointer data)
+{
+  counter_worker *worker = data;
+  worker->ok = TRUE;
+  for (int i = 0; i < 100 && worker->ok; i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_result) result = cx_session_run_cell(
+      worker->session,
+      "active += 1\noverlaps += active > 1\nseen = count\ntime.sleep(0.0002)\n"
+      "count = seen + 1\nactive -= 1", NULL, &error);
+    worker->ok = result != NULL && cx_result_get_success(result);
+  }
+  return NULL;
+}
+
+static void
+test_local_session_runs_one_cell_at_a_time(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) init =
+    cx_session_run_cell(session, "import time\ncount = active = overlaps = 0", NULL, &error);
+  CX_ASSERT_CELL_OK(init);
+  counter_worker workers[4];
+  GThread *threads[4];
+  for (int i = 0; i < 4; i++) {
+    workers[i] = (counter_worker){ session, FALSE };
+    threads[i] = g_thread_new("counter", run_counter_worker, &workers[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    g_thread_join(threads[i]);
+    CU_ASSERT_TRUE(workers[i].ok);
+  }
+  g_autoptr(cx_result) total = cx_session_run_cell(session, "count, overlaps", NULL, &error);
+  assert_output_text(total, 0, "text/plain", "(400, 0)");
+}
+
+typedef struct {
+  cx_session *session;
+  char *stdout_text;
+} inner_cell;
+
+/* A host function that runs a cell in the session whose cell called it. */
+static JsonNode *
+run_inner_cell(JsonObject *arguments, gpointer user_data, GError **error)
+{
+  inner_cell *inner = user_data;
+  g_autoptr(cx_result) result = cx_session_run_cell(inner->session, "inner = 2\nprint('inner')",
+                                                    NULL, error);
+  if (result == NULL)
+    return NULL;
+  inner->stdout_text = g_strdup(cx_result_get_stdout(result, NULL));
+  return json_node_init_int(json_node_alloc(), 1);
+}
+
+static void
+test_local_session_cell_may_run_a_cell_of_its_session(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  inner_cell inner = { session, NULL };
+  g_autoptr(cx_env) env = cx_session_execute_prelude(session, "", &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(cx_env_create_dynamic_function(env, "run_inner", NULL, NULL, run_inner_cell,
+                                                &inner, NULL, &error));
+  CX_ASSERT_NO_ERROR(error);
+  /* Handed to the session's cells through builtins. */
+  CU_ASSERT_TRUE(cx_env_execute_side_effects(env, "import builtins\nbuiltins._cx_run_inner = run_inner",
+                                             NULL, 0, &error));
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) outer =
+    cx_session_run_cell(session, "print('outer')\n_cx_run_inner() + inner", NULL, &error);
+  g_autoptr(cx_result) cleanup =
+    cx_session_run_cell(session, "import builtins\ndel builtins._cx_run_inner", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CX_ASSERT_CELL_OK(outer);
+  CX_ASSERT_STDOUT(outer, "outer\n");
+  assert_output_text(outer, 0, "text/plain", "3");
+  CU_ASSERT_STRING_EQUAL(inner.stdout_text ? inner.stdout_text : "(none)", "inner\n");
+  g_free(inner.stdout_text);
+}
+
+static void
+test_local_thread_output_after_its_cell_goes_nowhere(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *marker = g_build_filename(dir, "written", NULL);
+  /* One thread writes while its cell runs, again during the next cell; one
+   * it started writes while no cell runs. */
+  g_autofree char *code = g_strdup_printf(
+    "import sys, threading, time\ngo, done, early = threading.Event(), threading.Event(), threading.Event()\n"
+    "def idle_writer():\n"
+    "    time.sleep(0.1)\n"
+    "    print('late, no cell running')\n"
+    "    sys.stderr.write('late error\\n')\n"
+    "    sys.stdout.buffer.write(b'late bytes\\n')\n"
+    "    open('%s', 'w').close()\n"
+    "def writer():\n"
+    "    print('early')\n"
+    "    early.set()\n"
+    "    go.wait()\n"
+    "    print('late, next cell running')\n"
+    "    done.set()\n"
+    "threading.Thread(target=writer).start()\n"
+    "threading.Thread(target=lambda: threading.Thread(target=idle_writer).start()).start()\n"
+    "early.wait()", marker);
+  fd_redirect out, err;
+  redirect_fd(&out, 1);
+  redirect_fd(&err, 2);
+  g_autoptr(cx_result) first = cx_session_run_cell(session, code, NULL, &error);
+  gboolean written = wait_for_file(marker);
+  g_autoptr(cx_result) next =
+    cx_session_run_cell(session, "go.set()\ndone.wait(10)\nprint('next')", NULL, &error);
+  g_autofree char *host_err = restore_fd(&err);
+  g_autofree char *host_out = restore_fd(&out);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(written);
+  CX_ASSERT_CELL_OK(first);
+  CX_ASSERT_STDOUT(first, "early\n");
+  CX_ASSERT_CELL_OK(next);
+  CX_ASSERT_STDOUT(next, "next\n");
+  if (*host_out != '\0' || *host_err != '\0')
+    fprintf(stderr, "\n  the host got \"%s\" and \"%s\"\n", host_out, host_err);
+  CU_ASSERT_STRING_EQUAL(host_out, "");
+  CU_ASSERT_STRING_EQUAL(host_err, "");
+}
+
+static int host_signal_calls;
+
+static void
+host_signal_handler(int signum)
+{
+  host_signal_calls++;
+}
+
+static void
+test_local_cells_leave_the_hosts_signals_alone(void)
+{
+  struct sigaction host = { .sa_handler = host_signal_handler }, before_int, before_usr1,
+                   before_usr2, after;
+  sigemptyset(&host.sa_mask);
+  sigaction(SIGUSR1, &host, &before_usr1);
+  sigaction(SIGINT, NULL, &before_int);
+  sigaction(SIGUSR2, NULL, &before_usr2);
+
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) changed = cx_session_run_cell(
+    session,
+    "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "signal.signal(signal.SIGUSR1, lambda *args: None)\n"
+    "signal.siginterrupt(signal.SIGUSR2, False)\n"
+    "print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)", NULL, &error);
+  CX_ASSERT_CELL_OK(changed);
+  CX_ASSERT_STDOUT(changed, "True\n");
+
+  sigaction(SIGINT, NULL, &after);
+  CU_ASSERT_TRUE(after.sa_handler == before_int.sa_handler);
+  sigaction(SIGUSR1, NULL, &after);
+  CU_ASSERT_TRUE(after.sa_handler == host_signal_handler);
+  raise(SIGUSR1);
+  CU_ASSERT_EQUAL(host_signal_calls, 1);
+  sigaction(SIGUSR2, NULL, &after);
+  CU_ASSERT_TRUE(after.sa_handler == before_usr2.sa_handler);
+  CU_ASSERT_EQUAL(after.sa_flags & SA_RESTART, before_usr2.sa_flags & SA_RESTART);
+  /* Python's idea of SIGINT is back too. */
+  g_autoptr(cx_result) seen = cx_session_run_cell(
+    session, "signal.getsignal(signal.SIGINT) == signal.SIG_DFL", NULL, &error);
+  if (before_int.sa_handler == SIG_DFL)
+    assert_output_text(seen, 0, "text/plain", "True");
+  sigaction(SIGUSR1, &before_usr1, NULL);
+}
+
 void
 cx_test_register(void)
 {
@@ -1288,4 +1546,18 @@ cx_test_register(void)
   cx_test_add_suite("local: control", control);
   cx_test_add_suite("local: interpreter", interpreter);
   cx_test_add_suite("local: file descriptors", fds);
+  static const cx_test_case process[] = {
+    { "test_local_deep_recursion_error_is_formatted_in_linear_time",
+      test_local_deep_recursion_error_is_formatted_in_linear_time },
+    { "test_local_forked_child_exits_for_real", test_local_forked_child_exits_for_real },
+    { "test_local_session_runs_one_cell_at_a_time", test_local_session_runs_one_cell_at_a_time },
+    { "test_local_session_cell_may_run_a_cell_of_its_session",
+      test_local_session_cell_may_run_a_cell_of_its_session },
+    { "test_local_thread_output_after_its_cell_goes_nowhere",
+      test_local_thread_output_after_its_cell_goes_nowhere },
+    { "test_local_cells_leave_the_hosts_signals_alone",
+      test_local_cells_leave_the_hosts_signals_alone },
+    { NULL }
+  };
+  cx_test_add_suite("local: the process", process);
 }

@@ -99,6 +99,11 @@ CX_EXPORT gboolean cx_plugin_info_has_executor(const cx_plugin_info *info);
  * $CELLEXEC_CONFIG, $XDG_CONFIG_HOME/cellexec/config (default
  * ~/.config/cellexec/config), /etc/cellexec/config.  With none, an empty
  * config: backend local, defaults everywhere.
+ *
+ * A config is UTF-8 text of at most 1 MiB without NUL bytes, and sets each
+ * key of a section once (a section repeated further down is the same
+ * section); loading one that is not fails with CX_ERROR_CONFIG, naming the
+ * line where there is one.  A file is read no further than that limit.
  */
 
 /* Load the config an explicit PATH (may be NULL) selects by the order above.
@@ -164,7 +169,12 @@ CX_EXPORT gboolean cx_backend_interrupt(cx_backend *backend, GError **error);
 CX_EXPORT JsonNode *cx_backend_query(cx_backend *backend, const char *what, GError **error);
 
 /* A session keeps its namespace across cells.  Close every session before
- * freeing its backend. */
+ * freeing its backend.  A session runs one cell at a time, whatever the
+ * backend: cx_session_run_cell holds the session's lock, so calls from
+ * several threads take turns.  The lock is recursive: a cell's host
+ * callback may run another cell of the same session on its thread.
+ * cx_session_close waits for a cell still running.  Executor operations
+ * (executor.h) do not take the lock. */
 CX_EXPORT cx_session *cx_session_open(cx_backend *backend, GError **error);
 CX_EXPORT cx_result *cx_session_run_cell(cx_session *session, const char *code,
                                          const cx_run_options *run, GError **error);
