@@ -983,6 +983,229 @@ test_subprocess_fd_output_never_reaches_the_hosts_fds(void)
   CU_ASSERT_STRING_EQUAL(host_output, "");
 }
 
+/* ---- Small output limits, non-UTF-8 code ----------------------------------------------- */
+
+static void
+test_subprocess_tiny_output_limits_are_marked(void)
+{
+  const char *limits[] = { "1", "2", "3" };
+  for (guint i = 0; i < G_N_ELEMENTS(limits); i++) {
+    g_autoptr(cx_backend) backend = open_with("output-limit", limits[i], NULL);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "print('hello world')", NULL);
+    CX_ASSERT_CELL_OK(result);
+    const char *out = cx_result_get_stdout(result, NULL);
+    CU_ASSERT_TRUE(g_str_has_prefix(out, "h"));
+    CX_ASSERT_CONTAINS(out, "bytes omitted");
+    JsonNode *truncated = cx_result_get_extra(result, "truncated");
+    CU_ASSERT_TRUE_FATAL(truncated != NULL && JSON_NODE_HOLDS_OBJECT(truncated));
+    JsonObject *detail = json_object_get_object_member(json_node_get_object(truncated), "stdout");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(detail);
+    CU_ASSERT_EQUAL(json_object_get_int_member(detail, "total_bytes"), 12);
+    CU_ASSERT_EQUAL(json_object_get_int_member(detail, "omitted_bytes"),
+                    12 - (gint64)atoi(limits[i]));
+  }
+}
+
+static void
+test_subprocess_non_utf8_code_fails_as_on_local(void)
+{
+  const char *code = "x = 1\ny = '\xff'\n";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) local = cx_backend_open(cx_test_registry(), "local", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) expected = cx_test_run_cell(local, code, NULL);
+  CX_ASSERT_ERROR_TYPE(expected, "SyntaxError");
+
+  g_autoptr(cx_result) stateless = run(code);
+  CX_ASSERT_ERROR_TYPE(stateless, "SyntaxError");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(stateless),
+                         cx_result_get_error_message(expected));
+
+  /* In a session, the same error, and the session keeps its state. */
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) set = session_run(session, "kept = 42");
+  CX_ASSERT_CELL_OK(set);
+  g_autoptr(cx_result) bad = session_run(session, code);
+  CX_ASSERT_ERROR_TYPE(bad, "SyntaxError");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(bad), cx_result_get_error_message(expected));
+  g_autoptr(cx_result) after = session_run(session, "print(kept)");
+  CX_ASSERT_STDOUT(after, "42\n");
+  CU_ASSERT_PTR_NULL(cx_result_get_extra(after, "session_restarted"));
+}
+
+static void
+test_subprocess_stopped_server_is_replaced(void)
+{
+  g_autoptr(cx_backend) backend = open_with(NULL);
+  g_autoptr(cx_result) stop = cx_test_run_cell(backend,
+    "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\nprint('stopped it')", NULL);
+  CX_ASSERT_STDOUT(stop, "stopped it\n");
+  /* No timeout: a hang here is the defect. */
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) next = cx_test_run_cell(backend, "print('next')", NULL);
+  CX_ASSERT_STDOUT(next, "next\n");
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_timeout(options, 5.0);
+  g_autoptr(cx_result) timed = cx_test_run_cell(backend, "print('timed')", options);
+  CX_ASSERT_STDOUT(timed, "timed\n");
+  CU_ASSERT_TRUE(seconds_since(start) < 10);
+
+  /* Stopped while a cell waits for it (the request already sent). */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) later = session_run(session,
+    "import os, signal, threading\n"
+    "threading.Timer(0.3, os.kill, (os.getppid(), signal.SIGSTOP)).start()");
+  CX_ASSERT_CELL_OK(later);
+  g_usleep(600 * 1000);
+  start = g_get_monotonic_time();
+  g_autoptr(cx_result) after = cx_test_run_cell(backend, "print('after')", NULL);
+  CX_ASSERT_STDOUT(after, "after\n");
+  CU_ASSERT_TRUE(seconds_since(start) < 10);
+
+  /* A session opened on a stopped server gets a new one. */
+  g_autoptr(cx_result) again = cx_test_run_cell(backend,
+    "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)", NULL);
+  CX_ASSERT_CELL_OK(again);
+  start = g_get_monotonic_time();
+  g_autoptr(cx_session) second = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+  g_autoptr(cx_result) in_session = session_run(second, "print('session')");
+  CX_ASSERT_STDOUT(in_session, "session\n");
+  CU_ASSERT_TRUE(seconds_since(start) < 10);
+}
+
+/* The entry of the "truncated" extra's list LIST about PART, or NULL. */
+static JsonObject *
+truncated_part(cx_result *result, const char *list, const char *part)
+{
+  JsonNode *truncated = cx_result_get_extra(result, "truncated");
+  if (truncated == NULL || !JSON_NODE_HOLDS_OBJECT(truncated))
+    return NULL;
+  JsonNode *cuts = json_object_get_member(json_node_get_object(truncated), list);
+  for (guint i = 0; cuts != NULL && JSON_NODE_HOLDS_ARRAY(cuts) &&
+                    i < json_array_get_length(json_node_get_array(cuts)); i++) {
+    JsonObject *cut = json_array_get_object_element(json_node_get_array(cuts), i);
+    if (g_strcmp0(json_object_get_string_member_with_default(cut, "part", NULL), part) == 0)
+      return cut;
+  }
+  return NULL;
+}
+
+static const char *
+rich_text(cx_result *result, guint index, const char *mime)
+{
+  JsonObject *bundle = cx_result_get_output(result, index);
+  return bundle != NULL ? json_object_get_string_member_with_default(bundle, mime, NULL) : NULL;
+}
+
+static void
+test_subprocess_huge_results_are_bounded(void)
+{
+  /* A 70 MiB value: more than a frame carries.  In a session (no hang,
+   * state kept), stateless (no crash), with a timeout (no false timeout). */
+  const char *huge = "'x' * (70 * 1024 * 1024)";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) set = session_run(session, "kept = 7");
+  g_autoptr(cx_result) value = session_run(session, huge);
+  CX_ASSERT_CELL_OK(value);
+  const char *text = rich_text(value, 0, "text/plain");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_TRUE(g_str_has_prefix(text, "'xxx"));
+  CU_ASSERT_TRUE(g_str_has_suffix(text, "xxx'"));
+  CX_ASSERT_CONTAINS(text, "bytes omitted");
+  CU_ASSERT_TRUE(strlen(text) < 10 * 1024 * 1024 + 100);
+  JsonObject *cut = truncated_part(value, "outputs", "text/plain");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(cut);
+  CU_ASSERT_EQUAL(json_object_get_int_member(cut, "total_bytes"), 70 * 1024 * 1024 + 2);
+  g_autoptr(cx_run_options) session_options = cx_run_options_new();
+  cx_run_options_set_timeout(session_options, 60.0);
+  g_autoptr(cx_result) timed_value = cx_session_run_cell(session, huge, session_options, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CX_ASSERT_CELL_OK(timed_value);
+  /* Code too long for a frame: a clear error, and nothing lost. */
+  g_autofree char *long_code = g_strnfill(70 * 1024 * 1024, '#');
+  g_autoptr(cx_result) not_sent = cx_session_run_cell(session, long_code, NULL, &error);
+  CU_ASSERT_PTR_NULL(not_sent);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "too large");
+  g_clear_error(&error);
+  g_autoptr(cx_result) not_sent_either = cx_backend_run_cell(shared_backend(), long_code, NULL,
+                                                             &error);
+  CU_ASSERT_PTR_NULL(not_sent_either);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  g_clear_error(&error);
+  g_autoptr(cx_result) after = session_run(session, "print(kept)");
+  CX_ASSERT_STDOUT(after, "7\n");
+  CU_ASSERT_PTR_NULL(cx_result_get_extra(after, "session_restarted"));
+
+  g_autoptr(cx_result) stateless = run(huge);
+  CX_ASSERT_CELL_OK(stateless);
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_timeout(options, 60.0);
+  g_autoptr(cx_result) timed = cx_test_run_cell(shared_backend(), huge, options);
+  CX_ASSERT_CELL_OK(timed);
+
+  /* No limit at all: still not more than a frame carries. */
+  g_autoptr(cx_backend) unlimited = open_with("output-limit", "0", NULL);
+  g_autoptr(cx_result) whole = cx_test_run_cell(unlimited, huge, NULL);
+  CX_ASSERT_CELL_OK(whole);
+  CU_ASSERT_PTR_NOT_NULL(truncated_part(whole, "outputs", "text/plain"));
+}
+
+static void
+test_subprocess_displays_and_errors_obey_output_limit(void)
+{
+  g_autoptr(cx_backend) backend = open_with("output-limit", "1K", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend,
+    "from IPython.display import display\n"
+    "display({'text/plain': 'head' + 'y' * (70 * 1024 * 1024) + 'tail'}, raw=True)\n"
+    "display({'image/png': 'iVBO' * 1000, 'text/plain': '<image>'}, raw=True)\n"
+    "display({'text/plain': 'small'}, raw=True)\n"
+    "raise ValueError('start' + 'm' * (70 * 1024 * 1024) + 'end')", NULL);
+  CX_ASSERT_ERROR_TYPE(result, "ValueError");
+  const char *message = cx_result_get_error_message(result);
+  CU_ASSERT_TRUE(g_str_has_prefix(message, "start"));
+  CU_ASSERT_TRUE(g_str_has_suffix(message, "end"));
+  CX_ASSERT_CONTAINS(message, "bytes omitted");
+  CU_ASSERT_TRUE(strlen(message) < 1024 + 100);
+  CU_ASSERT_TRUE(strlen(cx_result_get_error_traceback(result)) < 1024 + 100);
+  CU_ASSERT_PTR_NOT_NULL(truncated_part(result, "error", "message"));
+  CU_ASSERT_PTR_NOT_NULL(truncated_part(result, "error", "traceback"));
+
+  const char *text = rich_text(result, 0, "text/plain");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_TRUE(g_str_has_prefix(text, "headyyy"));
+  CU_ASSERT_TRUE(g_str_has_suffix(text, "yyytail"));
+  CU_ASSERT_TRUE(strlen(text) < 1024 + 100);
+  /* Base64 is not cut (that would corrupt it) but left out, and said so. */
+  CU_ASSERT_PTR_NULL(rich_text(result, 1, "image/png"));
+  const char *placeholder = rich_text(result, 1, "text/plain");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(placeholder);
+  CX_ASSERT_CONTAINS(placeholder, "image/png");
+  JsonObject *image = truncated_part(result, "outputs", "image/png");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(image);
+  CU_ASSERT_EQUAL(json_object_get_int_member(image, "omitted_bytes"), 4000);
+  CU_ASSERT_STRING_EQUAL(rich_text(result, 2, "text/plain"), "small");
+
+  /* A DISPLAY frame the cell writes to its channel itself is bounded too. */
+  g_autoptr(cx_result) forged = cx_test_run_cell(backend,
+    "import json, os, struct\n"
+    "event = json.dumps({'event': 'display', 'data': {'text/plain': 'a' * 100000}}).encode()\n"
+    "os.write(3, struct.pack('>I', len(event)) + b'P' + event)", NULL);
+  CX_ASSERT_CELL_OK(forged);
+  const char *forged_text = rich_text(forged, 0, "text/plain");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(forged_text);
+  CX_ASSERT_CONTAINS(forged_text, "bytes omitted");
+  CU_ASSERT_TRUE(strlen(forged_text) < 1024 + 400);
+  CU_ASSERT_PTR_NOT_NULL(truncated_part(forged, "outputs", "text/plain"));
+}
+
 void
 cx_test_register(void)
 {
@@ -1046,6 +1269,14 @@ cx_test_register(void)
     { "test_subprocess_fd_output_never_reaches_the_hosts_fds", test_subprocess_fd_output_never_reaches_the_hosts_fds },
     { NULL }
   };
+  static const cx_test_case defects[] = {
+    { "test_subprocess_tiny_output_limits_are_marked", test_subprocess_tiny_output_limits_are_marked },
+    { "test_subprocess_non_utf8_code_fails_as_on_local", test_subprocess_non_utf8_code_fails_as_on_local },
+    { "test_subprocess_stopped_server_is_replaced", test_subprocess_stopped_server_is_replaced },
+    { "test_subprocess_huge_results_are_bounded", test_subprocess_huge_results_are_bounded },
+    { "test_subprocess_displays_and_errors_obey_output_limit", test_subprocess_displays_and_errors_obey_output_limit },
+    { NULL }
+  };
   cx_test_add_suite("subprocess cells", cells);
   cx_test_add_suite("subprocess deadlines", deadlines);
   cx_test_add_suite("subprocess isolation", isolation);
@@ -1053,4 +1284,5 @@ cx_test_register(void)
   cx_test_add_suite("subprocess modes", modes);
   cx_test_add_suite("subprocess executor", executor);
   cx_test_add_suite("subprocess file descriptors", fds);
+  cx_test_add_suite("subprocess bounds and recovery", defects);
 }

@@ -20,6 +20,8 @@
 
 #define STOP_GRACE_US (40 * 1000)
 #define KILL_WAIT_US (40 * 1000)
+/* How often the fork server is checked while a cell waits to start. */
+#define SERVER_CHECK_US (100 * 1000)
 
 typedef enum {
   STOP_NONE,
@@ -37,7 +39,9 @@ typedef struct {
   JsonNode *exited;          /* the EXITED payload */
   char *worker_error;        /* an ERROR message */
   char *protocol_error;      /* the channel broke the protocol */
+  JsonArray *truncated_outputs; /* what the worker cut out of DISPLAY events */
   gboolean started, eof, finished;
+  gboolean server_lost;      /* the fork server went before the process started */
 
   stop_reason stop;
   char *stop_message;
@@ -69,6 +73,60 @@ add_event(call_state *call, JsonNode *node)
   for (int stream = 1; stream <= 2; stream++)
     event->stream_at[stream] = call->streams[stream].total;
   g_ptr_array_add(call->events, event);
+}
+
+/* Room for the omission line the cell's process puts in what it cuts:
+ * the host cuts again only what came past that. */
+#define HOST_BOUND_SLACK 256
+
+/* As cx_protocol_parse_object(), into nodes that can be changed. */
+static JsonNode *
+parse_mutable(const guint8 *payload, gsize len, GError **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new();
+  g_autoptr(GError) parse_error = NULL;
+  if (!json_parser_load_from_data(parser, (const char *)payload, (gssize)len, &parse_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed DISPLAY message from the worker: %s",
+                parse_error->message);
+    return NULL;
+  }
+  JsonNode *root = json_parser_get_root(parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "malformed DISPLAY message from the worker: not a JSON object");
+    return NULL;
+  }
+  return json_node_copy(root);
+}
+
+/* At most this many cuts are listed: a cell may show things without end. */
+#define MAX_TRUNCATED_LISTED 1000
+
+/* Keep the list of cuts of an event: {"part", "total_bytes",
+ * "omitted_bytes"}, checked, as the channel is not to be trusted. */
+static void
+copy_cuts(JsonArray *cuts, JsonArray *to)
+{
+  for (guint i = 0; cuts != NULL && i < json_array_get_length(cuts); i++) {
+    JsonNode *node = json_array_get_element(cuts, i);
+    JsonObject *cut = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    const char *part = cx_protocol_get_string(cut, "part", NULL);
+    if (part == NULL || json_array_get_length(to) >= MAX_TRUNCATED_LISTED)
+      continue;
+    JsonObject *entry = json_object_new();
+    json_object_set_string_member(entry, "part", part);
+    json_object_set_int_member(entry, "total_bytes",
+                               json_object_get_int_member_with_default(cut, "total_bytes", 0));
+    json_object_set_int_member(entry, "omitted_bytes",
+                               json_object_get_int_member_with_default(cut, "omitted_bytes", 0));
+    json_array_add_object_element(to, entry);
+  }
+}
+
+static void
+note_truncated_event(call_state *call, JsonObject *event)
+{
+  copy_cuts(cx_protocol_get_array(event, "truncated"), call->truncated_outputs);
 }
 
 static void
@@ -128,11 +186,21 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
     return;
   }
   case CX_MSG_DISPLAY: {
-    JsonNode *node = cx_protocol_parse_object(payload, len, "DISPLAY", &error);
+    /* The cell's process bounds what it sends, but a cell can write
+     * frames to its channel itself: past the limit, the host bounds the
+     * event again (a copy it can change). */
+    guint64 limit = call->params->output_limit;
+    gboolean bound = limit > 0 && len > limit + HOST_BOUND_SLACK;
+    JsonNode *node = bound ? parse_mutable(payload, len, &error)
+                           : cx_protocol_parse_object(payload, len, "DISPLAY", &error);
     if (node == NULL) {
       call->protocol_error = g_strdup(error->message);
       return;
     }
+    note_truncated_event(call, json_node_get_object(node));
+    if (bound)
+      cx_protocol_bound_event(json_node_get_object(node), limit + HOST_BOUND_SLACK,
+                              call->truncated_outputs);
     add_event(call, node);
     return;
   }
@@ -232,20 +300,32 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
 /* Copy the error and extras of the worker's RESULT into RESULT (its outputs
  * came as OUTPUT and DISPLAY frames). */
 static gboolean
-merge_worker_result(cx_result *result, JsonNode *node, GError **error)
+merge_worker_result(cx_result *result, call_state *call, JsonNode *node, GError **error)
 {
   g_autoptr(cx_result) worker = cx_result_from_json_node(node, error);
   if (worker == NULL)
     return FALSE;
-  if (cx_result_has_error(worker))
+  if (cx_result_has_error(worker)) {
+    /* Bounded by the cell's process, unless the cell forged the frame. */
+    guint64 limit = call->params->output_limit > 0
+                      ? call->params->output_limit + HOST_BOUND_SLACK : 0;
+    const char *message = cx_result_get_error_message(worker);
+    const char *traceback = cx_result_get_error_traceback(worker);
+    guint64 omitted;
+    g_autofree char *cut_message = cx_protocol_cut_text(message, strlen(message), limit, &omitted);
+    g_autofree char *cut_traceback = cx_protocol_cut_text(traceback, strlen(traceback), limit,
+                                                          &omitted);
     cx_result_set_error(result, cx_result_get_error_type(worker),
-                        cx_result_get_error_message(worker),
-                        cx_result_get_error_traceback(worker));
+                        cut_message != NULL ? cut_message : message,
+                        cut_traceback != NULL ? cut_traceback : traceback);
+  }
   else
     cx_result_set_success(result, cx_result_get_success(worker));
   g_auto(GStrv) extras = cx_result_list_extras(worker);
+  /* "truncated" is the host's to say (mark_truncation()). */
   for (char **key = extras; *key != NULL; key++)
-    cx_result_set_extra(result, *key, json_node_copy(cx_result_get_extra(worker, *key)));
+    if (!g_str_equal(*key, "truncated"))
+      cx_result_set_extra(result, *key, json_node_copy(cx_result_get_extra(worker, *key)));
   return TRUE;
 }
 
@@ -300,10 +380,27 @@ write_outputs(cx_result *result, call_state *call)
   }
 }
 
+/* "truncated": the streams the host cut, the parts of outputs the worker
+ * cut ("outputs"), and those of the error ("error", from the worker's
+ * result). */
 static void
 mark_truncation(cx_result *result, call_state *call)
 {
   JsonObject *truncated = NULL;
+  JsonObject *from_worker = call->result != NULL && call->protocol_error == NULL
+    ? cx_protocol_get_object(json_node_get_object(call->result), "truncated") : NULL;
+  JsonArray *error_cuts = json_array_new();
+  copy_cuts(cx_protocol_get_array(from_worker, "error"), error_cuts);
+  if (json_array_get_length(error_cuts) > 0) {
+    truncated = json_object_new();
+    json_object_set_array_member(truncated, "error", json_array_ref(error_cuts));
+  }
+  json_array_unref(error_cuts);
+  if (json_array_get_length(call->truncated_outputs) > 0) {
+    if (truncated == NULL)
+      truncated = json_object_new();
+    json_object_set_array_member(truncated, "outputs", json_array_ref(call->truncated_outputs));
+  }
   for (int stream = 1; stream <= 2; stream++) {
     guint64 omitted = cx_output_buffer_omitted(&call->streams[stream]);
     if (omitted == 0)
@@ -358,7 +455,7 @@ make_result(call_state *call, GError **error)
   write_outputs(result, call);
   g_autoptr(GError) merge_error = NULL;
   if (call->result != NULL && call->protocol_error == NULL &&
-      !merge_worker_result(result, call->result, &merge_error))
+      !merge_worker_result(result, call, call->result, &merge_error))
     call->protocol_error = g_strdup(merge_error->message);
 
   if (call->stop != STOP_NONE) {
@@ -383,16 +480,30 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
 {
   call_state call = { .params = params, .pid = pid };
   call.events = g_ptr_array_new_with_free_func((GDestroyNotify)output_event_free);
+  call.truncated_outputs = json_array_new();
   call.started = g_atomic_int_get(pid) > 0;
   for (int stream = 1; stream <= 2; stream++)
     cx_output_buffer_init(&call.streams[stream], params->output_limit);
 
   gint64 start = g_get_monotonic_time();
+  gint64 next_server_check = start + SERVER_CHECK_US;
   while (pump(&call, channel, reader)) {
     gint64 now = g_get_monotonic_time();
     gint64 due = check_deadlines(&call, start, now);
     if (call.killed && now >= call.give_up_at)
       break; /* killed, EXITED late: go with what we have */
+    /* A server that cannot start the cell (stopped by an earlier cell)
+     * must not make it wait forever: the caller retries on a new one. */
+    if (!call.started && params->server_alive != NULL) {
+      if (now >= next_server_check) {
+        if (!params->server_alive(params->server_data)) {
+          call.server_lost = TRUE;
+          break;
+        }
+        next_server_check = now + SERVER_CHECK_US;
+      }
+      due = MIN(due, next_server_check);
+    }
     int wait_ms = due == G_MAXINT64 ? -1 : (int)MAX((due - now + 999) / 1000, 0);
     struct pollfd fd = { channel, POLLIN, 0 };
     if (poll(&fd, 1, wait_ms) < 0 && errno != EINTR)
@@ -407,7 +518,7 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
   }
 
   cx_result *result = NULL;
-  if (!call.started && call.eof && call.worker_error == NULL) {
+  if (!call.started && (call.eof || call.server_lost) && call.worker_error == NULL) {
     *outcome = CX_CALL_NEVER_STARTED;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "the subprocess worker closed the channel before running the cell");
@@ -425,6 +536,7 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
   for (int stream = 1; stream <= 2; stream++)
     cx_output_buffer_clear(&call.streams[stream]);
   g_ptr_array_unref(call.events);
+  json_array_unref(call.truncated_outputs);
   g_clear_pointer(&call.result, json_node_unref);
   g_clear_pointer(&call.exited, json_node_unref);
   g_free(call.worker_error);

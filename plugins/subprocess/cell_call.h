@@ -16,10 +16,14 @@ typedef struct {
   /* The process serves this one cell and then ends (stateless cells); a
    * session's process goes on serving. */
   gboolean one_shot;
+  /* While the process has not started: FALSE once the fork server that
+   * should start it is gone (dead, or stopped and killed).  May be NULL. */
+  gboolean (*server_alive)(gpointer data);
+  gpointer server_data;
 } cx_call_params;
 
 typedef enum {
-  CX_CALL_NEVER_STARTED,   /* the channel closed before the process started */
+  CX_CALL_NEVER_STARTED,   /* the channel closed (or the server went) before the process started */
   CX_CALL_DONE,            /* a result came, the process lives on (sessions) */
   CX_CALL_PROCESS_GONE,    /* the process ended, was killed, or broke the protocol */
 } cx_call_outcome;

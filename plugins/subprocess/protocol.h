@@ -99,6 +99,23 @@ gboolean cx_protocol_send_object(int socket, guint8 type, JsonObject *object, in
 
 /* The EXITED payload for a waitpid() STATUS, and its reading as text:
  * "exited with status 3", "was killed by signal 11 (SIGSEGV)". */
+/* Bounding what a cell shows (docs/worker-protocol.md, "Limits").  A
+ * text over LIMIT bytes keeps its head and tail (UTF-8 characters whole)
+ * with a line saying how much was left out between them, as the streams
+ * do; other data over LIMIT is left out with a placeholder in its stead.
+ * Each cut adds {"part", "total_bytes", "omitted_bytes"} to TRUNCATED.
+ * Largest part an event or a result whose frame would be too long keeps,
+ * whatever output-limit says (0: no limit). */
+#define CX_PROTOCOL_PART_MAX (CX_FRAME_MAX_PAYLOAD / 4)
+/* TEXT (LEN bytes) cut to LIMIT, or NULL when it fits. */
+char *cx_protocol_cut_text(const char *text, gsize len, guint64 limit, guint64 *omitted);
+/* Bound the MIME values and metadata of a DISPLAY event, or the evalue
+ * and traceback of an error event, to LIMIT (0: none). */
+void cx_protocol_bound_event(JsonObject *event, guint64 limit, JsonArray *truncated);
+/* Bound the member KEY (a string) of OBJECT, recorded as PART. */
+void cx_protocol_bound_string(JsonObject *object, const char *key, const char *part,
+                              guint64 limit, JsonArray *truncated);
+
 JsonObject *cx_protocol_exit_object(int wait_status);
 char *cx_protocol_describe_exit(JsonObject *exited);
 /* The signal number in an EXITED object, or 0 when the process exited. */

@@ -32,6 +32,8 @@
 
 /* How long opening a session may wait for its process. */
 #define SESSION_START_TIMEOUT_S 30
+/* How often the fork server is checked meanwhile. */
+#define SERVER_CHECK_US (100 * 1000)
 
 static const cx_option_spec subprocess_options[] = {
   { "mode", CX_OPTION_STRING, "forkserver",
@@ -164,7 +166,14 @@ static JsonObject *
 cell_request(subprocess_backend *backend, const char *code, const cx_run_options *run)
 {
   JsonObject *cell = json_object_new();
-  json_object_set_string_member(cell, "code", code);
+  /* JSON strings are UTF-8: other bytes travel encoded, so that Python,
+   * not the protocol, judges them (a SyntaxError, as on every backend). */
+  if (g_utf8_validate(code, -1, NULL)) {
+    json_object_set_string_member(cell, "code", code);
+  } else {
+    g_autofree char *encoded = g_base64_encode((const guchar *)code, strlen(code));
+    json_object_set_string_member(cell, "code_base64", encoded);
+  }
   const char *cwd = cx_run_options_get_cwd(run);
   if (cwd == NULL)
     cwd = backend->cwd;
@@ -183,6 +192,22 @@ cell_request(subprocess_backend *backend, const char *code, const cx_run_options
     json_object_set_array_member(cell, "mime_types", types);
   }
   return cell;
+}
+
+/* A request too long for a frame fails here, before anything is sent:
+ * neither the server nor a session may pay for it. */
+static gboolean
+request_fits(JsonObject *request, GError **error)
+{
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), request);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
+  gsize len = strlen(text);
+  if (len <= CX_FRAME_MAX_PAYLOAD)
+    return TRUE;
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+              "subprocess: the cell's code is too large to send to the worker (%" G_GSIZE_FORMAT
+              " bytes as a message, %u MiB at most)", len, CX_FRAME_MAX_PAYLOAD / (1024 * 1024));
+  return FALSE;
 }
 
 static JsonObject *
@@ -293,20 +318,50 @@ subprocess_create(const cx_options *options, GError **error)
   return backend;
 }
 
+/* The server a stateless cell was sent to, while it waits to start. */
+typedef struct {
+  subprocess_backend *backend;
+  cx_worker_process *own_server; /* spawn mode */
+  pid_t pid;                     /* fork server mode: the shared server then */
+} server_watch;
+
+static gboolean
+server_alive(gpointer data)
+{
+  server_watch *watch = data;
+  if (watch->own_server != NULL)
+    return cx_worker_process_alive(watch->own_server);
+  subprocess_backend *backend = watch->backend;
+  g_mutex_lock(&backend->lock);
+  /* Replaced since: the one we used is gone. */
+  gboolean alive = backend->server != NULL && backend->server->pid == watch->pid &&
+                   cx_worker_process_alive(backend->server);
+  g_mutex_unlock(&backend->lock);
+  return alive;
+}
+
 static cx_result *
 run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_options *run,
                    cx_call_outcome *outcome, GError **error)
 {
   JsonObject *request = open_request(backend, "cell");
   json_object_set_object_member(request, "cell", cell_request(backend, code, run));
+  if (strlen(code) > CX_FRAME_MAX_PAYLOAD / 8 && !request_fits(request, error)) {
+    json_object_unref(request);
+    *outcome = CX_CALL_DONE;
+    return NULL;
+  }
 
   cx_worker_process *own_server = NULL;
+  server_watch watch = { backend, NULL, 0 };
   int channel;
   if (backend->spawn_mode) {
     channel = open_channel(backend, &own_server, request, error);
+    watch.own_server = own_server;
   } else {
     g_mutex_lock(&backend->lock);
     channel = open_channel(backend, &backend->server, request, error);
+    watch.pid = backend->server != NULL ? backend->server->pid : 0;
     g_mutex_unlock(&backend->lock);
   }
   if (channel < 0) {
@@ -322,6 +377,8 @@ run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_o
 
   g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(channel);
   cx_call_params params = call_params(backend, run, TRUE);
+  params.server_alive = server_alive;
+  params.server_data = &watch;
   cx_result *result = cx_cell_call_run(channel, reader, &pid, &params, outcome, error);
 
   g_mutex_lock(&backend->lock);
@@ -351,6 +408,9 @@ subprocess_run_cell(cx_backend_instance *instance, const char *code, const cx_ru
 
 /* ---- Sessions ------------------------------------------------------------------ */
 
+static gboolean session_connect_once(subprocess_session *session, gboolean *server_lost,
+                                     GError **error);
+
 static void
 session_disconnect(subprocess_session *session)
 {
@@ -362,17 +422,66 @@ session_disconnect(subprocess_session *session)
   g_atomic_int_set(&session->pid, 0);
 }
 
-/* Fork the session's process and wait for its STARTED. */
+/* Read the first frame of a session's channel by DEADLINE, as
+ * cx_frame_read_within() does, and give up early (*SERVER_LOST) if the
+ * server that should start the process is gone. */
+static gboolean
+read_first_frame(subprocess_session *session, server_watch *watch, gint64 deadline,
+                 guint8 *type, const guint8 **payload, gsize *len, gboolean *timed_out,
+                 gboolean *server_lost, GError **error)
+{
+  *server_lost = FALSE;
+  for (;;) {
+    gint64 slice = MIN(deadline, g_get_monotonic_time() + SERVER_CHECK_US);
+    g_autoptr(GError) read_error = NULL;
+    if (cx_frame_read_within(session->reader, slice, type, payload, len, timed_out, &read_error))
+      return TRUE;
+    if (!*timed_out || g_get_monotonic_time() >= deadline) {
+      if (read_error != NULL) /* none at a clean EOF */
+        g_propagate_error(error, g_steal_pointer(&read_error));
+      return FALSE;
+    }
+    *timed_out = FALSE;
+    if (!server_alive(watch)) {
+      *server_lost = TRUE;
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "the subprocess worker stopped before it started the session's process");
+      return FALSE;
+    }
+  }
+}
+
+/* Fork the session's process and wait for its STARTED.  A server found
+ * stopped meanwhile is replaced, once. */
 static gboolean
 session_connect(subprocess_session *session, GError **error)
 {
+  for (int attempt = 0;; attempt++) {
+    gboolean server_lost = FALSE;
+    g_autoptr(GError) attempt_error = NULL;
+    if (session_connect_once(session, &server_lost, &attempt_error))
+      return TRUE;
+    if (!server_lost || attempt > 0) {
+      if (attempt_error != NULL)
+        g_propagate_error(error, g_steal_pointer(&attempt_error));
+      return FALSE;
+    }
+  }
+}
+
+static gboolean
+session_connect_once(subprocess_session *session, gboolean *server_lost, GError **error)
+{
   subprocess_backend *backend = session->backend;
   JsonObject *request = open_request(backend, "session");
+  server_watch watch = { backend, NULL, 0 };
   if (backend->spawn_mode) {
     session->channel = open_channel(backend, &session->own_server, request, error);
+    watch.own_server = session->own_server;
   } else {
     g_mutex_lock(&backend->lock);
     session->channel = open_channel(backend, &backend->server, request, error);
+    watch.pid = backend->server != NULL ? backend->server->pid : 0;
     g_mutex_unlock(&backend->lock);
   }
   if (session->channel < 0)
@@ -384,7 +493,8 @@ session_connect(subprocess_session *session, GError **error)
   g_autoptr(JsonNode) started = NULL;
   gboolean timed_out = FALSE;
   gint64 deadline = g_get_monotonic_time() + SESSION_START_TIMEOUT_S * G_USEC_PER_SEC;
-  if (cx_frame_read_within(session->reader, deadline, &type, &payload, &len, &timed_out, error)) {
+  if (read_first_frame(session, &watch, deadline, &type, &payload, &len, &timed_out,
+                       server_lost, error)) {
     started = cx_protocol_parse_object(payload, len, "STARTED", error);
     if (started != NULL && type == CX_MSG_ERROR) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
@@ -477,8 +587,13 @@ subprocess_session_run_cell(cx_session_instance *instance, const char *code,
 
   cx_result *result = NULL;
   cx_call_outcome outcome = CX_CALL_PROCESS_GONE;
-  if (cx_protocol_send_object(session->channel, CX_MSG_RUN, cell_request(backend, code, run), -1,
-                              error)) {
+  JsonObject *cell = cell_request(backend, code, run);
+  if (strlen(code) > CX_FRAME_MAX_PAYLOAD / 8 && !request_fits(cell, error)) {
+    json_object_unref(cell);
+    g_rec_mutex_unlock(&session->lock);
+    return NULL;
+  }
+  if (cx_protocol_send_object(session->channel, CX_MSG_RUN, cell, -1, error)) {
     cx_call_params params = call_params(backend, run, FALSE);
     g_atomic_int_set(&session->busy, TRUE);
     result = cx_cell_call_run(session->channel, session->reader, &session->pid, &params, &outcome,

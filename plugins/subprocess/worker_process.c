@@ -194,6 +194,19 @@ cx_worker_process_start(const char *path, gboolean isolated, const char *preload
   return worker;
 }
 
+/* TRUE when PID is stopped (SIGSTOP, a tracer): the state field of
+ * /proc/PID/stat, after the command name in parentheses. */
+static gboolean
+process_stopped(pid_t pid)
+{
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+  g_autofree char *stat = NULL;
+  if (!g_file_get_contents(path, &stat, NULL, NULL))
+    return FALSE;
+  const char *end = strrchr(stat, ')');
+  return end != NULL && end[1] == ' ' && (end[2] == 'T' || end[2] == 't');
+}
+
 gboolean
 cx_worker_process_alive(cx_worker_process *worker)
 {
@@ -202,6 +215,15 @@ cx_worker_process_alive(cx_worker_process *worker)
   int status;
   pid_t done = waitpid(worker->pid, &status, WNOHANG);
   if (done == worker->pid || (done < 0 && errno == ECHILD)) {
+    worker->pid = 0;
+    return FALSE;
+  }
+  /* A cell can stop its fork server (os.kill(os.getppid(), SIGSTOP)):
+   * it would never serve again, so it counts as dead.  Its processes die
+   * with it (PDEATHSIG). */
+  if (process_stopped(worker->pid)) {
+    kill(worker->pid, SIGKILL);
+    reap(worker->pid);
     worker->pid = 0;
     return FALSE;
   }
@@ -214,6 +236,11 @@ cx_worker_process_stop(cx_worker_process *worker)
   if (worker == NULL)
     return;
   close(worker->control);
+  if (worker->pid > 0 && process_stopped(worker->pid)) {
+    kill(worker->pid, SIGKILL); /* it would never see its channel close */
+    reap(worker->pid);
+    worker->pid = 0;
+  }
   if (worker->pid > 0) {
     gint64 deadline = g_get_monotonic_time() + STOP_TIMEOUT_US;
     int status;

@@ -27,7 +27,8 @@ cx_worker_process *cx_worker_process_start(const char *path, gboolean isolated,
                                            const char *preload, char **environment,
                                            GError **error);
 
-/* TRUE while the process runs (it is reaped once it ended). */
+/* TRUE while the process runs (it is reaped once it ended).  A stopped
+ * process (SIGSTOP, ptrace) is killed and reaped, and is not alive. */
 gboolean cx_worker_process_alive(cx_worker_process *worker);
 
 /* Close the control channel (the worker then kills its processes and

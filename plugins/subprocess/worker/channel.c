@@ -95,7 +95,9 @@ send_output_locked(channel_state *channel, int stream, const char *data, gsize l
   data += in_head;
   len -= in_head;
   guint64 omitted = len > tail ? len - tail : 0;
-  if (len > omitted)
+  /* With no tail (output-limit 1) nothing is left to send, but the host
+   * must still hear of what was left out: an empty chunk says it. */
+  if (len > omitted || omitted > 0)
     send_chunk_locked(channel, stream, omitted, data + omitted, len - omitted);
 }
 
@@ -127,9 +129,92 @@ collect_output(int stream, const char *data, gsize len, gpointer user_data)
   g_byte_array_append(last->data, (const guint8 *)data, len);
 }
 
+/* Parse JSON text the worker made (so valid), mutable. */
+static JsonNode *
+parse_own_json(const char *json, gsize len)
+{
+  g_autoptr(JsonParser) parser = json_parser_new();
+  if (!json_parser_load_from_data(parser, json, (gssize)len, NULL) ||
+      json_parser_get_root(parser) == NULL || !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
+    return NULL;
+  return json_node_copy(json_parser_get_root(parser));
+}
+
+static char *
+node_text(JsonNode *node)
+{
+  return cx_json_to_string(node, FALSE);
+}
+
+static gsize
+json_text_size(JsonNode *node)
+{
+  g_autofree char *text = node_text(node);
+  return strlen(text);
+}
+
+/* The event JSON (LEN bytes) with each part bounded by output-limit, and
+ * by CX_PROTOCOL_PART_MAX if it would not fit a frame; what was cut is
+ * listed in its "truncated" member. */
+static char *
+bound_event_text(guint64 limit, const char *json, gsize len)
+{
+  g_autoptr(JsonNode) node = parse_own_json(json, len);
+  if (node == NULL)
+    return g_strdup("{\"event\": \"display\", \"data\": {\"text/plain\": "
+                    "\"[cellexec: an unreadable output was omitted]\"}}");
+  JsonObject *event = json_node_get_object(node);
+  JsonArray *truncated = json_array_new();
+  json_object_set_array_member(event, "truncated", truncated);
+  cx_protocol_bound_event(event, limit, truncated);
+  g_autofree char *text = node_text(node);
+  if (strlen(text) > CX_FRAME_MAX_PAYLOAD) {
+    cx_protocol_bound_event(event, CX_PROTOCOL_PART_MAX, truncated);
+    g_free(text);
+    text = node_text(node);
+  }
+  if (strlen(text) > CX_FRAME_MAX_PAYLOAD) {
+    /* Too many large parts: the event says so instead. */
+    g_autofree char *placeholder = g_strdup_printf(
+      "[cellexec: an output of %" G_GSIZE_FORMAT " bytes was omitted: too large for the "
+      "worker channel]", len);
+    gboolean error = g_str_equal(cx_protocol_get_string(event, "event", ""), "error");
+    json_object_remove_member(event, "metadata");
+    if (error) {
+      json_object_set_string_member(event, "evalue", placeholder);
+      json_object_set_string_member(event, "traceback", "");
+    } else {
+      JsonObject *data = json_object_new();
+      json_object_set_string_member(data, "text/plain", placeholder);
+      json_object_set_object_member(event, "data", data);
+    }
+    JsonArray *all = json_array_new();
+    JsonObject *entry = json_object_new();
+    json_object_set_string_member(entry, "part", error ? "evalue" : "data");
+    json_object_set_int_member(entry, "total_bytes", (gint64)len);
+    json_object_set_int_member(entry, "omitted_bytes", (gint64)len);
+    json_array_add_object_element(all, entry);
+    json_object_set_array_member(event, "truncated", all);
+    g_free(text);
+    text = node_text(node);
+  } else if (json_array_get_length(truncated) == 0) {
+    json_object_remove_member(event, "truncated");
+    g_free(text);
+    text = node_text(node);
+  }
+  return g_steal_pointer(&text);
+}
+
 static void
 send_event_locked(channel_state *channel, const char *json, gsize len)
 {
+  /* No part of an event can pass the limit unless the whole does. */
+  g_autofree char *bounded = NULL;
+  if ((channel->output_limit > 0 && len > channel->output_limit) || len > CX_FRAME_MAX_PAYLOAD) {
+    bounded = bound_event_text(channel->output_limit, json, len);
+    json = bounded;
+    len = strlen(bounded);
+  }
   struct iovec part = { (void *)json, len };
   cx_frame_sendv(channel->channel, CX_MSG_DISPLAY, &part, 1, -1, NULL);
 }
@@ -312,6 +397,58 @@ send_error(channel_state *channel, const char *message)
   g_mutex_unlock(&channel->write_lock);
 }
 
+static void
+bound_error(JsonObject *error, guint64 limit, JsonArray *truncated)
+{
+  cx_protocol_bound_string(error, "message", "message", limit, truncated);
+  cx_protocol_bound_string(error, "traceback", "traceback", limit, truncated);
+}
+
+/* Bound the error message and traceback of the RESULT payload OBJECT as
+ * outputs are (the cut listed in its "truncated" extra, under "error");
+ * a result that still does not fit a frame becomes an error saying so,
+ * never a frame the host would not get. */
+static void
+bound_result(guint64 limit, JsonObject *object)
+{
+  JsonObject *error = cx_protocol_get_object(object, "error");
+  g_autoptr(JsonArray) truncated = json_array_new();
+  if (error != NULL)
+    bound_error(error, limit, truncated);
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
+  gsize size = json_text_size(node);
+  if (size > CX_FRAME_MAX_PAYLOAD && error != NULL) {
+    bound_error(error, CX_PROTOCOL_PART_MAX, truncated);
+    size = json_text_size(node);
+  }
+  if (size > CX_FRAME_MAX_PAYLOAD) {
+    /* Extras too large: keep only the error of it. */
+    g_autoptr(GList) members = json_object_get_members(object);
+    for (GList *l = members; l != NULL; l = l->next) {
+      const char *key = l->data;
+      if (!g_str_equal(key, "success") && !g_str_equal(key, "error") &&
+          !g_str_equal(key, "stdout") && !g_str_equal(key, "stderr") &&
+          !g_str_equal(key, "rich_outputs") && !g_str_equal(key, "outputs"))
+        json_object_remove_member(object, key);
+    }
+    g_autofree char *message = g_strdup_printf(
+      "the cell's result (%" G_GSIZE_FORMAT " bytes) is too large for the worker channel "
+      "(%u MiB at most)", size, CX_FRAME_MAX_PAYLOAD / (1024 * 1024));
+    JsonObject *replaced = json_object_new();
+    json_object_set_string_member(replaced, "type", "OutputLimitExceeded");
+    json_object_set_string_member(replaced, "message", message);
+    g_autofree char *traceback = g_strdup_printf("OutputLimitExceeded: %s\n", message);
+    json_object_set_string_member(replaced, "traceback", traceback);
+    json_object_set_object_member(object, "error", replaced);
+    json_object_set_boolean_member(object, "success", FALSE);
+  }
+  if (json_array_get_length(truncated) > 0) {
+    JsonObject *extra = json_object_new();
+    json_object_set_array_member(extra, "error", json_array_ref(truncated));
+    json_object_set_object_member(object, "truncated", extra);
+  }
+}
+
 /* Send the output the streamer has not, then the result without it. */
 static void
 send_result(channel_state *channel, cx_result *result)
@@ -324,6 +461,7 @@ send_result(channel_state *channel, cx_result *result)
   json_object_set_string_member(object, "stderr", "");
   json_object_set_array_member(object, "rich_outputs", json_array_new());
   json_object_set_array_member(object, "outputs", json_array_new());
+  bound_result(channel->output_limit, object);
   cx_protocol_send_object(channel->channel, CX_MSG_RESULT, json_object_ref(object), -1, NULL);
   g_mutex_unlock(&channel->write_lock);
 }
@@ -336,6 +474,16 @@ run_cell(channel_state *channel, JsonObject *cell, cx_pyembed_session *session,
 {
   g_autoptr(GError) error = NULL;
   const char *code = json_object_get_string_member_with_default(cell, "code", NULL);
+  g_autofree char *decoded = NULL;
+  const char *encoded = json_object_get_string_member_with_default(cell, "code_base64", NULL);
+  if (code == NULL && encoded != NULL) {
+    /* Code that is not UTF-8: Python says what is wrong with it. */
+    gsize len;
+    guchar *bytes = g_base64_decode(encoded, &len);
+    decoded = g_realloc(bytes, len + 1);
+    decoded[len] = '\0';
+    code = decoded;
+  }
   if (code == NULL) {
     send_error(channel, "a RUN request without \"code\"");
     return;
