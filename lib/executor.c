@@ -80,7 +80,9 @@ cx_session_execute_prelude(cx_session *session, const char *code, GError **error
   g_return_val_if_fail(session != NULL && code != NULL, NULL);
   EXECUTOR_METHOD(session, execute_prelude, error, NULL);
   GError *step_error = NULL;
+  cx__session_lock(session); /* one call at a time on a session, cells included */
   cx_env_instance *instance = vt->execute_prelude(session->instance, code, &step_error);
+  cx__session_unlock(session);
   cx_env *env = instance != NULL ? env_new(session, instance) : NULL;
   emit(env, session, "execute_prelude", code, NULL, NULL, step_error);
   if (step_error != NULL)
@@ -96,8 +98,10 @@ cx_session_execute_prelude_incremental(cx_session *session, cx_env *env, const c
   g_return_val_if_fail(env == NULL || env->session == session, NULL);
   EXECUTOR_METHOD(session, execute_prelude_incremental, error, NULL);
   GError *step_error = NULL;
+  cx__session_lock(session);
   cx_env_instance *instance = vt->execute_prelude_incremental(
     session->instance, env != NULL ? env->instance : NULL, code, &step_error);
+  cx__session_unlock(session);
   cx_env *result = NULL;
   if (instance != NULL)
     result = env != NULL ? env : env_new(session, instance);
@@ -117,7 +121,9 @@ run_value_step(cx_env *env, value_method method, const char *step, const char *c
                JsonObject *locals, GError **error)
 {
   GError *step_error = NULL;
+  cx__session_lock(env->session);
   JsonNode *value = method(env->session->instance, env->instance, code, locals, &step_error);
+  cx__session_unlock(env->session);
   if (value == NULL && step_error == NULL)
     value = json_node_init_null(json_node_alloc()); /* NULL means None */
   emit(env, env->session, step, code, locals, value, step_error);
@@ -151,8 +157,10 @@ cx_env_execute_side_effects(cx_env *env, const char *code, JsonObject *bindings,
   g_return_val_if_fail(env != NULL && code != NULL, FALSE);
   EXECUTOR_METHOD(env->session, execute_side_effects, error, FALSE);
   GError *step_error = NULL;
+  cx__session_lock(env->session);
   gboolean ok = vt->execute_side_effects(env->session->instance, env->instance, code, bindings,
                                          line_offset, &step_error);
+  cx__session_unlock(env->session);
   emit(env, env->session, "execute_side_effects", code, bindings, NULL, step_error);
   if (step_error != NULL)
     g_propagate_error(error, step_error);
@@ -175,8 +183,10 @@ cx_env_create_dynamic_function(cx_env *env, const char *name, const char *const 
   if (params == NULL)
     params = no_params;
   GError *step_error = NULL;
+  cx__session_lock(env->session);
   gboolean ok = vt->create_dynamic_function(env->session->instance, env->instance, name, params,
                                             defaults, function, user_data, destroy, &step_error);
+  cx__session_unlock(env->session);
   if (env->session->exporter != NULL) {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
@@ -208,8 +218,10 @@ cx_env_evaluate_type_expression(cx_env *env, const char *code, GError **error)
   g_return_val_if_fail(env != NULL && code != NULL, NULL);
   EXECUTOR_METHOD(env->session, evaluate_type_expression, error, NULL);
   GError *step_error = NULL;
+  cx__session_lock(env->session);
   JsonNode *type = vt->evaluate_type_expression(env->session->instance, env->instance, code,
                                                 &step_error);
+  cx__session_unlock(env->session);
   emit(env, env->session, "evaluate_type_expression", code, NULL, type, step_error);
   if (step_error != NULL) {
     g_propagate_error(error, step_error);
@@ -223,7 +235,10 @@ cx_env_snapshot(cx_env *env, GError **error)
 {
   g_return_val_if_fail(env != NULL, NULL);
   EXECUTOR_METHOD(env->session, env_snapshot, error, NULL);
-  return vt->env_snapshot(env->session->instance, env->instance, error);
+  cx__session_lock(env->session);
+  JsonObject *snapshot = vt->env_snapshot(env->session->instance, env->instance, error);
+  cx__session_unlock(env->session);
+  return snapshot;
 }
 
 void
@@ -232,8 +247,11 @@ cx_env_free(cx_env *env)
   if (env == NULL)
     return;
   const cx_executor_vtable *vt = executor_of(env->session);
-  if (vt != NULL && CX_HAS(vt, env_free))
+  if (vt != NULL && CX_HAS(vt, env_free)) {
+    cx__session_lock(env->session);
     vt->env_free(env->session->instance, env->instance);
+    cx__session_unlock(env->session);
+  }
   g_free(env);
 }
 

@@ -1269,6 +1269,33 @@ run_counter_worker(gpointer data)
 }
 
 static void
+test_local_executor_steps_wait_for_a_running_cell(void)
+{
+  /* An executor step on a session waits for the session's running cell. */
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  cx_env *env = cx_session_execute_prelude(session, "import builtins", &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *marker = g_build_filename(dir, "running", NULL);
+  g_autofree char *cell = g_strdup_printf(
+    "import builtins, time\nbuiltins.cellexec_test_busy = True\nopen('%s', 'w').close()\n"
+    "time.sleep(0.3)\nbuiltins.cellexec_test_busy = False", marker);
+  cell_job job = { backend, session, cell, NULL };
+  GThread *thread = g_thread_new("cell", run_job, &job);
+  CU_ASSERT_TRUE(wait_for_file(marker));
+  g_autoptr(JsonNode) busy = cx_env_evaluate_inline(env, "builtins.cellexec_test_busy", NULL, &error);
+  g_thread_join(thread);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_FALSE(json_node_get_boolean(busy));
+  CX_ASSERT_CELL_OK(job.result);
+  cx_result_free(job.result);
+  cx_env_free(env);
+}
+
+static void
 test_local_session_runs_one_cell_at_a_time(void)
 {
   g_autoptr(cx_backend) backend = open_local();
@@ -1551,6 +1578,8 @@ cx_test_register(void)
       test_local_deep_recursion_error_is_formatted_in_linear_time },
     { "test_local_forked_child_exits_for_real", test_local_forked_child_exits_for_real },
     { "test_local_session_runs_one_cell_at_a_time", test_local_session_runs_one_cell_at_a_time },
+    { "test_local_executor_steps_wait_for_a_running_cell",
+      test_local_executor_steps_wait_for_a_running_cell },
     { "test_local_session_cell_may_run_a_cell_of_its_session",
       test_local_session_cell_may_run_a_cell_of_its_session },
     { "test_local_thread_output_after_its_cell_goes_nowhere",
