@@ -50,20 +50,31 @@ allowed_variable(const char *assignment)
 char **
 cx_worker_environment(gboolean inherit, const char *const *configured)
 {
-  char **environment = g_new0(char *, 1);
-  for (char **variable = environ; variable != NULL && *variable != NULL; variable++) {
-    if (inherit || allowed_variable(*variable)) {
-      g_autofree char *name = g_strndup(*variable, strcspn(*variable, "="));
-      environment = g_environ_setenv(environment, name, strchr(*variable, '=') + 1, TRUE);
+  /* Index by name: the configured list may be long, and g_environ_setenv
+   * copies the whole array on every call. */
+  g_autoptr(GPtrArray) assignments = g_ptr_array_new();
+  g_autoptr(GHashTable) position = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (int source = 0; source < 2; source++) {
+    const char *const *list = source == 0 ? (const char *const *)environ : configured;
+    for (const char *const *variable = list; variable != NULL && *variable != NULL; variable++) {
+      const char *equals = strchr(*variable, '=');
+      if (equals == NULL || (source == 0 && !inherit && !allowed_variable(*variable)))
+        continue;
+      char *name = g_strndup(*variable, equals - *variable);
+      gpointer index;
+      if (g_hash_table_lookup_extended(position, name, NULL, &index)) {
+        g_ptr_array_index(assignments, GPOINTER_TO_UINT(index)) = (gpointer)*variable;
+        g_free(name);
+      } else {
+        g_hash_table_insert(position, name, GUINT_TO_POINTER(assignments->len));
+        g_ptr_array_add(assignments, (gpointer)*variable);
+      }
     }
   }
-  for (const char *const *assignment = configured; assignment != NULL && *assignment != NULL;
-       assignment++) {
-    g_autofree char *name = g_strndup(*assignment, strcspn(*assignment, "="));
-    const char *equals = strchr(*assignment, '=');
-    if (equals != NULL)
-      environment = g_environ_setenv(environment, name, equals + 1, TRUE);
-  }
+  char **environment = g_new(char *, assignments->len + 1);
+  for (guint i = 0; i < assignments->len; i++)
+    environment[i] = g_strdup(g_ptr_array_index(assignments, i));
+  environment[assignments->len] = NULL;
   return environment;
 }
 
