@@ -55,12 +55,65 @@ test_local_isolated_reports_it(void)
   CU_ASSERT_FALSE(json_object_get_boolean_member(object, "site"));
 }
 
+/* Without site-packages there is no IPython: what still works, and what
+ * says clearly that it needs IPython. */
+static void
+test_local_isolated_works_without_ipython(void)
+{
+  g_autoptr(cx_backend) backend = open_isolated();
+  g_autoptr(cx_result) probe = cx_test_run_cell(
+    backend, "import importlib.util\nimportlib.util.find_spec('IPython') is None", NULL);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(probe, 0),
+                                                       "text/plain"), "True");
+
+  /* The _repr_*_ protocol and display ids, by cellexec's own display(). */
+  g_autoptr(cx_result) shown = cx_test_run_cell(
+    backend,
+    "class Page:\n"
+    "    def _repr_html_(self):\n"
+    "        return '<b>page</b>'\n"
+    "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+    "        return {'text/markdown': '**page**'}, {'text/markdown': {'k': 1}}\n"
+    "display(Page(), display_id='p')\n"
+    "display('second', display_id='p', update=True)\n"
+    "print('after')\n"
+    "Page()",
+    NULL);
+  CX_ASSERT_CELL_OK(shown);
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(shown);
+  CU_ASSERT_EQUAL_FATAL(json_array_get_length(outputs), 3);
+  JsonObject *updated = json_array_get_object_element(outputs, 0);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(
+    json_object_get_object_member(updated, "data"), "text/plain"), "'second'");
+  JsonObject *value = json_object_get_object_member(json_array_get_object_element(outputs, 2),
+                                                    "data");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(value, "text/html"), "<b>page</b>");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(value, "text/markdown"), "**page**");
+  CU_ASSERT_TRUE(json_object_has_member(value, "text/plain"));
+
+  /* A cell in IPython's syntax names what is missing; input() still fails
+   * as in a kernel. */
+  static const char *const magics[] = { "%time 1", "!echo hi", "x = !ls", "len?", "%%capture\n1" };
+  for (gsize i = 0; i < G_N_ELEMENTS(magics); i++) {
+    g_autoptr(cx_result) magic = cx_test_run_cell(backend, magics[i], NULL);
+    CX_ASSERT_ERROR_TYPE(magic, "SyntaxError");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(magic), "needs IPython");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(magic), "python3-ipython");
+  }
+  g_autoptr(cx_result) asked = cx_test_run_cell(backend, "input()", NULL);
+  CX_ASSERT_ERROR_TYPE(asked, "StdinNotImplementedError");
+  g_autoptr(cx_result) plain = cx_test_run_cell(backend, "get_ipython() is None", NULL);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(plain, 0),
+                                                       "text/plain"), "True");
+}
+
 void
 cx_test_register(void)
 {
   static const cx_test_case tests[] = {
     { "test_local_isolated_has_no_site_packages", test_local_isolated_has_no_site_packages },
     { "test_local_isolated_reports_it", test_local_isolated_reports_it },
+    { "test_local_isolated_works_without_ipython", test_local_isolated_works_without_ipython },
     { NULL }
   };
   cx_test_add_suite("local: isolated", tests);
