@@ -170,8 +170,15 @@ cx__pyembed_signals_restore(void)
     /* Python's record first (it calls sigaction too), then the very
      * disposition the process had: flags, mask, a handler of the host. */
     if (module != NULL && saved->handler != Py_None) {
-      PyObject *done = PyObject_CallMethod(module, "signal", "iO", signum, saved->handler);
+      /* _signal knows SIG_DFL and SIG_IGN as the plain ints 0 and 1, not
+       * as the enum members signal.getsignal() returns. */
+      PyObject *handler = PyLong_Check(saved->handler)
+                            ? PyLong_FromLong(PyLong_AsLong(saved->handler))
+                            : Py_NewRef(saved->handler);
+      PyObject *done = handler != NULL
+                         ? PyObject_CallMethod(module, "signal", "iO", signum, handler) : NULL;
       Py_XDECREF(done);
+      Py_XDECREF(handler);
     }
     PyErr_Clear();
     sigaction(signum, &saved->action, NULL);

@@ -241,6 +241,24 @@ cx_pyembed_check_isolation(gboolean isolated, GError **error)
   return !g_atomic_int_get(&started) || isolation_matches(isolated, error);
 }
 
+/* SIGINT back to SIG_DFL, in Python's record of it too (signal.getsignal
+ * must not name a handler that is not there); with the GIL held, on the
+ * thread that initialised Python, which Python takes as its main thread. */
+static void
+restore_default_sigint(const struct sigaction *host_sigint)
+{
+  PyObject *signal_module = PyImport_ImportModule("signal");
+  PyObject *done = signal_module != NULL
+                     ? PyObject_CallMethod(signal_module, "signal", "ii", SIGINT, 0 /* SIG_DFL */)
+                     : NULL;
+  if (done == NULL) {
+    PyErr_Clear();
+    sigaction(SIGINT, host_sigint, NULL); /* the disposition at least */
+  }
+  Py_XDECREF(done);
+  Py_XDECREF(signal_module);
+}
+
 /* Starts Python; with start_lock held.  On failure the interpreter may be
  * half-initialised, so the caller never tries again. */
 static gboolean
@@ -249,10 +267,17 @@ start_locked(gboolean isolated, GError **error)
   /* A host that embeds Python itself keeps its interpreter; we only add our
    * helper to it. */
   gboolean ours = !Py_IsInitialized();
+  struct sigaction host_sigint;
+  sigaction(SIGINT, NULL, &host_sigint);
   if (ours && !initialize_interpreter(isolated, error))
     return FALSE;
   PyGILState_STATE gil = ours ? PyGILState_LOCKED : PyGILState_Ensure();
   gboolean ok = load_helper(error) && create_namespace_template(error);
+  /* Importing Python's signal module (the helper does) replaces a SIG_DFL
+   * SIGINT with Python's own handler, install_signal_handlers = 0 or not:
+   * Ctrl-C would then stop reaching the host.  Its signals stay its own. */
+  if (ours && host_sigint.sa_handler == SIG_DFL)
+    restore_default_sigint(&host_sigint);
   started_isolated = ours ? isolated : interpreter_is_isolated();
   if (ours) {
     /* This thread owns the main thread state: pin it as is. */
