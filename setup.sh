@@ -90,6 +90,7 @@ test)
   install_missing
   stage build build _build
   stage check check_in _build "" check
+  stage soak sh -c "cd _build && make -s soak SOAK_FLAGS='-n 1000'"
   stage build-sanitize build _build-sanitize --enable-sanitizers
   stage check-sanitize check_in _build-sanitize "sanitize:" check
   stage check-valgrind check_in _build "valgrind:" check-valgrind

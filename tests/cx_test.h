@@ -50,6 +50,16 @@ cx_result *cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_
 /* How many file descriptors this process has open now. */
 guint cx_test_count_open_fds(void);
 
+/* Seconds since START (a g_get_monotonic_time() value). */
+double cx_test_seconds_since(gint64 start);
+
+/* Processes whose command line contains MARKER: how many there are; how
+ * many remain after waiting up to SECONDS for them to go; killing them
+ * (SIGKILL), so that a failed case fails alone. */
+guint cx_test_count_processes_with(const char *marker);
+guint cx_test_processes_left_with(const char *marker, double seconds);
+void cx_test_kill_processes_with(const char *marker);
+
 /* The argv (NULL-terminated, for g_subprocess_newv) of the cellexec
  * program built here with the arguments FIRST, ... up to NULL.  Free
  * with g_strfreev. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,4 +229,66 @@ cx_test_cellexec_argv_valist(const char *first, va_list args)
   for (const char *arg = first; arg != NULL; arg = va_arg(args, const char *))
     g_strv_builder_add(argv, arg);
   return g_strv_builder_end(argv);
+}
+
+double
+cx_test_seconds_since(gint64 start)
+{
+  return (g_get_monotonic_time() - start) / (double)G_USEC_PER_SEC;
+}
+
+/* Calls FUNC(pid) for each process whose command line contains MARKER;
+ * returns how many there were. */
+static guint
+for_processes_with(const char *marker, void (*func)(pid_t pid))
+{
+  guint n = 0;
+  g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+  const char *name;
+  while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
+    if (!g_ascii_isdigit(name[0]))
+      continue;
+    g_autofree char *path = g_strdup_printf("/proc/%s/cmdline", name);
+    g_autofree char *cmdline = NULL;
+    gsize len;
+    if (!g_file_get_contents(path, &cmdline, &len, NULL))
+      continue;
+    for (gsize i = 0; i + 1 < len; i++)
+      if (cmdline[i] == '\0')
+        cmdline[i] = ' ';
+    if (strstr(cmdline, marker) == NULL)
+      continue;
+    n++;
+    if (func != NULL)
+      func((pid_t)atoi(name));
+  }
+  return n;
+}
+
+guint
+cx_test_count_processes_with(const char *marker)
+{
+  return for_processes_with(marker, NULL);
+}
+
+guint
+cx_test_processes_left_with(const char *marker, double seconds)
+{
+  gint64 deadline = g_get_monotonic_time() + (gint64)(seconds * G_USEC_PER_SEC);
+  guint n;
+  while ((n = cx_test_count_processes_with(marker)) > 0 && g_get_monotonic_time() < deadline)
+    g_usleep(10 * 1000);
+  return n;
+}
+
+static void
+kill_process(pid_t pid)
+{
+  kill(pid, SIGKILL);
+}
+
+void
+cx_test_kill_processes_with(const char *marker)
+{
+  for_processes_with(marker, kill_process);
 }

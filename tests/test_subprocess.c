@@ -27,7 +27,7 @@ shared_backend(void)
 {
   static cx_backend *backend;
   if (backend == NULL)
-    backend = open_with(NULL);
+    backend = open_with(NULL, NULL);
   return backend;
 }
 
@@ -45,47 +45,6 @@ session_run(cx_session *session, const char *code)
   CX_ASSERT_NO_ERROR(error);
   CU_ASSERT_PTR_NOT_NULL_FATAL(result);
   return result;
-}
-
-static double
-seconds_since(gint64 start)
-{
-  return (g_get_monotonic_time() - start) / (double)G_USEC_PER_SEC;
-}
-
-/* Processes whose command line contains MARKER. */
-static guint
-count_processes_with(const char *marker)
-{
-  guint n = 0;
-  g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
-  const char *name;
-  while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
-    if (!g_ascii_isdigit(name[0]))
-      continue;
-    g_autofree char *path = g_strdup_printf("/proc/%s/cmdline", name);
-    g_autofree char *cmdline = NULL;
-    gsize len;
-    if (!g_file_get_contents(path, &cmdline, &len, NULL))
-      continue;
-    for (gsize i = 0; i + 1 < len; i++)
-      if (cmdline[i] == '\0')
-        cmdline[i] = ' ';
-    if (strstr(cmdline, marker) != NULL)
-      n++;
-  }
-  return n;
-}
-
-/* Wait up to a second for no process to carry MARKER; how many remain. */
-static guint
-processes_left_with(const char *marker)
-{
-  gint64 deadline = g_get_monotonic_time() + G_USEC_PER_SEC;
-  guint n;
-  while ((n = count_processes_with(marker)) > 0 && g_get_monotonic_time() < deadline)
-    g_usleep(10 * 1000);
-  return n;
 }
 
 /* Children of this process, and how many of them are zombies. */
@@ -240,7 +199,7 @@ test_subprocess_timeout_interrupts_sleep(void)
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) result =
     cx_test_run_cell(shared_backend(), "print('before')\nimport time; time.sleep(5)", options);
-  double elapsed = seconds_since(start);
+  double elapsed = cx_test_seconds_since(start);
   CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "cell exceeded its 2 s timeout");
   /* In words at the end of the traceback too, which text output prints. */
@@ -261,7 +220,7 @@ test_subprocess_timeout_kills_a_cell_ignoring_sigint(void)
   g_autoptr(cx_result) result = cx_test_run_cell(backend,
     "import time, signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "print('stubborn', flush=True)\nwhile True:\n    pass", NULL);
-  double elapsed = seconds_since(start);
+  double elapsed = cx_test_seconds_since(start);
   CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   /* Printed before the kill: it was streamed. */
   CX_ASSERT_STDOUT(result, "stubborn\n");
@@ -285,7 +244,7 @@ test_subprocess_leaves_no_process_behind(void)
     "print('started')", marker, marker, marker);
   g_autoptr(cx_result) finished = run(code);
   CX_ASSERT_CELL_OK(finished);
-  CU_ASSERT_EQUAL(processes_left_with(marker), 0);
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(marker, 1.0), 0);
 
   /* The same from a cell killed at its deadline, with a double-forked daemon. */
   g_autofree char *marker2 = unique_marker();
@@ -303,7 +262,7 @@ test_subprocess_leaves_no_process_behind(void)
   cx_run_options_set_timeout(options, 0.5);
   g_autoptr(cx_result) killed = cx_test_run_cell(shared_backend(), stuck, options);
   CX_ASSERT_ERROR_TYPE(killed, "TimeoutError");
-  CU_ASSERT_EQUAL(processes_left_with(marker2), 0);
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(marker2, 1.0), 0);
 }
 
 static void
@@ -371,7 +330,7 @@ test_subprocess_interrupt_session_cell(void)
   g_thread_join(thread);
   CX_ASSERT_ERROR_TYPE(interrupted, "KeyboardInterrupt");
   CX_ASSERT_STDOUT(interrupted, "waiting\n");
-  CU_ASSERT_TRUE(seconds_since(start) < 9); /* the cell would sleep 10 s */
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 9); /* the cell would sleep 10 s */
 
   /* The session survived, and an interrupt while idle does nothing. */
   CU_ASSERT_TRUE(cx_session_interrupt(session, &error));
@@ -457,7 +416,7 @@ test_subprocess_fork_in_cell_uses_real_exit(void)
 static void
 test_subprocess_respawns_dead_server(void)
 {
-  g_autoptr(cx_backend) backend = open_with(NULL);
+  g_autoptr(cx_backend) backend = open_with(NULL, NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) info = cx_backend_query(backend, "info", &error);
   CX_ASSERT_NO_ERROR(error);
@@ -516,7 +475,7 @@ test_subprocess_cpu_limit(void)
   g_autoptr(cx_result) result = cx_test_run_cell(backend, "print('spinning', flush=True)\nwhile True:\n    pass", NULL);
   CX_ASSERT_ERROR_TYPE(result, "CPUTimeExceeded");
   CX_ASSERT_STDOUT(result, "spinning\n");
-  CU_ASSERT_TRUE(seconds_since(start) < 20); /* a hang guard, not a timing */
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 20); /* a hang guard, not a timing */
 
   /* In a session, each cell gets its own second. */
   g_autoptr(GError) error = NULL;
@@ -572,7 +531,7 @@ test_subprocess_output_limit_keeps_head_and_tail(void)
   CX_ASSERT_ERROR_TYPE(forever, "OutputLimitExceeded");
   cx_result_get_stdout(forever, &len);
   CU_ASSERT_TRUE(len < 1024 + 100);
-  CU_ASSERT_TRUE(seconds_since(start) < 20); /* a hang guard, not a timing */
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 20); /* a hang guard, not a timing */
 }
 
 /* ---- Modes, concurrency, configuration ----------------------------------------------- */
@@ -698,7 +657,7 @@ test_local_use_subprocess_runs_on_this_backend(void)
   g_autoptr(cx_result) stuck = cx_test_run_cell(local,
     "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass", options);
   CX_ASSERT_ERROR_TYPE(stuck, "TimeoutError");
-  CU_ASSERT_TRUE(seconds_since(start) < 1.0 + 0.3);
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 1.0 + 0.3);
   g_autoptr(cx_result) crashed = cx_test_run_cell(local, "import ctypes; ctypes.string_at(0)", options);
   CX_ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
 }
@@ -760,7 +719,7 @@ test_subprocess_executor_worker_death_fails_clearly(void)
   CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
   CX_ASSERT_CONTAINS(error->message, "the session's worker died");
   CX_ASSERT_CONTAINS(error->message, "exited with status 3");
-  CU_ASSERT_TRUE(seconds_since(start) < 20); /* a hang guard, not a timing */
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 20); /* a hang guard, not a timing */
   g_clear_error(&error);
 
   /* Its environments went with it, and say so. */
@@ -1037,7 +996,7 @@ test_subprocess_non_utf8_code_fails_as_on_local(void)
 static void
 test_subprocess_stopped_server_is_replaced(void)
 {
-  g_autoptr(cx_backend) backend = open_with(NULL);
+  g_autoptr(cx_backend) backend = open_with(NULL, NULL);
   g_autoptr(cx_result) stop = cx_test_run_cell(backend,
     "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\nprint('stopped it')", NULL);
   CX_ASSERT_STDOUT(stop, "stopped it\n");
@@ -1049,7 +1008,7 @@ test_subprocess_stopped_server_is_replaced(void)
   cx_run_options_set_timeout(options, 5.0);
   g_autoptr(cx_result) timed = cx_test_run_cell(backend, "print('timed')", options);
   CX_ASSERT_STDOUT(timed, "timed\n");
-  CU_ASSERT_TRUE(seconds_since(start) < 10);
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 10);
 
   /* Stopped while a cell waits for it (the request already sent). */
   g_autoptr(GError) error = NULL;
@@ -1063,7 +1022,7 @@ test_subprocess_stopped_server_is_replaced(void)
   start = g_get_monotonic_time();
   g_autoptr(cx_result) after = cx_test_run_cell(backend, "print('after')", NULL);
   CX_ASSERT_STDOUT(after, "after\n");
-  CU_ASSERT_TRUE(seconds_since(start) < 10);
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 10);
 
   /* A session opened on a stopped server gets a new one. */
   g_autoptr(cx_result) again = cx_test_run_cell(backend,
@@ -1075,7 +1034,7 @@ test_subprocess_stopped_server_is_replaced(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(second);
   g_autoptr(cx_result) in_session = session_run(second, "print('session')");
   CX_ASSERT_STDOUT(in_session, "session\n");
-  CU_ASSERT_TRUE(seconds_since(start) < 10);
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 10);
 }
 
 /* The entry of the "truncated" extra's list LIST about PART, or NULL. */

@@ -209,3 +209,11 @@ tests_test_ipython_table_CFLAGS = $(TEST_CFLAGS)
 tests_test_ipython_table_LDADD = $(TEST_LDADD)
 EXTRA_DIST += tests/ipython/README.md tests/ipython/cases.py \
 	tests/ipython/generate_expectations.py tests/ipython/expected.json
+
+# The adversarial table (tests/test_adversarial.c): hostile cells and the
+# outcome each must have, on the local and subprocess backends.
+check_PROGRAMS += tests/test_adversarial
+TESTS += tests/test_adversarial
+tests_test_adversarial_SOURCES = tests/test_adversarial.c
+tests_test_adversarial_CFLAGS = $(TEST_CFLAGS)
+tests_test_adversarial_LDADD = $(TEST_LDADD)
