@@ -311,6 +311,12 @@ CASES = [
         "note": "control characters kept as they are (no \\r collapsing)",
     },
     {
+        "name": "print_every_control_character",
+        "code": "import sys\nsys.stdout.write(''.join(map(chr, [*range(32), 127])))\n"
+                "print(file=sys.stderr, end='\\x1f|\\x00|\\x7f')",
+        "note": "0x00-0x1f and 0x7f on both streams, as they are",
+    },
+    {
         "name": "print_nul",
         "code": "print('a\\x00b')",
     },
@@ -340,6 +346,11 @@ CASES = [
     {
         "name": "shell_echo",
         "code": "!echo hi",
+    },
+    {
+        "name": "shell_ls",
+        "code": "open('listed.txt', 'w').close()\n!ls",
+        "note": "the cell's working directory, through a pseudo-terminal",
     },
     {
         "name": "shell_capture",
