@@ -85,6 +85,8 @@ cx_backend_open_configured(const char *config_path, const char *name, GError **e
   if (config == NULL)
     return NULL;
   g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
+  if (!cx_config_check_sections(config, registry, error))
+    return NULL;
   if (name == NULL)
     name = cx_config_get_backend(config);
   const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);

@@ -315,29 +315,41 @@ cx_config_get_backend_options(const cx_config *config, const cx_plugin_info *plu
 }
 
 gboolean
+cx_config_check_sections(const cx_config *config, const cx_registry *registry, GError **error)
+{
+  g_return_val_if_fail(config != NULL && registry != NULL, FALSE);
+  g_auto(GStrv) groups = g_key_file_get_groups(config->keys, NULL);
+  for (char **group = groups; *group != NULL; group++) {
+    if (strcmp(*group, MAIN_GROUP) == 0 || cx_registry_lookup(registry, *group, NULL) != NULL)
+      continue;
+    g_autoptr(GPtrArray) names = g_ptr_array_new();
+    for (guint i = 0; i < cx_registry_get_n_plugins(registry); i++)
+      g_ptr_array_add(names,
+                      (gpointer)cx_plugin_info_get_name(cx_registry_get_plugin(registry, i)));
+    g_ptr_array_add(names, NULL);
+    const char *closest = cx_suggest(*group, (const char *const *)names->pdata);
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
+                "%s: section [%s] names no installed backend%s%s%s; run `cellexec plugins` "
+                "to list them",
+                config->origin, *group, closest ? "; did you mean [" : "",
+                closest ? closest : "", closest ? "]?" : "");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
 cx_config_check(const cx_config *config, const cx_registry *registry, GError **error)
 {
   g_return_val_if_fail(config != NULL && registry != NULL, FALSE);
-
-  g_autoptr(GPtrArray) names = g_ptr_array_new();
-  for (guint i = 0; i < cx_registry_get_n_plugins(registry); i++)
-    g_ptr_array_add(names, (gpointer)cx_plugin_info_get_name(cx_registry_get_plugin(registry, i)));
-  g_ptr_array_add(names, NULL);
+  if (!cx_config_check_sections(config, registry, error))
+    return FALSE;
 
   g_auto(GStrv) groups = g_key_file_get_groups(config->keys, NULL);
   for (char **group = groups; *group != NULL; group++) {
     if (strcmp(*group, MAIN_GROUP) == 0)
       continue;
     const cx_plugin_info *plugin = cx_registry_lookup(registry, *group, NULL);
-    if (plugin == NULL) {
-      const char *closest = cx_suggest(*group, (const char *const *)names->pdata);
-      g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
-                  "%s: section [%s] names no installed backend%s%s%s; run `cellexec plugins` "
-                  "to list them",
-                  config->origin, *group, closest ? "; did you mean [" : "",
-                  closest ? closest : "", closest ? "]?" : "");
-      return FALSE;
-    }
     if (!cx_plugin_info_is_usable(plugin))
       continue; /* its options cannot be checked; selecting it reports why */
     g_autoptr(cx_options) options = cx_config_get_backend_options(config, plugin, error);

@@ -196,6 +196,24 @@ test_cli_config_check(void)
 }
 
 static void
+test_cli_run_refuses_a_misspelled_section(void)
+{
+  /* The limits of [subproces] would silently not apply: run says what
+   * config check says, and runs nothing. */
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *config = cx_test_write_file(
+    dir, "config", "[cellexec]\nbackend = fake\n[fake]\ndefault = success\n[subproces]\ntimeout = 1\n");
+  g_auto(cli_run) checked = cellexec(NULL, "config", "check", config, NULL);
+  g_auto(cli_run) ran = cellexec(NULL, "run", "-C", config, "-c", "1", NULL);
+  CU_ASSERT_EQUAL(checked.status, 2);
+  CU_ASSERT_EQUAL(ran.status, 2);
+  CU_ASSERT_STRING_EQUAL(ran.out, "");
+  CX_ASSERT_CONTAINS(ran.err, "section [subproces] names no installed backend; did you mean "
+                              "[subprocess]?");
+  CX_ASSERT_CONTAINS(checked.err, "section [subproces] names no installed backend");
+}
+
+static void
 test_cli_every_command_has_help(void)
 {
   static const char *const commands[] = { "run", "plugins", "config" };
@@ -399,6 +417,7 @@ cx_test_register(void)
     { "test_cli_usage_errors_exit_2_with_one_line", test_cli_usage_errors_exit_2_with_one_line },
     { "test_cli_plugins_lists_usable_and_faulty", test_cli_plugins_lists_usable_and_faulty },
     { "test_cli_config_check", test_cli_config_check },
+    { "test_cli_run_refuses_a_misspelled_section", test_cli_run_refuses_a_misspelled_section },
     { "test_cli_every_command_has_help", test_cli_every_command_has_help },
     { "test_cli_json_is_not_corrupted_by_fd_output", test_cli_json_is_not_corrupted_by_fd_output },
     { "test_cli_json_survives_a_backend_that_leaves_fds_alone",

@@ -186,6 +186,19 @@ test_config_check_rejects_an_unknown_section(void)
 }
 
 static void
+test_config_open_configured_rejects_an_unknown_section(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *path = cx_test_write_file(dir, "config",
+                                             "[cellexec]\nbackend = fake\n\n[fak]\ndefault = error\n");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = cx_backend_open_configured(path, NULL, &error);
+  CU_ASSERT_PTR_NULL(backend);
+  CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+  CX_ASSERT_CONTAINS(error->message, "section [fak] names no installed backend; did you mean [fake]?");
+}
+
+static void
 test_config_check_rejects_a_missing_backend(void)
 {
   g_autoptr(cx_registry) registry = echo_registry();
@@ -350,6 +363,8 @@ cx_test_register(void)
     { "test_config_bad_value_names_section_key_and_value", test_config_bad_value_names_section_key_and_value },
     { "test_config_check_accepts_a_good_config", test_config_check_accepts_a_good_config },
     { "test_config_check_rejects_an_unknown_section", test_config_check_rejects_an_unknown_section },
+    { "test_config_open_configured_rejects_an_unknown_section",
+      test_config_open_configured_rejects_an_unknown_section },
     { "test_config_check_rejects_a_missing_backend", test_config_check_rejects_a_missing_backend },
     { "test_config_check_rejects_a_faulty_backend", test_config_check_rejects_a_faulty_backend },
     { "test_config_check_rejects_a_bad_option", test_config_check_rejects_a_bad_option },

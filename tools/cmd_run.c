@@ -141,6 +141,8 @@ open_backend(const run_args *a, char **debug_export, GError **error)
   *debug_export = g_strdup(a->debug_export != NULL ? a->debug_export
                                                    : cx_config_get_debug_export(config));
   g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
+  if (!cx_config_check_sections(config, registry, error))
+    return NULL; /* as `config check` says: a misspelled section's limits would not apply */
   const char *name = a->backend != NULL ? a->backend : cx_config_get_backend(config);
   const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
   if (plugin == NULL)

@@ -133,6 +133,14 @@ CX_EXPORT cx_options *cx_config_get_backend_options(const cx_config *config,
                                                     const cx_plugin_info *plugin,
                                                     GError **error);
 
+/* ABI 1.1: FALSE with CX_ERROR_CONFIG when a section of CONFIG names no
+ * plugin on REGISTRY's path (a misspelled [subproces] would otherwise be
+ * ignored, and the limits in it with it), naming the closest plugin.
+ * Opening a backend from a config (cx_backend_open_configured, `cellexec
+ * run`) checks this; cx_config_check() does too. */
+CX_EXPORT gboolean cx_config_check_sections(const cx_config *config,
+                                            const cx_registry *registry, GError **error);
+
 /* Check the whole config against REGISTRY: the [cellexec] keys, that the
  * selected backend exists and is usable, and every section named after a
  * plugin.  A section that names no plugin is an error too. */
