@@ -19,6 +19,16 @@ const cx__loaded_plugin *cx__plugin_info_get_loaded(const cx_plugin_info *info);
 /* Parse VALUE as TYPE; on failure set ERROR with a message naming TYPE. */
 gboolean cx__option_value_check(cx_option_type type, const char *value, GError **error);
 
+/* The size of the descriptor in ABI 1.0; a plugin's struct_size may not be
+ * smaller.  The registry and cellexec-probe judge by the same rule. */
+#define CX__DESCRIPTOR_SIZE_1_0 (offsetof(cx_plugin, init) + sizeof(((cx_plugin *)0)->init))
+
+/* cellexec-probe prints this line last when the plugin it loaded returned
+ * from its entry and init; the host kills a probe that takes longer than
+ * CX__PROBE_SECONDS. */
+#define CX__PROBE_VERDICT "cellexec-probe: loaded"
+#define CX__PROBE_SECONDS 10
+
 /* Verdicts of the plugin probe (plugin_probe.c), kept in
  * $XDG_CACHE_HOME/cellexec/plugin-probes and valid while a file is
  * unchanged. */

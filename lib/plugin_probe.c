@@ -1,10 +1,13 @@
 /* Probing plugins in a separate process before the host loads them, and
  * remembering the verdicts (the approach of GStreamer's plugin scanner and
- * its registry cache).  Only a crash is remembered: every other way a
- * plugin can be wrong the registry finds by loading it. */
+ * its registry cache).  Only what takes a process down is remembered (a
+ * crash, a hang, an exit): every other way a plugin can be wrong the
+ * registry finds by loading it. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -103,23 +106,80 @@ probe_program(void)
   return override != NULL && *override != '\0' ? override : CX_PROBE_PATH;
 }
 
-/* Run the probe on PATH: NULL if it did not crash (or could not run at
- * all), else how it died. */
+/* The probe's last line when the plugin loaded (and its init ran) without
+ * taking the process down.  Anything else is a fault. */
+#define PROBE_VERDICT CX__PROBE_VERDICT "\n"
+
+/* Read what FD (non-blocking) holds into OUTPUT; FALSE at end of file. */
+static gboolean
+read_available(int fd, GString *output)
+{
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = read(fd, buffer, sizeof buffer);
+    if (got > 0) {
+      /* Only the end matters: keep the last bytes of a chatty plugin. */
+      g_string_append_len(output, buffer, got);
+      if (output->len > 2 * sizeof buffer)
+        g_string_erase(output, 0, output->len - sizeof buffer);
+      continue;
+    }
+    return got < 0 && (errno == EAGAIN || errno == EINTR);
+  }
+}
+
+/* Run the probe on PATH: NULL if the plugin loaded in it, else what went
+ * wrong.  The host enforces the time limit: the plugin cannot block or
+ * reset a signal that ends it. */
 static char *
 run_probe(const char *path)
 {
   const char *argv[] = { probe_program(), path, NULL };
-  int status = 0;
-  if (!g_spawn_sync(NULL, (char **)argv, NULL,
-                    G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL,
-                    NULL, &status, NULL))
+  GPid pid;
+  int out = -1;
+  if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                                NULL, &pid, NULL, &out, NULL, NULL))
     return NULL; /* no probe installed: load in-process, as without probing */
-  if (!WIFSIGNALED(status))
-    return NULL;
-  int signal = WTERMSIG(status);
-  if (signal == SIGALRM)
-    return g_strdup("did not finish loading within 10 seconds (it hangs in its entry or init)");
-  return g_strdup_printf("crashed while loading (signal %d, %s)", signal, g_strsignal(signal));
+  fcntl(out, F_SETFL, O_NONBLOCK);
+  g_autoptr(GString) output = g_string_new(NULL);
+  gint64 deadline = g_get_monotonic_time() + CX__PROBE_SECONDS * G_USEC_PER_SEC;
+  int status = 0;
+  gboolean open_end = TRUE, exited = FALSE, hung = FALSE;
+  while (!exited) {
+    if (open_end)
+      open_end = read_available(out, output);
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (exited)
+      break;
+    gint64 left = deadline - g_get_monotonic_time();
+    if (left <= 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      hung = TRUE;
+      break;
+    }
+    /* Woken by output, else every 20 ms to see whether it has ended (a
+     * process it started may hold the pipe open). */
+    struct pollfd ready = { out, POLLIN, 0 };
+    poll(&ready, open_end ? 1 : 0, (int)MIN(left / 1000 + 1, 20));
+  }
+  if (open_end)
+    read_available(out, output);
+  close(out);
+  g_spawn_close_pid(pid);
+
+  if (hung)
+    return g_strdup_printf("did not finish loading within %d seconds (it hangs in its entry "
+                           "or init)", CX__PROBE_SECONDS);
+  if (WIFSIGNALED(status))
+    return g_strdup_printf("crashed while loading (signal %d, %s)", WTERMSIG(status),
+                           g_strsignal(WTERMSIG(status)));
+  if (!g_str_has_suffix(output->str, PROBE_VERDICT))
+    return g_strdup_printf("ended the process while loading (exit status %d), before its entry "
+                           "and init returned: it calls exit() or _exit()",
+                           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return NULL;
 }
 
 char *

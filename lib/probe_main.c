@@ -1,17 +1,17 @@
 /* cellexec-probe FILE: load a plugin the way the registry does, in a
- * process of its own, so that a plugin whose entry or init crashes (or
- * hangs) takes down this process instead of the host.  The exit status
- * does not matter: the registry only asks whether this process died of a
- * signal, and learns everything else by loading the plugin itself. */
+ * process of its own, so that a plugin whose entry or init crashes, hangs
+ * or exits takes down this process instead of the host.  When the entry
+ * and init return, it prints CX__PROBE_VERDICT as its last line: the
+ * registry takes anything else (a signal, an exit without the line, the
+ * host's time limit) as a fault, and learns everything else by loading the
+ * plugin itself. */
 #include "config.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <unistd.h>
 
-#include <cellexec/plugin.h>
-
-/* A plugin that takes longer than this to load is as good as hung. */
-#define PROBE_SECONDS 10
+#include "lib/internal.h"
 
 /* In a sanitizer build, let a crash be a crash: the registry reads the
  * signal, and ASan would turn it into an ordinary exit.  (Unused otherwise.) */
@@ -27,15 +27,16 @@ main(int argc, char **argv)
 {
   if (argc != 2)
     return 2;
-  alarm(PROBE_SECONDS); /* a hung entry or init dies of SIGALRM */
   void *handle = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   cx_plugin_entry_func entry = handle != NULL ? (cx_plugin_entry_func)dlsym(handle, CX_PLUGIN_ENTRY_SYMBOL) : NULL;
   const cx_plugin *descriptor = entry != NULL ? entry() : NULL;
   if (descriptor != NULL && descriptor->abi_major == CX_ABI_MAJOR &&
-      descriptor->struct_size >= sizeof(cx_plugin) && descriptor->init != NULL) {
+      descriptor->struct_size >= CX__DESCRIPTOR_SIZE_1_0 && descriptor->init != NULL) {
     GError *error = NULL;
     descriptor->init(&error);
     g_clear_error(&error);
   }
-  return 0;
+  /* After whatever the plugin printed. */
+  printf("\n" CX__PROBE_VERDICT "\n");
+  return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -31,9 +31,8 @@ struct cx_registry {
   GHashTable *by_name;    /* name -> first entry of that name (borrowed) */
 };
 
-/* The size of the descriptor and of the backend vtable in ABI 1.0; a plugin's
- * struct_size may not be smaller. */
-#define DESCRIPTOR_SIZE_1_0 (offsetof(cx_plugin, init) + sizeof(((cx_plugin *)0)->init))
+/* The size of the backend vtable in ABI 1.0; a plugin's struct_size may not
+ * be smaller. */
 #define BACKEND_REQUIRED_SIZE \
   (offsetof(cx_backend_vtable, run_cell) + sizeof(((cx_backend_vtable *)0)->run_cell))
 
@@ -200,12 +199,12 @@ check_descriptor(cx_plugin_info *info, const cx_plugin *descriptor)
                their_abi(info, abi), CX_ABI_MAJOR, CX_ABI_MINOR, CX_VERSION_STRING);
     return FALSE;
   }
-  if (descriptor->struct_size < DESCRIPTOR_SIZE_1_0) {
+  if (descriptor->struct_size < CX__DESCRIPTOR_SIZE_1_0) {
     set_faulty(info, CX_ERROR_INVALID_PLUGIN,
                "its descriptor is %zu bytes, ABI %d.0 needs at least %zu "
                "(plugin ABI %s, cellexec ABI %d.%d); define it with CX_PLUGIN_DEFINE "
                "and rebuild against cellexec %s",
-               descriptor->struct_size, CX_ABI_MAJOR, (size_t)DESCRIPTOR_SIZE_1_0,
+               descriptor->struct_size, CX_ABI_MAJOR, (size_t)CX__DESCRIPTOR_SIZE_1_0,
                their_abi(info, abi), CX_ABI_MAJOR, CX_ABI_MINOR, CX_VERSION_STRING);
     return FALSE;
   }

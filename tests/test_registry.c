@@ -252,6 +252,23 @@ test_registry_survives_a_plugin_crashing_in_init(void)
   assert_faulty("init_crash", CX_ERROR_PLUGIN_LOAD, "crashed while loading (signal 6");
 }
 
+static void
+test_registry_survives_a_plugin_exiting_while_it_loads(void)
+{
+  /* Before, the probe's exit status 0 read as "loaded": the host then
+   * loaded the plugin itself and ended with no output and status 0. */
+  assert_faulty("entry_exit", CX_ERROR_PLUGIN_LOAD, "calls exit() or _exit()");
+  assert_faulty("init_exit", CX_ERROR_PLUGIN_LOAD, "calls exit() or _exit()");
+}
+
+static void
+test_registry_kills_a_probe_that_hangs_with_sigalrm_blocked(void)
+{
+  gint64 start = g_get_monotonic_time();
+  assert_faulty("init_hang", CX_ERROR_PLUGIN_LOAD, "did not finish loading within 10 seconds");
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 30);
+}
+
 /* The cache line of PATH in the probe cache, or NULL. */
 static char *
 cached_verdict(const char *path)
@@ -338,6 +355,10 @@ cx_test_register(void)
     { "test_registry_lists_every_entry_in_order", test_registry_lists_every_entry_in_order },
     { "test_registry_survives_a_plugin_crashing_in_its_entry", test_registry_survives_a_plugin_crashing_in_its_entry },
     { "test_registry_survives_a_plugin_crashing_in_init", test_registry_survives_a_plugin_crashing_in_init },
+    { "test_registry_survives_a_plugin_exiting_while_it_loads",
+      test_registry_survives_a_plugin_exiting_while_it_loads },
+    { "test_registry_kills_a_probe_that_hangs_with_sigalrm_blocked",
+      test_registry_kills_a_probe_that_hangs_with_sigalrm_blocked },
     { "test_registry_remembers_probes_until_the_file_changes", test_registry_remembers_probes_until_the_file_changes },
     { "test_registry_runs_init_once_per_process", test_registry_runs_init_once_per_process },
     { NULL, NULL }

@@ -173,6 +173,49 @@ static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create
                                           echo_run_cell };
 CX_PLUGIN_DEFINE("init-crash", "1.0", "aborts in its init", NULL, &vtable, NULL, crash_in_init)
 
+#elif defined(CASE_ENTRY_EXIT)
+#include <stdio.h>
+#include <stdlib.h>
+/* A plugin whose entry ends the process, quietly and "successfully". */
+CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void);
+CX_PLUGIN_EXPORT const cx_plugin *
+cellexec_plugin_entry(void)
+{
+  printf("entry_exit prints on stdout\n");
+  exit(0);
+}
+
+#elif defined(CASE_INIT_EXIT)
+#include <unistd.h>
+static gboolean
+exit_in_init(GError **error)
+{
+  _exit(0);
+}
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("init-exit", "1.0", "calls _exit in its init", NULL, &vtable, NULL, exit_in_init)
+
+#elif defined(CASE_INIT_HANG)
+#include <signal.h>
+#include <unistd.h>
+/* Hangs in init with SIGALRM blocked and ignored: only the host's own
+ * deadline can end it. */
+static gboolean
+hang_in_init(GError **error)
+{
+  signal(SIGALRM, SIG_IGN);
+  sigset_t alarm_only;
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  sigprocmask(SIG_BLOCK, &alarm_only, NULL);
+  for (;;)
+    pause();
+}
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("init-hang", "1.0", "hangs in its init", NULL, &vtable, NULL, hang_in_init)
+
 #elif defined(CASE_COUNTING_INIT)
 #include <stdio.h>
 /* Appends a line to $CELLEXEC_TEST_INIT_LOG each time its init runs. */
