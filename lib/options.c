@@ -33,7 +33,7 @@ static const char *
 type_expectation(cx_option_type type)
 {
   switch (type) {
-  case CX_OPTION_BOOL: return "true or false";
+  case CX_OPTION_BOOL: return "true or false (also yes/no, on/off, 1/0)";
   case CX_OPTION_INT: return "an integer";
   case CX_OPTION_DOUBLE: return "a number";
   case CX_OPTION_SIZE: return "a size such as 4096, 512K, 512M or 2G";

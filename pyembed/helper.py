@@ -317,7 +317,8 @@ def _encode(mime, data):
     if isinstance(data, (bytes, bytearray, memoryview)):
         if _is_text_mime(mime):
             return bytes(data).decode("utf-8", "replace")
-        return binascii.b2a_base64(data, newline=False).decode("ascii")
+        # With the line break ipykernel's json_clean leaves at the end.
+        return binascii.b2a_base64(data).decode("ascii")
     if _is_json_mime(mime):
         return data
     raise TypeError(f"display data for {mime} must be str or bytes, not {type(data).__name__}")
@@ -586,7 +587,9 @@ def _attach_cell_lines(te, exc, seen):
             continue
         lines = _cell_lines.get(frame.f_code)
         if lines is not None and 0 < summary.lineno <= len(lines):
-            summary._line = lines[summary.lineno - 1]
+            # With its line break, as linecache gives lines: the caret
+            # columns are counted against it.
+            summary._line = lines[summary.lineno - 1] + "\n"
     if te.__cause__ is not None:
         _attach_cell_lines(te.__cause__, exc.__cause__, seen)
     if te.__context__ is not None:

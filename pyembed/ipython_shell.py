@@ -45,7 +45,11 @@ def _create_shell():
 
         def publish(self, data, metadata=None, source=None, *, transient=None,
                     update=False, **kwargs):
+            import _cellexec_helper
+
             display_id = (transient or {}).get("display_id")
+            # Bytes (a _repr_mimebundle_'s image) become base64, as in ipykernel.
+            data = _cellexec_helper.encode_bundle(data)
             if not _native.publish_display(data, metadata or {}, display_id, bool(update)):
                 # No cell runs (a thread after its cell ended): as IPython
                 # does without a front end.
@@ -92,8 +96,12 @@ def shell():
     try:
         _shell = _create_shell()
     except ImportError as exc:
-        _unavailable = (f"IPython is not installed for {sys.executable} ({exc}); "
-                        f"install it (Debian: apt install python3-ipython)")
+        if sys.flags.no_site:
+            _unavailable = (f"IPython cannot be imported by {sys.executable} in isolated mode "
+                            f"(no site-packages: {exc}); turn the isolated option off")
+        else:
+            _unavailable = (f"IPython is not installed for {sys.executable} ({exc}); "
+                            f"install it (Debian: apt install python3-ipython)")
     except Exception as exc:
         _unavailable = f"IPython cannot start in {sys.executable}: {type(exc).__name__}: {exc}"
     finally:

@@ -404,6 +404,52 @@ test_cli_config_check_rejects_non_utf8_and_duplicates(void)
   assert_one_error_line(c.err, "key 'default' is set more than once in [fake]");
 }
 
+static void
+test_cli_text_mode_prints_errors_shown_mid_cell(void)
+{
+  /* A display formatter that raises shows an error and the cell goes on:
+   * text mode prints it where it happened, on stderr. */
+  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "local", "-c",
+                               "class Bad:\n"
+                               "    def _repr_html_(self):\n"
+                               "        raise ValueError('no html today')\n"
+                               "display(Bad())\nprint('still here')", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  CX_ASSERT_CONTAINS(r.err, "ValueError: no html today");
+  CX_ASSERT_CONTAINS(r.out, "still here\n");
+}
+
+static void
+test_cli_a_reader_that_goes_away_is_exit_3(void)
+{
+  /* `cellexec run ... | head -1`: the pipe's reader is gone before the
+   * output is written.  A write error (exit 3), not death by SIGPIPE. */
+  static const char *const commands[][6] = {
+    { "run", "-b", "local", "-c", "print('x\\n' * 200000)", NULL },
+    { "run", "-b", "local", "--json", "-c", "print('x\\n' * 200000)" },
+    { "plugins", "--json", NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(commands); i++) {
+    g_auto(GStrv) argv = NULL;
+    const char *const *c = commands[i];
+    argv = g_new0(char *, 8);
+    argv[0] = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
+    for (int j = 0; j < 6 && c[j] != NULL; j++)
+      argv[j + 1] = g_strdup(c[j]);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GSubprocess) process = g_subprocess_newv(
+      (const char *const *)argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+      &error);
+    CX_ASSERT_NO_ERROR(error);
+    g_input_stream_close(g_subprocess_get_stdout_pipe(process), NULL, NULL);
+    g_subprocess_wait(process, NULL, &error);
+    CX_ASSERT_NO_ERROR(error);
+    if (!g_subprocess_get_if_exited(process))
+      fprintf(stderr, "\n  %s: killed by signal %d\n", c[0], g_subprocess_get_term_sig(process));
+    CU_ASSERT_TRUE(g_subprocess_get_if_exited(process) && g_subprocess_get_exit_status(process) == 3);
+  }
+}
+
 void
 cx_test_register(void)
 {
@@ -425,6 +471,8 @@ cx_test_register(void)
     { "test_cli_timeout_rejects_inf_nan_negative_and_huge", test_cli_timeout_rejects_inf_nan_negative_and_huge },
     { "test_cli_run_with_stdin_closed_is_a_usage_error", test_cli_run_with_stdin_closed_is_a_usage_error },
     { "test_cli_write_errors_on_stdout_exit_3", test_cli_write_errors_on_stdout_exit_3 },
+    { "test_cli_a_reader_that_goes_away_is_exit_3", test_cli_a_reader_that_goes_away_is_exit_3 },
+    { "test_cli_text_mode_prints_errors_shown_mid_cell", test_cli_text_mode_prints_errors_shown_mid_cell },
     { "test_cli_config_check_rejects_non_utf8_and_duplicates",
       test_cli_config_check_rejects_non_utf8_and_duplicates },
     { NULL, NULL }

@@ -217,8 +217,8 @@ test_local_encodes_binary_reprs_as_base64(void)
         "    def _repr_jpeg_(self): return (b'\\xff\\xd8', {'width': 1})\n"
         "Picture()");
   CX_ASSERT_CELL_OK(result);
-  assert_output_text(result, 0, "image/png", "iVBORw==");
-  assert_output_text(result, 0, "image/jpeg", "/9g=");
+  assert_output_text(result, 0, "image/png", "iVBORw==\n"); /* as ipykernel writes it */
+  assert_output_text(result, 0, "image/jpeg", "/9g=\n");
   CU_ASSERT_PTR_NOT_NULL(output_text(result, 0, "text/plain"));
 }
 
@@ -403,6 +403,16 @@ test_local_cells_never_read_the_hosts_stdin(void)
   CU_ASSERT_STRING_EQUAL(line, "host line\n");
   close(ends[0]);
   close(ends[1]);
+}
+
+static void
+test_local_traceback_carets_line_up_as_in_python(void)
+{
+  g_autoptr(cx_result) result = run("x = 0\n1/x");
+  CX_ASSERT_ERROR_TYPE(result, "ZeroDivisionError");
+  /* As python3 prints it: the source line and its carets, both indented by
+   * four spaces. */
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "\n    1/x\n    ~^~\n");
 }
 
 static void
@@ -1506,6 +1516,8 @@ cx_test_register(void)
     { "test_local_exits_end_the_cell_not_the_process",
       test_local_exits_end_the_cell_not_the_process },
     { "test_local_cells_never_read_the_hosts_stdin", test_local_cells_never_read_the_hosts_stdin },
+    { "test_local_traceback_carets_line_up_as_in_python",
+      test_local_traceback_carets_line_up_as_in_python },
     { "test_local_keyboard_interrupt_is_cell_error", test_local_keyboard_interrupt_is_cell_error },
     { NULL }
   };

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,11 @@ dispatch(int argc, char **argv)
     const char *name;
     int (*run)(int, char **);
   } commands[] = { { "run", cmd_run }, { "plugins", cmd_plugins }, { "config", cmd_config } };
+  /* A reader that goes away (`| head`) is a write error (exit 3), not a
+   * signal that kills us.  `run` sets this only once its cell has run, so
+   * the cell's children keep the default. */
+  if (strcmp(command, "run") != 0)
+    signal(SIGPIPE, SIG_IGN);
   for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
     if (strcmp(command, commands[i].name) == 0) {
       /* Present "cellexec CMD" as the program name to the command's parser. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -216,8 +217,16 @@ print_human(const cx_result *result)
       gboolean to_stderr = g_str_equal(json_object_get_string_member(output, "name"), "stderr");
       fflush(to_stderr ? stdout : stderr);
       fputs(json_object_get_string_member(output, "text"), to_stderr ? stderr : stdout);
-    } else if (!g_str_equal(type, "error") &&
-               json_object_get_size(json_object_get_object_member(output, "data")) > 0) {
+    } else if (g_str_equal(type, "error")) {
+      /* The cell's own failure is last and printed below; this one was
+       * shown without ending the cell (a display formatter that raised). */
+      if (i + 1 < json_array_get_length(outputs) || !cx_result_has_error(result)) {
+        fflush(stdout);
+        JsonArray *lines = json_object_get_array_member(output, "traceback");
+        for (guint j = 0; j < json_array_get_length(lines); j++)
+          fprintf(stderr, "%s\n", json_array_get_string_element(lines, j));
+      }
+    } else if (json_object_get_size(json_object_get_object_member(output, "data")) > 0) {
       fflush(stderr);
       print_bundle_text(json_object_get_object_member(output, "data"));
     }
@@ -284,7 +293,7 @@ cmd_run(int argc, char **argv)
     { "json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print the result bundle as one JSON document", NULL },
     { "debug-export", 0, 0, G_OPTION_ARG_FILENAME, &a.debug_export, "Log the run to FILE (Markdown; JSON Lines if FILE ends in .jsonl)", "FILE" },
     { "code", 'c', 0, G_OPTION_ARG_STRING, &a.code, "Run CODE (\\n outside strings is a line break)", "CODE" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.rest, NULL, "[FILE | -]" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.rest, NULL, NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new("(-c CODE | FILE | -)");
@@ -339,6 +348,10 @@ cmd_run(int argc, char **argv)
   if (result == NULL)
     return fail_usage("%s", error->message);
 
+  /* A reader that went away (`| head`) is a write error to report (exit 3),
+   * not a signal that kills us; set only now, so cells' children keep the
+   * default. */
+  signal(SIGPIPE, SIG_IGN);
   if (a.json) {
     restore_stdout(document_fd);
     g_autofree char *json = cx_result_to_json(result, FALSE);

@@ -142,6 +142,14 @@ CASES = [
         "note": "the other _repr_*_ methods still fill the MIME types the bundle lacks",
     },
     {
+        "name": "display_repr_mimebundle_bytes",
+        "code": "class Picture:\n"
+                "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+                "        return {'image/png': b'\\x89PNG\\r\\n', 'text/plain': 'picture'}\n"
+                "display(Picture())",
+        "note": "binary data from _repr_mimebundle_ travels as base64",
+    },
+    {
         "name": "display_repr_raises",
         "code": "class Broken:\n"
                 "    def _repr_html_(self):\n"
