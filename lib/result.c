@@ -100,6 +100,12 @@ output_arrives(cx_result *result)
     cx_result_clear_output(result, FALSE);
 }
 
+/* Past this many outputs, a write that switches stream joins the output
+ * of its stream just before the last one: a cell alternating stdout and
+ * stderr a million times keeps a bounded list (the two streams' order is
+ * then approximate there, as a kernel's buffering makes it anyway). */
+#define MAX_INTERLEAVED_ITEMS 10000
+
 static void
 append_stream(cx_result *result, int stream, const char *data, gsize len)
 {
@@ -107,8 +113,14 @@ append_stream(cx_result *result, int stream, const char *data, gsize len)
     return;
   output_arrives(result);
   g_string_append_len(stream == 1 ? result->out : result->err, data, len);
-  output_item *last = result->items->len > 0
-                        ? g_ptr_array_index(result->items, result->items->len - 1) : NULL;
+  guint n = result->items->len;
+  output_item *last = n > 0 ? g_ptr_array_index(result->items, n - 1) : NULL;
+  if (n >= MAX_INTERLEAVED_ITEMS && last != NULL && last->kind == ITEM_STREAM &&
+      last->stream != stream) {
+    output_item *before = g_ptr_array_index(result->items, n - 2);
+    if (before->kind == ITEM_STREAM && before->stream == stream)
+      last = before;
+  }
   if (last == NULL || last->kind != ITEM_STREAM || last->stream != stream) {
     last = g_new0(output_item, 1);
     last->kind = ITEM_STREAM;

@@ -58,12 +58,17 @@ record_event(cx__pyembed_cell *cell, JsonObject *event)
   json_array_add_object_element(cx__pyembed_events(), event);
 }
 
+/* Switches of stream recorded per cell at most: a cell alternating stdout
+ * and stderr a million times must not hold a million events.  Past it, the
+ * two streams keep their order only per streamer round. */
+#define MAX_STREAM_SWITCHES 4096
+
 void
 cx__pyembed_note_stream(cx__pyembed_cell *cell, int fd)
 {
   if (!cell->record_events || cell->last_stream == fd)
     return;
-  if (cell->last_stream != 0) {
+  if (cell->last_stream != 0 && cell->stream_switches++ < MAX_STREAM_SWITCHES) {
     /* Not sent as such: it tells the streamer to send what the other
      * stream wrote before this write. */
     JsonObject *mark = json_object_new();

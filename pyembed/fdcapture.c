@@ -51,6 +51,8 @@
 #include "pyembed/pyembed-private.h"
 #include "pyembed/pyembed-process.h"
 
+/* Where the saved copies of fds 1 and 2 go (see save_fd). */
+#define SAVED_FD_FLOOR 256
 /* One read: a pipe's default capacity. */
 #define CHUNK (64 * 1024)
 /* Reads of one pipe per turn, so that a flood cannot keep a sync point
@@ -349,6 +351,19 @@ cx__pyembed_fdcapture_deliver(cx__pyembed_cell *cell)
   g_mutex_unlock(&pipes->lock);
 }
 
+/* A copy of FD to put back when the cell ends, close-on-exec.  Numbered
+ * high: a cell that closes descriptors it does not own and opens files
+ * would otherwise be likely to get our copy's number for one of them, and
+ * the host's stdout would be restored onto the cell's file. */
+static int
+save_fd(int fd)
+{
+  int saved = fcntl(fd, F_DUPFD_CLOEXEC, SAVED_FD_FLOOR);
+  if (saved < 0 && errno == EINVAL) /* RLIMIT_NOFILE below the floor */
+    saved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  return saved;
+}
+
 void
 cx__pyembed_fdcapture_begin(cx_pyembed_run_flags flags)
 {
@@ -373,7 +388,7 @@ cx__pyembed_fdcapture_begin(cx_pyembed_run_flags flags)
   g_mutex_unlock(&p->lock);
   for (int fd = 1; fd <= 2; fd++) {
     /* A closed fd 1 or 2 stays closed: nothing to capture, nothing to restore. */
-    saved_fds[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    saved_fds[fd] = save_fd(fd);
     if (saved_fds[fd] >= 0 && dup2(p->write_end[fd], fd) < 0) {
       close(saved_fds[fd]);
       saved_fds[fd] = -1;
@@ -403,7 +418,7 @@ cx__pyembed_fdcapture_end(cx_pyembed_run_flags flags, cx__pyembed_cell *cell)
       /* The cell closed our copy (os.closerange): the original is gone.
        * /dev/null, rather than a pipe nobody may read any more, whose
        * SIGPIPE would end the host. */
-      int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+      int null = open("/dev/null", O_WRONLY); /* fd itself, if free: inherited by children */
       if (null >= 0 && null != fd) {
         dup2(null, fd);
         close(null);

@@ -14,16 +14,22 @@ only when a cell needs it, so plain cells pay nothing:
     helper._needs_ipython_format) is formatted by IPython's DisplayFormatter.
 
 One InteractiveShell serves the whole process, as in a kernel; each cell
-points it at the namespace the cell runs in.  It keeps no history on disk,
-installs no signal handlers and does not change the process environment.
+points it at the namespace the cell runs in.  Like a kernel's, its state is
+the process's: cells running at the same time on several threads (the local
+backend allows it) share it, so a magic that reads the namespace (%time,
+%who, !echo $x) or pages (obj?) in one of them may see another's.  It
+keeps no history on disk, installs no signal handlers and does not change
+the process environment.
 """
 
 import sys
+import threading
 
 import _cellexec_native as _native
 
 _shell = None
 _creating = False
+_formatting = threading.local()  # True while format() runs on a thread
 _unavailable = None  # why IPython cannot be used, once known
 
 
@@ -78,6 +84,17 @@ def _create_shell():
             print(text, file=sys.stderr)
 
     shell._showtraceback = show_traceback
+    # Formatting the cell's value (format() below, on this thread only: cells
+    # of other threads share the shell) turns IPython's shown traceback back
+    # into the exception.
+    shows_traceback = shell.showtraceback
+
+    def showtraceback(*args, **kwargs):
+        if getattr(_formatting, "value", False):
+            raise  # the exception IPython's formatter caught
+        return shows_traceback(*args, **kwargs)
+
+    shell.showtraceback = showtraceback
     # `len?` and `%pinfo` page into the reply's payload, as in ipykernel.
     shell.set_hook("show_in_pager", page.as_hook(payloadpage.page), 99)
     return shell
@@ -167,20 +184,16 @@ def take_payload():
     return payload
 
 
-def _reraise(*args, **kwargs):
-    raise  # the exception IPython's formatter caught
-
-
 def format(obj):
     """(data, metadata) of OBJ as IPython's DisplayFormatter makes them.  A
     formatter that raises fails the cell, as it does without IPython
     (IPython itself would only print the traceback)."""
     the_shell = shell()
-    the_shell.showtraceback = _reraise
+    _formatting.value = True
     try:
         return the_shell.display_formatter.format(obj)
     finally:
-        del the_shell.showtraceback
+        _formatting.value = False
 
 
 # ---- Importing IPython -------------------------------------------------------

@@ -25,8 +25,12 @@ native_publish_display(PyObject *module, PyObject *const *args, Py_ssize_t nargs
   /* IPython's ids are str; any other id is named by its str(). */
   PyObject *id_text = args[2] != Py_None ? PyObject_Str(args[2]) : NULL;
   const char *display_id = id_text != NULL ? PyUnicode_AsUTF8(id_text) : NULL;
+  if (args[2] != Py_None && display_id == NULL) {
+    Py_XDECREF(id_text);
+    return NULL; /* str() failed: its exception stands */
+  }
   int update = PyObject_IsTrue(args[3]);
-  gboolean ok = (args[2] == Py_None || display_id != NULL) && update >= 0 &&
+  gboolean ok = update >= 0 &&
                 cx__pyembed_publish(cell, update ? CX__PYEMBED_UPDATE_DISPLAY : CX__PYEMBED_DISPLAY,
                                     args[0], args[1], display_id);
   Py_XDECREF(id_text);

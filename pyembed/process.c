@@ -71,6 +71,15 @@ peek_result(const cx_result *result, cx_pyembed_output_cursor *cursor,
   peek_streams(result, cursor, G_MAXSIZE, G_MAXSIZE, func, user_data);
 }
 
+void
+cx_pyembed_peek_streams_in_signal_handler(cx_pyembed_output_cursor *cursor,
+                                          cx_pyembed_output_func func, gpointer user_data)
+{
+  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  if (cell != NULL)
+    peek_streams(cell->result, cursor, G_MAXSIZE, G_MAXSIZE, func, user_data);
+}
+
 gboolean
 cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor, cx_pyembed_output_func func,
                                 gpointer user_data)

@@ -50,6 +50,7 @@ struct cx__pyembed_cell {
   gint64 execution_count;    /* the number its execute_result carries */
   gboolean record_events;    /* CX_PYEMBED_RUN_RECORD_EVENTS: see display.c */
   int last_stream;           /* the stream written last (recording), 0: none yet */
+  guint stream_switches;     /* switches recorded so far (recording) */
   guint64 id;                /* unique in the process: threads it starts name it */
   pid_t pid;                 /* the process running it (not one it forked) */
 };

@@ -45,10 +45,16 @@ typedef void (*cx_pyembed_output_func)(int stream, const char *data, gsize len,
 gboolean cx_pyembed_peek_output(cx_pyembed_output_cursor *cursor,
                                 cx_pyembed_output_func func, gpointer user_data);
 
-/* The same for a caller that holds the GIL already, or a process about to
- * die of a fatal signal in the cell's own thread (best effort). */
+/* The same for a caller that holds the GIL already. */
 gboolean cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor,
                                          cx_pyembed_output_func func, gpointer user_data);
+
+/* For a process about to die of a fatal signal in the cell's own thread
+ * (best effort): the stream bytes only, which takes no lock and allocates
+ * nothing (the signal may have come in the middle of malloc); events not
+ * sent yet are lost with the process. */
+void cx_pyembed_peek_streams_in_signal_handler(cx_pyembed_output_cursor *cursor,
+                                               cx_pyembed_output_func func, gpointer user_data);
 
 /* The same once the cell has ended, with RESULT the result
  * cx_pyembed_run_cell() returned for it.  Takes the GIL. */

@@ -138,6 +138,12 @@ static const adversarial_case cases[] = {
   { "flood_of_megabyte_lines", ON_LOCAL, 0,
     "for i in range(20):\n    print('x' * 10**6)\nprint('TAIL')",
     NULL, 0, NULL, "TAIL\n", NULL, 15, NULL, THEN_OK },
+  /* A million switches between stdout and stderr: before, each was an
+   * output and an event kept by the worker and the host (6 GB, 27 s). */
+  { "flood_of_stream_switches", ON_BOTH, 0,
+    "import sys\nfor i in range(500000):\n    sys.stdout.write('a')\n    sys.stderr.write('b')\n"
+    "print('END')",
+    NULL, 0, NULL, "END\n", NULL, 15, NULL, THEN_OK },
   { "flood_to_fd_1", ON_BOTH, 0,
     "import os\nfor i in range(20):\n    os.write(1, b'y' * 10**6)\nprint('TAIL')",
     NULL, 0, NULL, "TAIL\n", NULL, 15, NULL, THEN_OK },

@@ -182,7 +182,7 @@ CX_EXPORT JsonNode *cx_backend_query(cx_backend *backend, const char *what, GErr
  * several threads take turns.  The lock is recursive: a cell's host
  * callback may run another cell of the same session on its thread.
  * cx_session_close waits for a cell still running.  Executor operations
- * (executor.h) do not take the lock. */
+ * on the session's environments (executor.h) take the same lock. */
 CX_EXPORT cx_session *cx_session_open(cx_backend *backend, GError **error);
 CX_EXPORT cx_result *cx_session_run_cell(cx_session *session, const char *code,
                                          const cx_run_options *run, GError **error);

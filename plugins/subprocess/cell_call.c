@@ -34,6 +34,7 @@ typedef struct {
   gint *pid;
   cx_output_buffer streams[3];
   int last_stream;           /* of the last OUTPUT frame; 0: none yet */
+  guint stream_switches;     /* between stdout and stderr frames so far */
   GPtrArray *events;         /* of output_event, in order */
   JsonNode *result;          /* the RESULT payload */
   JsonNode *exited;          /* the EXITED payload */
@@ -49,6 +50,8 @@ typedef struct {
   gboolean killed;
   gint64 give_up_at;         /* stop waiting for EXITED; 0: not yet */
 } call_state;
+
+#define MAX_STREAM_SWITCHES 4096
 
 /* A DISPLAY frame, or a switch from one stream's OUTPUT to the other's
  * (EVENT NULL), and where the streams were when it came: it goes between
@@ -178,8 +181,11 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
       call->protocol_error = g_strdup(error->message);
       return;
     }
-    /* The worker sends the streams in the order they were written. */
-    if (call->last_stream != 0 && call->last_stream != stream)
+    /* The worker sends the streams in the order they were written; a
+     * channel cannot make the host keep more than MAX_STREAM_SWITCHES of
+     * them (past it, order is kept per stream). */
+    if (call->last_stream != 0 && call->last_stream != stream &&
+        call->stream_switches++ < MAX_STREAM_SWITCHES)
       add_event(call, NULL);
     call->last_stream = stream;
     cx_output_buffer_add(&call->streams[stream], omitted, data, data_len);

@@ -338,7 +338,7 @@ on_fatal_signal(int signal_number)
    * signal the cell sent itself (abort(), os.kill) or caused (a fault). */
   if (channel != NULL && getpid() == channel->pid && gettid() == channel->pid &&
       cx_worker_cell_running && g_mutex_trylock(&channel->write_lock)) {
-    cx_pyembed_peek_output_gil_held(&channel->cursor, send_output_directly, channel);
+    cx_pyembed_peek_streams_in_signal_handler(&channel->cursor, send_output_directly, channel);
     g_mutex_unlock(&channel->write_lock);
   }
   signal(signal_number, SIG_DFL);
