@@ -84,25 +84,15 @@ typedef struct {
   gsize len;
 } pending_segment;
 
-/* GIL-protected, except process_pid. */
+/* GIL-protected. */
 static fd_pipes *pipes;                   /* made by this process or inherited */
 static unsigned fd_users;                 /* capturing cells between begin and end */
 static int saved_fds[3] = { -1, -1, -1 }; /* what fds 1 and 2 were; -1: left alone */
-static gboolean at_fork_registered;
-/* getpid(), kept current by a pthread_atfork handler: a sync point runs at
- * every print() and must not pay a system call to know. */
-static pid_t process_pid;
-
-static void
-on_fork_child(void)
-{
-  process_pid = getpid();
-}
 
 static gboolean
 pipes_are_ours(void)
 {
-  return pipes != NULL && pipes->pid == process_pid;
+  return pipes != NULL && pipes->pid == cx__pyembed_process_id();
 }
 
 /* Keep the LEN bytes just read from pipe FD into p->scratch.  With
@@ -227,7 +217,7 @@ static fd_pipes *
 new_pipes(void)
 {
   fd_pipes *p = g_new0(fd_pipes, 1);
-  p->pid = process_pid;
+  p->pid = cx__pyembed_process_id();
   g_mutex_init(&p->lock);
   p->scratch = g_malloc(CHUNK);
   p->pending = g_byte_array_new();
@@ -260,12 +250,6 @@ new_pipes(void)
 static fd_pipes *
 our_pipes(void)
 {
-  if (!at_fork_registered) {
-    process_pid = getpid();
-    at_fork_registered = pthread_atfork(NULL, NULL, on_fork_child) == 0;
-    if (!at_fork_registered)
-      return NULL; /* could not tell inherited pipes from ours */
-  }
   if (pipes_are_ours()) {
     g_mutex_lock(&pipes->lock);
     gboolean broken = pipes->broken;

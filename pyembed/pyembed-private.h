@@ -105,6 +105,10 @@ void cx__pyembed_capture_end(void);
 void cx__pyembed_capture_thread_begin(void);
 void cx__pyembed_capture_thread_end(void);
 
+/* getpid() without a system call: kept current after fork() by an atfork
+ * handler registered when the interpreter starts (running.c). */
+pid_t cx__pyembed_process_id(void);
+
 /* ---- fdcapture.c: file descriptors 1 and 2 --------------------------------- */
 
 /* With the GIL held, on the cell's thread, around a cell run with FLAGS

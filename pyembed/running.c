@@ -97,6 +97,12 @@ at_fork_child(void)
   process_id = getpid();
 }
 
+pid_t
+cx__pyembed_process_id(void)
+{
+  return process_id;
+}
+
 void
 cx__pyembed_running_begin(cx__pyembed_cell *cell)
 {

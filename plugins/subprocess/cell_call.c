@@ -20,8 +20,6 @@
 
 #define STOP_GRACE_US (40 * 1000)
 #define KILL_WAIT_US (40 * 1000)
-/* How often the fork server is checked while a cell waits to start. */
-#define SERVER_CHECK_US (100 * 1000)
 
 typedef enum {
   STOP_NONE,
@@ -492,7 +490,7 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
     cx_output_buffer_init(&call.streams[stream], params->output_limit);
 
   gint64 start = g_get_monotonic_time();
-  gint64 next_server_check = start + SERVER_CHECK_US;
+  gint64 next_server_check = start + CX_SERVER_CHECK_US;
   while (pump(&call, channel, reader)) {
     gint64 now = g_get_monotonic_time();
     gint64 due = check_deadlines(&call, start, now);
@@ -506,7 +504,7 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
           call.server_lost = TRUE;
           break;
         }
-        next_server_check = now + SERVER_CHECK_US;
+        next_server_check = now + CX_SERVER_CHECK_US;
       }
       due = MIN(due, next_server_check);
     }

@@ -10,6 +10,10 @@
 
 G_BEGIN_DECLS
 
+/* How often the fork server is checked (a cell may have stopped it) while
+ * a cell or a session waits for its process to start. */
+#define CX_SERVER_CHECK_US (100 * 1000)
+
 typedef struct {
   double timeout;          /* seconds; <= 0: none */
   guint64 output_limit;    /* bytes kept per stream; 0: all */

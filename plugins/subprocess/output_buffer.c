@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plugins/subprocess/output_buffer.h"
+#include "plugins/subprocess/protocol.h"
 
 void
 cx_output_buffer_init(cx_output_buffer *buffer, guint64 limit)
@@ -87,9 +88,7 @@ cx_output_buffer_write_range(const cx_output_buffer *buffer, cx_result *result, 
     append(result, buffer->head->str + from, (gssize)(MIN(to, head_len) - from));
   guint64 omitted = cx_output_buffer_omitted(buffer);
   if (omitted > 0 && from <= head_len && to > head_len) {
-    g_autofree char *marker = g_strdup_printf(
-      "\n[cellexec: %" G_GUINT64_FORMAT " bytes omitted: the output exceeded output-limit]\n",
-      omitted);
+    g_autofree char *marker = cx_protocol_omitted_line(omitted);
     append(result, marker, -1);
   }
   /* The tail holds the stream's last tail_len bytes, in a ring. */

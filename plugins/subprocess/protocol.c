@@ -186,6 +186,13 @@ note_cut(JsonArray *truncated, const char *part, guint64 total, guint64 omitted)
 }
 
 char *
+cx_protocol_omitted_line(guint64 omitted)
+{
+  return g_strdup_printf("\n[cellexec: %" G_GUINT64_FORMAT " bytes omitted: the output "
+                         "exceeded output-limit]\n", omitted);
+}
+
+char *
 cx_protocol_cut_text(const char *text, gsize len, guint64 limit, guint64 *omitted)
 {
   if (limit == 0 || len <= limit)
@@ -200,8 +207,8 @@ cx_protocol_cut_text(const char *text, gsize len, guint64 limit, guint64 *omitte
   *omitted = tail_start - head;
   GString *cut = g_string_sized_new(limit + 100);
   g_string_append_len(cut, text, head);
-  g_string_append_printf(cut, "\n[cellexec: %" G_GUINT64_FORMAT " bytes omitted: the output "
-                         "exceeded output-limit]\n", *omitted);
+  g_autofree char *line = cx_protocol_omitted_line(*omitted);
+  g_string_append(cut, line);
   g_string_append_len(cut, text + tail_start, len - tail_start);
   return g_string_free(cut, FALSE);
 }

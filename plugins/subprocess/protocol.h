@@ -97,8 +97,6 @@ const char *cx_protocol_get_string(JsonObject *object, const char *key, const ch
 gboolean cx_protocol_send_object(int socket, guint8 type, JsonObject *object, int fd_to_pass,
                                  GError **error);
 
-/* The EXITED payload for a waitpid() STATUS, and its reading as text:
- * "exited with status 3", "was killed by signal 11 (SIGSEGV)". */
 /* Bounding what a cell shows (docs/worker-protocol.md, "Limits").  A
  * text over LIMIT bytes keeps its head and tail (UTF-8 characters whole)
  * with a line saying how much was left out between them, as the streams
@@ -107,6 +105,9 @@ gboolean cx_protocol_send_object(int socket, guint8 type, JsonObject *object, in
  * Largest part an event or a result whose frame would be too long keeps,
  * whatever output-limit says (0: no limit). */
 #define CX_PROTOCOL_PART_MAX (CX_FRAME_MAX_PAYLOAD / 4)
+/* The line that stands where OMITTED bytes of a stream or a text were left
+ * out (a new string): the one wording, wherever a cut is made. */
+char *cx_protocol_omitted_line(guint64 omitted);
 /* TEXT (LEN bytes) cut to LIMIT, or NULL when it fits. */
 char *cx_protocol_cut_text(const char *text, gsize len, guint64 limit, guint64 *omitted);
 /* Bound the MIME values and metadata of a DISPLAY event, or the evalue
@@ -116,6 +117,8 @@ void cx_protocol_bound_event(JsonObject *event, guint64 limit, JsonArray *trunca
 void cx_protocol_bound_string(JsonObject *object, const char *key, const char *part,
                               guint64 limit, JsonArray *truncated);
 
+/* The EXITED payload for a waitpid() STATUS, and its reading as text:
+ * "exited with status 3", "was killed by signal 11 (SIGSEGV)". */
 JsonObject *cx_protocol_exit_object(int wait_status);
 char *cx_protocol_describe_exit(JsonObject *exited);
 /* The signal number in an EXITED object, or 0 when the process exited. */

@@ -32,8 +32,6 @@
 
 /* How long opening a session may wait for its process. */
 #define SESSION_START_TIMEOUT_S 30
-/* How often the fork server is checked meanwhile. */
-#define SERVER_CHECK_US (100 * 1000)
 
 static const cx_option_spec subprocess_options[] = {
   { "mode", CX_OPTION_STRING, "forkserver",
@@ -432,7 +430,7 @@ read_first_frame(subprocess_session *session, server_watch *watch, gint64 deadli
 {
   *server_lost = FALSE;
   for (;;) {
-    gint64 slice = MIN(deadline, g_get_monotonic_time() + SERVER_CHECK_US);
+    gint64 slice = MIN(deadline, g_get_monotonic_time() + CX_SERVER_CHECK_US);
     g_autoptr(GError) read_error = NULL;
     if (cx_frame_read_within(session->reader, slice, type, payload, len, timed_out, &read_error))
       return TRUE;
