@@ -132,15 +132,21 @@ read_available(int fd, GString *output)
  * wrong.  The host enforces the time limit: the plugin cannot block or
  * reset a signal that ends it. */
 static char *
-run_probe(const char *path)
+run_probe(const char *path, gboolean *ran)
 {
   const char *argv[] = { probe_program(), path, NULL };
   GPid pid;
   int out = -1;
-  if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
-                                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
-                                NULL, &pid, NULL, &out, NULL, NULL))
-    return NULL; /* no probe installed: load in-process, as without probing */
+  g_autoptr(GError) spawn_error = NULL;
+  *ran = g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                  G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                                  NULL, &pid, NULL, &out, NULL, &spawn_error);
+  if (!*ran)
+    /* Fail closed: loading it unprobed would let a crash in it take the
+     * host down. */
+    return g_strdup_printf("cannot be checked before loading, so it was not loaded: the probe "
+                           "program cannot run (%s); reinstall cellexec, or point "
+                           "CELLEXEC_PROBE at its cellexec-probe", spawn_error->message);
   fcntl(out, F_SETFL, O_NONBLOCK);
   g_autoptr(GString) output = g_string_new(NULL);
   gint64 deadline = g_get_monotonic_time() + CX__PROBE_SECONDS * G_USEC_PER_SEC;
@@ -195,7 +201,10 @@ cx__probe_plugin(cx__probe_cache *cache, const char *path)
       g_clear_pointer(&crash, g_free);
     return crash;
   }
-  char *crash = run_probe(path);
+  gboolean ran;
+  char *crash = run_probe(path, &ran);
+  if (!ran)
+    return crash; /* not the plugin's doing: nothing to remember */
   GKeyFile *files[] = { cache->verdicts, cache->news };
   for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
     g_key_file_set_string(files[i], path, "identity", identity);

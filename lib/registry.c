@@ -31,6 +31,10 @@ struct cx_registry {
   GHashTable *by_name;    /* name -> first entry of that name (borrowed) */
 };
 
+/* A struct_size past this is corrupt, not from the future: ABI minors only
+ * append methods, a few pointers each. */
+#define STRUCT_SIZE_MAX (64 * 1024)
+
 /* The size of the backend vtable in ABI 1.0; a plugin's struct_size may not
  * be smaller. */
 #define BACKEND_REQUIRED_SIZE \
@@ -130,6 +134,13 @@ copy_vtables(cx_plugin_info *info, const cx_plugin *descriptor)
                "its descriptor has no backend vtable; every plugin must provide one");
     return FALSE;
   }
+  if (backend->struct_size > STRUCT_SIZE_MAX) {
+    set_faulty(info, CX_ERROR_INVALID_PLUGIN,
+               "its backend vtable claims %zu bytes, more than any cellexec structure will "
+               "ever be (%d); set struct_size to sizeof(cx_backend_vtable)",
+               backend->struct_size, STRUCT_SIZE_MAX);
+    return FALSE;
+  }
   if (backend->struct_size < BACKEND_REQUIRED_SIZE) {
     set_faulty(info, CX_ERROR_INVALID_PLUGIN,
                "its backend vtable is %zu bytes, ABI %d.0 needs at least %zu "
@@ -164,7 +175,7 @@ copy_vtables(cx_plugin_info *info, const cx_plugin *descriptor)
 
   const cx_executor_vtable *executor = descriptor->executor;
   if (executor != NULL) {
-    if (executor->struct_size < sizeof(size_t)) {
+    if (executor->struct_size < sizeof(size_t) || executor->struct_size > STRUCT_SIZE_MAX) {
       set_faulty(info, CX_ERROR_INVALID_PLUGIN,
                  "its executor vtable has struct_size %zu; set it to sizeof(cx_executor_vtable)",
                  executor->struct_size);
@@ -197,6 +208,13 @@ check_descriptor(cx_plugin_info *info, const cx_plugin *descriptor)
                "it was built for plugin ABI %s, this cellexec has ABI %d.%d; "
                "rebuild it against cellexec %s",
                their_abi(info, abi), CX_ABI_MAJOR, CX_ABI_MINOR, CX_VERSION_STRING);
+    return FALSE;
+  }
+  if (descriptor->struct_size > STRUCT_SIZE_MAX) {
+    set_faulty(info, CX_ERROR_INVALID_PLUGIN,
+               "its descriptor claims %zu bytes, more than any cellexec structure will ever "
+               "be (%d); define it with CX_PLUGIN_DEFINE and rebuild against cellexec %s",
+               descriptor->struct_size, STRUCT_SIZE_MAX, CX_VERSION_STRING);
     return FALSE;
   }
   if (descriptor->struct_size < CX__DESCRIPTOR_SIZE_1_0) {

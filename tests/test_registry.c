@@ -109,6 +109,15 @@ test_registry_accepts_newer_minor(void)
 }
 
 static void
+test_registry_rejects_struct_sizes_no_cellexec_struct_has(void)
+{
+  /* SIZE_MAX: before, accepted, and every field a later ABI adds would be
+   * read from past the plugin's structure. */
+  assert_faulty("huge_descriptor", CX_ERROR_INVALID_PLUGIN, "descriptor claims");
+  assert_faulty("huge_vtable", CX_ERROR_INVALID_PLUGIN, "backend vtable claims");
+}
+
+static void
 test_registry_rejects_short_descriptor(void)
 {
   assert_faulty("short_descriptor", CX_ERROR_INVALID_PLUGIN, "descriptor is");
@@ -280,16 +289,26 @@ cached_verdict(const char *path)
   return g_key_file_get_string(cache, path, "identity", NULL);
 }
 
+/* A copy of the test-only plugin NAME in DIR, as a file the probe cache has
+ * not seen: its path; *CONTENTS (g_free it) the bytes it holds, LENGTH long. */
+static char *
+copy_case_plugin(const char *dir, const char *name, char **contents, gsize *length)
+{
+  g_autofree char *file = g_strconcat(name, ".so", NULL);
+  g_autofree char *source = g_build_filename(cx_test_case_plugins_dir(), file, NULL);
+  char *copy = g_build_filename(dir, file, NULL);
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(source, contents, length, NULL));
+  CU_ASSERT_TRUE_FATAL(g_file_set_contents(copy, *contents, (gssize)*length, NULL));
+  return copy;
+}
+
 static void
 test_registry_remembers_probes_until_the_file_changes(void)
 {
   g_autofree char *dir = cx_test_tmpdir();
-  g_autofree char *source = g_build_filename(cx_test_case_plugins_dir(), "entry_crash.so", NULL);
-  g_autofree char *copy = g_build_filename(dir, "entry_crash.so", NULL);
   g_autofree char *contents = NULL;
   gsize length;
-  CU_ASSERT_TRUE_FATAL(g_file_get_contents(source, &contents, &length, NULL));
-  CU_ASSERT_TRUE_FATAL(g_file_set_contents(copy, contents, length, NULL));
+  g_autofree char *copy = copy_case_plugin(dir, "entry_crash", &contents, &length);
   const char *const search[] = { dir, NULL };
 
   cx_registry_unref(cx_registry_new_for_path(search));
@@ -304,6 +323,31 @@ test_registry_remembers_probes_until_the_file_changes(void)
   g_autofree char *second = cached_verdict(copy);
   CU_ASSERT_PTR_NOT_NULL_FATAL(second);
   CU_ASSERT_STRING_NOT_EQUAL(first, second);
+}
+
+static void
+test_registry_fails_closed_without_its_probe(void)
+{
+  /* A file the probe cache has not seen (a copy), with no probe to run:
+   * not loaded unprobed, and nothing remembered. */
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_autofree char *copy = copy_case_plugin(dir, "echo", &contents, &length);
+  g_autofree char *probe = g_strdup(g_getenv("CELLEXEC_PROBE"));
+  g_setenv("CELLEXEC_PROBE", "/nonexistent/cellexec-probe", TRUE);
+  const char *const search[] = { dir, NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  g_setenv("CELLEXEC_PROBE", probe, TRUE);
+  const cx_plugin_info *info = only_entry(registry);
+  CU_ASSERT_FALSE(cx_plugin_info_is_usable(info));
+  CX_ASSERT_CONTAINS(cx_plugin_info_get_error(info)->message, "cannot be checked before loading");
+  CX_ASSERT_CONTAINS(cx_plugin_info_get_error(info)->message, "CELLEXEC_PROBE");
+  g_autofree char *remembered = cached_verdict(copy);
+  CU_ASSERT_PTR_NULL(remembered);
+  /* With the probe back, it loads. */
+  g_autoptr(cx_registry) again = cx_registry_new_for_path(search);
+  CU_ASSERT_TRUE(cx_plugin_info_is_usable(only_entry(again)));
 }
 
 static void
@@ -341,6 +385,8 @@ cx_test_register(void)
     { "test_registry_rejects_older_major", test_registry_rejects_older_major },
     { "test_registry_accepts_newer_minor", test_registry_accepts_newer_minor },
     { "test_registry_rejects_short_descriptor", test_registry_rejects_short_descriptor },
+    { "test_registry_rejects_struct_sizes_no_cellexec_struct_has",
+      test_registry_rejects_struct_sizes_no_cellexec_struct_has },
     { "test_registry_rejects_short_backend_vtable", test_registry_rejects_short_backend_vtable },
     { "test_registry_rejects_null_required_method", test_registry_rejects_null_required_method },
     { "test_registry_rejects_partial_sessions", test_registry_rejects_partial_sessions },
@@ -360,6 +406,7 @@ cx_test_register(void)
     { "test_registry_kills_a_probe_that_hangs_with_sigalrm_blocked",
       test_registry_kills_a_probe_that_hangs_with_sigalrm_blocked },
     { "test_registry_remembers_probes_until_the_file_changes", test_registry_remembers_probes_until_the_file_changes },
+    { "test_registry_fails_closed_without_its_probe", test_registry_fails_closed_without_its_probe },
     { "test_registry_runs_init_once_per_process", test_registry_runs_init_once_per_process },
     { NULL, NULL }
   };

@@ -5,6 +5,7 @@
 TEST_PLUGIN_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
 check_LTLIBRARIES += tests/plugins/echo.la tests/plugins/newer_minor.la tests/plugins/newer_major.la tests/plugins/older_major.la tests/plugins/short_descriptor.la tests/plugins/short_vtable.la tests/plugins/null_method.la tests/plugins/partial_sessions.la tests/plugins/init_refused.la tests/plugins/no_entry.la tests/plugins/unresolved.la tests/plugins/bad_default.la tests/plugins/no_result.la tests/plugins/entry_crash.la tests/plugins/init_crash.la \
 	tests/plugins/entry_exit.la tests/plugins/init_exit.la tests/plugins/init_hang.la \
+	tests/plugins/huge_descriptor.la tests/plugins/huge_vtable.la \
 	tests/plugins/counting_init.la
 
 tests_plugins_echo_la_SOURCES = tests/plugins/case_plugin.c
@@ -114,6 +115,18 @@ tests_plugins_init_hang_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_INIT_HANG
 tests_plugins_init_hang_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_init_hang_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_init_hang_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_huge_descriptor_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_huge_descriptor_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_HUGE_DESCRIPTOR
+tests_plugins_huge_descriptor_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_huge_descriptor_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_huge_descriptor_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_huge_vtable_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_huge_vtable_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_HUGE_VTABLE
+tests_plugins_huge_vtable_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_huge_vtable_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_huge_vtable_la_LIBADD = $(PLUGIN_LIBADD)
 
 tests_plugins_counting_init_la_SOURCES = tests/plugins/case_plugin.c
 tests_plugins_counting_init_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_COUNTING_INIT

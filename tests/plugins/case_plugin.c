@@ -119,6 +119,24 @@ cellexec_plugin_entry(void)
   return &descriptor;
 }
 
+#elif defined(CASE_HUGE_DESCRIPTOR)
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void);
+CX_PLUGIN_EXPORT const cx_plugin *
+cellexec_plugin_entry(void)
+{
+  static const cx_plugin descriptor = { CX_ABI_MAJOR, CX_ABI_MINOR, SIZE_MAX, "huge-descriptor",
+                                        "1.0", "descriptor claims SIZE_MAX bytes", NULL, &vtable,
+                                        NULL, NULL };
+  return &descriptor;
+}
+
+#elif defined(CASE_HUGE_VTABLE)
+static const cx_backend_vtable vtable = { SIZE_MAX, echo_create, echo_destroy, echo_run_cell };
+CX_PLUGIN_DEFINE("huge-vtable", "1.0", "backend vtable claims SIZE_MAX bytes", NULL, &vtable,
+                 NULL, NULL)
+
 #elif defined(CASE_SHORT_VTABLE)
 static const cx_backend_vtable vtable = { offsetof(cx_backend_vtable, run_cell), echo_create,
                                           echo_destroy, echo_run_cell };
