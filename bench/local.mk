@@ -10,6 +10,6 @@ bench_bench_local_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCX_BENCH_BASELINE='"$(abs_top_srcdir)/bench/baseline_local.py"'
 bench_bench_local_LDADD = libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)
 
-bench-local: bench/bench_local plugins/local.la
-	bench/bench_local $(BENCH_LOCAL_FLAGS)
+bench-local: bench/bench_local plugins/local.la $(BENCH_PROGRAMS_USED)
+	$(BENCH_ENVIRONMENT) bench/bench_local $(BENCH_LOCAL_FLAGS)
 .PHONY: bench-local

@@ -9,7 +9,6 @@ bench_soak_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCX_BENCH_PLUGINS_DIR='"$(abs_top_builddir)/plugins/.libs"'
 bench_soak_LDADD = libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)
 
-soak: bench/soak plugins/local.la plugins/subprocess.la plugins/subprocess/cellexec-worker
-	CELLEXEC_WORKER='$(abs_top_builddir)/plugins/subprocess/.libs/cellexec-worker' \
-	  bench/soak $(SOAK_FLAGS)
+soak: bench/soak plugins/local.la plugins/subprocess.la $(BENCH_PROGRAMS_USED)
+	$(BENCH_ENVIRONMENT) bench/soak $(SOAK_FLAGS)
 .PHONY: soak

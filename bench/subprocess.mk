@@ -11,7 +11,6 @@ bench_bench_subprocess_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCX_BENCH_BASELINE='"$(abs_top_srcdir)/bench/baseline_subprocess.py"'
 bench_bench_subprocess_LDADD = libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)
 
-bench-subprocess: bench/bench_subprocess plugins/subprocess.la plugins/subprocess/cellexec-worker
-	CELLEXEC_WORKER='$(abs_top_builddir)/plugins/subprocess/.libs/cellexec-worker' \
-	  bench/bench_subprocess $(BENCH_SUBPROCESS_FLAGS)
+bench-subprocess: bench/bench_subprocess plugins/subprocess.la $(BENCH_PROGRAMS_USED)
+	$(BENCH_ENVIRONMENT) bench/bench_subprocess $(BENCH_SUBPROCESS_FLAGS)
 .PHONY: bench-subprocess

@@ -36,8 +36,9 @@ typedef struct cx__probe_cache cx__probe_cache;
 cx__probe_cache *cx__probe_cache_open(void);
 /* Saves new verdicts, then frees CACHE. */
 void cx__probe_cache_close(cx__probe_cache *cache);
-/* NULL when PATH loads without crashing (in a separate process running
- * cellexec-probe, or as remembered), else how it failed (g_free it). */
+/* NULL when PATH loads without crashing, hanging or exiting (in a separate
+ * process running cellexec-probe, or as remembered), else why it must not
+ * be loaded, as a clause ("it crashed while loading ..."; g_free it). */
 char *cx__probe_plugin(cx__probe_cache *cache, const char *path);
 
 struct cx_backend {

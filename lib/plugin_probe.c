@@ -144,8 +144,8 @@ run_probe(const char *path, gboolean *ran)
   if (!*ran)
     /* Fail closed: loading it unprobed would let a crash in it take the
      * host down. */
-    return g_strdup_printf("cannot be checked before loading, so it was not loaded: the probe "
-                           "program cannot run (%s); reinstall cellexec, or point "
+    return g_strdup_printf("it cannot be checked before loading, so it was not loaded: the "
+                           "probe program cannot run (%s); reinstall cellexec, or point "
                            "CELLEXEC_PROBE at its cellexec-probe", spawn_error->message);
   fcntl(out, F_SETFL, O_NONBLOCK);
   g_autoptr(GString) output = g_string_new(NULL);
@@ -188,6 +188,14 @@ run_probe(const char *path, gboolean *ran)
   return NULL;
 }
 
+/* The reason for a remembered or new verdict CRASH (what the plugin did). */
+static char *
+plugin_fault(const char *crash)
+{
+  return g_strdup_printf("it %s when loaded in a probe process, so it was not loaded here; "
+                         "fix or remove the plugin", crash);
+}
+
 char *
 cx__probe_plugin(cx__probe_cache *cache, const char *path)
 {
@@ -196,20 +204,18 @@ cx__probe_plugin(cx__probe_cache *cache, const char *path)
     return NULL;
   g_autofree char *known = g_key_file_get_string(cache->verdicts, path, "identity", NULL);
   if (g_strcmp0(known, identity) == 0) {
-    char *crash = g_key_file_get_string(cache->verdicts, path, "crash", NULL);
-    if (crash != NULL && *crash == '\0')
-      g_clear_pointer(&crash, g_free);
-    return crash;
+    g_autofree char *crash = g_key_file_get_string(cache->verdicts, path, "crash", NULL);
+    return crash != NULL && *crash != '\0' ? plugin_fault(crash) : NULL;
   }
   gboolean ran;
-  char *crash = run_probe(path, &ran);
+  g_autofree char *crash = run_probe(path, &ran);
   if (!ran)
-    return crash; /* not the plugin's doing: nothing to remember */
+    return g_steal_pointer(&crash); /* not the plugin's doing: nothing to remember */
   GKeyFile *files[] = { cache->verdicts, cache->news };
   for (gsize i = 0; i < G_N_ELEMENTS(files); i++) {
     g_key_file_set_string(files[i], path, "identity", identity);
     g_key_file_set_string(files[i], path, "crash", crash != NULL ? crash : "");
   }
   cache->dirty = TRUE;
-  return crash;
+  return crash != NULL ? plugin_fault(crash) : NULL;
 }

@@ -288,12 +288,10 @@ load_file(cx_registry *registry, cx__probe_cache *probes, const char *path)
 
   /* A plugin that crashes in its entry or init would take the host down:
    * it is tried in a process of its own first. */
-  g_autofree char *crash = cx__probe_plugin(probes, path);
-  if (crash != NULL) {
-    set_faulty(info, CX_ERROR_PLUGIN_LOAD,
-               "it %s when loaded in a probe process, so it was not loaded here "
-               "(plugin ABI unknown, cellexec ABI %d.%d); fix or remove the plugin",
-               crash, CX_ABI_MAJOR, CX_ABI_MINOR);
+  g_autofree char *fault = cx__probe_plugin(probes, path);
+  if (fault != NULL) {
+    set_faulty(info, CX_ERROR_PLUGIN_LOAD, "%s (plugin ABI unknown, cellexec ABI %d.%d)", fault,
+               CX_ABI_MAJOR, CX_ABI_MINOR);
     return info;
   }
 
