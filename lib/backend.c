@@ -160,20 +160,30 @@ effective_run_options(cx_backend *backend, const cx_run_options *run, cx_run_opt
 }
 
 /* A plugin must return a result or set an error; hold it to that. */
+void
+cx__plugin_failure(const cx_backend *backend, const char *method, GError *plugin_error,
+                   GError **error)
+{
+  if (plugin_error != NULL) {
+    g_propagate_error(error, plugin_error);
+    return;
+  }
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+              "backend '%s': %s failed and gave no error; this is a bug in the plugin %s",
+              cx_plugin_info_get_name(backend->plugin), method,
+              cx_plugin_info_get_path(backend->plugin));
+}
+
 static cx_result *
-checked_result(cx_backend *backend, cx_result *result, GError *plugin_error, GError **error)
+checked_result(cx_backend *backend, const char *method, cx_result *result, GError *plugin_error,
+               GError **error)
 {
   if (result != NULL) {
     if (plugin_error != NULL)
       g_error_free(plugin_error);
     return result;
   }
-  if (plugin_error == NULL)
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
-                "backend '%s' returned no result and no error; this is a bug in the plugin %s",
-                cx_backend_get_name(backend), cx_plugin_info_get_path(backend->plugin));
-  else
-    g_propagate_error(error, plugin_error);
+  cx__plugin_failure(backend, method, plugin_error, error);
   return NULL;
 }
 
@@ -198,7 +208,7 @@ cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options 
   GError *plugin_error = NULL;
   cx_result *result = backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
   GError *failure = NULL; /* ours, so the event sees it even if the caller passed NULL */
-  result = checked_result(backend, result, plugin_error, &failure);
+  result = checked_result(backend, "run_cell", result, plugin_error, &failure);
   emit_run(backend->exporter, backend, "run_cell", code, effective, result, failure);
   if (failure != NULL)
     g_propagate_error(error, failure);
@@ -220,7 +230,11 @@ cx_backend_interrupt(cx_backend *backend, GError **error)
   const cx_backend_vtable *vt = &backend->loaded->backend;
   if (!CX_HAS(vt, interrupt))
     return cx__unsupported(backend, "interrupt", error);
-  return vt->interrupt(backend->instance, NULL, error);
+  GError *plugin_error = NULL;
+  if (vt->interrupt(backend->instance, NULL, &plugin_error))
+    return TRUE;
+  cx__plugin_failure(backend, "interrupt", plugin_error, error);
+  return FALSE;
 }
 
 JsonNode *
@@ -232,7 +246,13 @@ cx_backend_query(cx_backend *backend, const char *what, GError **error)
     cx__unsupported(backend, "queries", error);
     return NULL;
   }
-  return vt->query(backend->instance, what, error);
+  GError *plugin_error = NULL;
+  JsonNode *answer = vt->query(backend->instance, what, &plugin_error);
+  if (answer == NULL)
+    cx__plugin_failure(backend, "query", plugin_error, error);
+  else if (plugin_error != NULL)
+    g_error_free(plugin_error);
+  return answer;
 }
 
 /* A session with the lock that makes its cells take turns, on every
@@ -265,9 +285,14 @@ cx_session_open(cx_backend *backend, GError **error)
     cx__unsupported(backend, "sessions", error);
     return NULL;
   }
-  cx_session_instance *instance = vt->session_open(backend->instance, error);
-  if (instance == NULL)
+  GError *plugin_error = NULL;
+  cx_session_instance *instance = vt->session_open(backend->instance, &plugin_error);
+  if (instance == NULL) {
+    cx__plugin_failure(backend, "session_open", plugin_error, error);
     return NULL;
+  }
+  if (plugin_error != NULL)
+    g_error_free(plugin_error);
   locked_session *locked = g_new0(locked_session, 1);
   g_rec_mutex_init(&locked->lock);
   cx_session *session = &locked->session;
@@ -292,7 +317,7 @@ cx_session_run_cell(cx_session *session, const char *code, const cx_run_options 
     backend->loaded->backend.session_run_cell(session->instance, code, effective, &plugin_error);
   cx__session_unlock(session);
   GError *failure = NULL;
-  result = checked_result(backend, result, plugin_error, &failure);
+  result = checked_result(backend, "session_run_cell", result, plugin_error, &failure);
   emit_run(session->exporter, backend, "session_run_cell", code, effective, result, failure);
   if (failure != NULL)
     g_propagate_error(error, failure);
@@ -306,7 +331,11 @@ cx_session_interrupt(cx_session *session, GError **error)
   const cx_backend_vtable *vt = &session->backend->loaded->backend;
   if (!CX_HAS(vt, interrupt))
     return cx__unsupported(session->backend, "interrupt", error);
-  return vt->interrupt(session->backend->instance, session->instance, error);
+  GError *plugin_error = NULL;
+  if (vt->interrupt(session->backend->instance, session->instance, &plugin_error))
+    return TRUE;
+  cx__plugin_failure(session->backend, "interrupt", plugin_error, error);
+  return FALSE;
 }
 
 void

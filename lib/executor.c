@@ -84,6 +84,8 @@ cx_session_execute_prelude(cx_session *session, const char *code, GError **error
   cx_env_instance *instance = vt->execute_prelude(session->instance, code, &step_error);
   cx__session_unlock(session);
   cx_env *env = instance != NULL ? env_new(session, instance) : NULL;
+  if (env == NULL && step_error == NULL)
+    cx__plugin_failure(session->backend, "execute_prelude", NULL, &step_error);
   emit(env, session, "execute_prelude", code, NULL, NULL, step_error);
   if (step_error != NULL)
     g_propagate_error(error, step_error);
@@ -105,6 +107,8 @@ cx_session_execute_prelude_incremental(cx_session *session, cx_env *env, const c
   cx_env *result = NULL;
   if (instance != NULL)
     result = env != NULL ? env : env_new(session, instance);
+  else if (step_error == NULL)
+    cx__plugin_failure(session->backend, "execute_prelude_incremental", NULL, &step_error);
   emit(result != NULL ? result : env, session, "execute_prelude_incremental", code, NULL, NULL,
        step_error);
   if (step_error != NULL)
@@ -161,6 +165,8 @@ cx_env_execute_side_effects(cx_env *env, const char *code, JsonObject *bindings,
   gboolean ok = vt->execute_side_effects(env->session->instance, env->instance, code, bindings,
                                          line_offset, &step_error);
   cx__session_unlock(env->session);
+  if (!ok && step_error == NULL)
+    cx__plugin_failure(env->session->backend, "execute_side_effects", NULL, &step_error);
   emit(env, env->session, "execute_side_effects", code, bindings, NULL, step_error);
   if (step_error != NULL)
     g_propagate_error(error, step_error);
@@ -187,6 +193,8 @@ cx_env_create_dynamic_function(cx_env *env, const char *name, const char *const 
   gboolean ok = vt->create_dynamic_function(env->session->instance, env->instance, name, params,
                                             defaults, function, user_data, destroy, &step_error);
   cx__session_unlock(env->session);
+  if (!ok && step_error == NULL)
+    cx__plugin_failure(env->session->backend, "create_dynamic_function", NULL, &step_error);
   if (env->session->exporter != NULL) {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
@@ -222,6 +230,8 @@ cx_env_evaluate_type_expression(cx_env *env, const char *code, GError **error)
   JsonNode *type = vt->evaluate_type_expression(env->session->instance, env->instance, code,
                                                 &step_error);
   cx__session_unlock(env->session);
+  if (type == NULL && step_error == NULL)
+    cx__plugin_failure(env->session->backend, "evaluate_type_expression", NULL, &step_error);
   emit(env, env->session, "evaluate_type_expression", code, NULL, type, step_error);
   if (step_error != NULL) {
     g_propagate_error(error, step_error);
@@ -235,9 +245,14 @@ cx_env_snapshot(cx_env *env, GError **error)
 {
   g_return_val_if_fail(env != NULL, NULL);
   EXECUTOR_METHOD(env->session, env_snapshot, error, NULL);
+  GError *plugin_error = NULL;
   cx__session_lock(env->session);
-  JsonObject *snapshot = vt->env_snapshot(env->session->instance, env->instance, error);
+  JsonObject *snapshot = vt->env_snapshot(env->session->instance, env->instance, &plugin_error);
   cx__session_unlock(env->session);
+  if (snapshot == NULL)
+    cx__plugin_failure(env->session->backend, "env_snapshot", plugin_error, error);
+  else if (plugin_error != NULL)
+    g_error_free(plugin_error);
   return snapshot;
 }
 

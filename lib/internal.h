@@ -91,4 +91,11 @@ char *cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul);
 void cx__session_lock(cx_session *session);
 void cx__session_unlock(cx_session *session);
 
+/* After a plugin METHOD of BACKEND failed: ERROR gets PLUGIN_ERROR (taken
+ * over), or, when the plugin broke the contract and gave none, an error
+ * naming the plugin and the method, so that no caller sees a failure
+ * without a GError. */
+void cx__plugin_failure(const cx_backend *backend, const char *method, GError *plugin_error,
+                        GError **error);
+
 #endif /* CX_LIB_INTERNAL_H */

@@ -106,6 +106,24 @@ test_backend_result_without_error_is_a_plugin_bug(void)
   CU_ASSERT_PTR_NULL(result);
   CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
   CX_ASSERT_CONTAINS(error->message, "bug in the plugin");
+  CX_ASSERT_CONTAINS(error->message, "run_cell failed");
+  g_clear_error(&error);
+
+  /* Every method that fails without a reason gets one naming it: before,
+   * callers saw a failure with a NULL error. */
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CU_ASSERT_PTR_NULL(session);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "session_open failed and gave no error");
+  g_clear_error(&error);
+  CU_ASSERT_FALSE(cx_backend_interrupt(backend, &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "interrupt failed and gave no error");
+  g_clear_error(&error);
+  g_autoptr(JsonNode) info = cx_backend_query(backend, "info", &error);
+  CU_ASSERT_PTR_NULL(info);
+  CX_ASSERT_ERROR(error, CX_ERROR_BACKEND);
+  CX_ASSERT_CONTAINS(error->message, "query failed and gave no error");
 }
 
 static void

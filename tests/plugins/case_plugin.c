@@ -286,12 +286,42 @@ CX_PLUGIN_DEFINE("bad-default", "1.0", "an option default of the wrong type", ba
                  &vtable, NULL, NULL)
 
 #else /* CASE_ECHO, CASE_NO_RESULT */
-static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
-                                          echo_run_cell };
 #ifdef CASE_NO_RESULT
+/* Every method fails without saying why: the core must say it instead. */
+static cx_session_instance *
+silent_session_open(cx_backend_instance *backend, GError **error)
+{
+  return NULL;
+}
+static cx_result *
+silent_session_run_cell(cx_session_instance *session, const char *code,
+                        const cx_run_options *run, GError **error)
+{
+  return NULL;
+}
+static void
+silent_session_close(cx_session_instance *session)
+{
+}
+static gboolean
+silent_interrupt(cx_backend_instance *backend, cx_session_instance *session, GError **error)
+{
+  return FALSE;
+}
+static JsonNode *
+silent_query(cx_backend_instance *backend, const char *what, GError **error)
+{
+  return NULL;
+}
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell, silent_session_open,
+                                          silent_session_run_cell, silent_session_close,
+                                          silent_interrupt, silent_query };
 CX_PLUGIN_DEFINE("no-result", "1.0", "returns neither a result nor an error", echo_options,
                  &vtable, NULL, NULL)
 #else
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
 CX_PLUGIN_DEFINE("echo", "1.0", "prints the code and run options it gets", echo_options,
                  &vtable, NULL, NULL)
 #endif
