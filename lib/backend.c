@@ -62,6 +62,7 @@ cx_backend_open(cx_registry *registry, const char *name, cx_options *options, GE
   }
 
   g_autoptr(cx_backend) backend = g_new0(cx_backend, 1);
+  backend->references = 1;
   backend->registry = cx_registry_ref(registry);
   backend->plugin = plugin;
   backend->loaded = cx__plugin_info_get_loaded(plugin);
@@ -107,10 +108,10 @@ cx_backend_open_configured(const char *config_path, const char *name, GError **e
   return g_steal_pointer(&backend);
 }
 
-void
-cx_backend_free(cx_backend *backend)
+static void
+backend_unref(cx_backend *backend)
 {
-  if (backend == NULL)
+  if (!g_atomic_int_dec_and_test(&backend->references))
     return;
   if (backend->instance != NULL)
     backend->loaded->backend.destroy(backend->instance);
@@ -119,6 +120,13 @@ cx_backend_free(cx_backend *backend)
   cx_options_free(backend->options);
   cx_registry_unref(backend->registry);
   g_free(backend);
+}
+
+void
+cx_backend_free(cx_backend *backend)
+{
+  if (backend != NULL)
+    backend_unref(backend); /* the plugin is destroyed once its sessions are closed too */
 }
 
 const cx_plugin_info *
@@ -296,6 +304,7 @@ cx_session_open(cx_backend *backend, GError **error)
   locked_session *locked = g_new0(locked_session, 1);
   g_rec_mutex_init(&locked->lock);
   cx_session *session = &locked->session;
+  g_atomic_int_inc(&backend->references);
   session->backend = backend;
   session->instance = instance;
   if (backend->exporter != NULL)
@@ -347,7 +356,9 @@ cx_session_close(cx_session *session)
   cx__session_lock(session);
   session->backend->loaded->backend.session_close(session->instance);
   cx__session_unlock(session);
+  cx_backend *backend = session->backend;
   locked_session *locked = (locked_session *)session;
   g_rec_mutex_clear(&locked->lock);
   g_free(locked);
+  backend_unref(backend);
 }

@@ -51,6 +51,9 @@ struct cx_backend {
   gboolean has_defaults;
   cx_debug_exporter *exporter; /* borrowed; NULL: none */
   cx_debug_exporter *owned_exporter; /* from the config's debug-export */
+  /* The caller's reference plus one per open session (atomic): the plugin's
+   * destroy runs when the last goes, never under an open session. */
+  gint references;
 };
 
 struct cx_session {

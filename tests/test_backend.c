@@ -127,6 +127,23 @@ test_backend_result_without_error_is_a_plugin_bug(void)
 }
 
 static void
+test_backend_outlives_its_caller_while_a_session_is_open(void)
+{
+  /* Before, freeing the backend destroyed the plugin's backend under the
+   * open session, and the session then used freed memory. */
+  g_autoptr(GError) error = NULL;
+  cx_backend *backend = cx_backend_open(cx_test_registry(), "fake", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  cx_session *session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  cx_backend_free(backend);
+  g_autoptr(cx_result) result = cx_session_run_cell(session, "x = 1", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(cx_result_get_success(result));
+  cx_session_close(session); /* the backend goes with it */
+}
+
+static void
 test_backend_rejects_options_of_another_plugin(void)
 {
   const char *const names[] = { "echo", "no_result", NULL };
@@ -169,6 +186,8 @@ cx_test_register(void)
     { "test_backend_without_sessions_reports_unsupported", test_backend_without_sessions_reports_unsupported },
     { "test_backend_without_interrupt_or_query_reports_unsupported", test_backend_without_interrupt_or_query_reports_unsupported },
     { "test_backend_result_without_error_is_a_plugin_bug", test_backend_result_without_error_is_a_plugin_bug },
+    { "test_backend_outlives_its_caller_while_a_session_is_open",
+      test_backend_outlives_its_caller_while_a_session_is_open },
     { "test_backend_rejects_options_of_another_plugin", test_backend_rejects_options_of_another_plugin },
     { "test_backend_open_unknown_name_fails", test_backend_open_unknown_name_fails },
     { "test_backend_outlives_its_registry_reference", test_backend_outlives_its_registry_reference },

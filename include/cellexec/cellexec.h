@@ -176,8 +176,11 @@ CX_EXPORT gboolean cx_backend_interrupt(cx_backend *backend, GError **error);
 /* Introspection, e.g. "info"; a new node. */
 CX_EXPORT JsonNode *cx_backend_query(cx_backend *backend, const char *what, GError **error);
 
-/* A session keeps its namespace across cells.  Close every session before
- * freeing its backend.  A session runs one cell at a time, whatever the
+/* A session keeps its namespace across cells.  It keeps its backend alive:
+ * cx_backend_free() with sessions still open only drops the caller's hold,
+ * and the plugin's backend is destroyed when the last of them is closed
+ * (plugins never see a destroy under an open session).  A session runs one
+ * cell at a time, whatever the
  * backend: cx_session_run_cell holds the session's lock, so calls from
  * several threads take turns.  The lock is recursive: a cell's host
  * callback may run another cell of the same session on its thread.
