@@ -26,6 +26,17 @@ open_local(void)
   return open_local_with(NULL);
 }
 
+/* A session of a local backend of its own (the session keeps it alive). */
+static cx_session *
+open_local_session(void)
+{
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(GError) error = NULL;
+  cx_session *session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  return session;
+}
+
 /* Run CODE on a new local backend; the result must exist. */
 static cx_result *
 run_with(const char *code, const cx_run_options *run)
@@ -174,10 +185,8 @@ test_local_restores_streams_after_cell(void)
   g_autoptr(cx_result) result = run("import sys\nsys.stdout is sys.__stdout__");
   assert_output_text(result, 0, "text/plain", "False");
   /* A cell that replaces sys.stdout does not break the next one. */
-  g_autoptr(cx_backend) backend = open_local();
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_session) session = cx_session_open(backend, &error);
-  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = open_local_session();
   g_autoptr(cx_result) replaced =
     cx_session_run_cell(session, "import io, sys\nsys.stdout = io.StringIO()", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
@@ -440,10 +449,8 @@ test_local_top_level_await(void)
 static void
 test_local_session_keeps_event_loop(void)
 {
-  g_autoptr(cx_backend) backend = open_local();
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_session) session = cx_session_open(backend, &error);
-  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = open_local_session();
   g_autoptr(cx_result) first =
     cx_session_run_cell(session, "import asyncio\nawait asyncio.sleep(0)\n"
                         "future = asyncio.get_running_loop().create_future()\n"
@@ -1166,10 +1173,8 @@ test_local_closed_fds_degrade_gracefully(void)
 static void
 test_local_fd_output_after_the_cell_is_dropped(void)
 {
-  g_autoptr(cx_backend) backend = open_local();
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_session) session = cx_session_open(backend, &error);
-  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = open_local_session();
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *marker = g_build_filename(dir, "written", NULL);
   g_autofree char *code = g_strdup_printf(
@@ -1308,10 +1313,8 @@ test_local_executor_steps_wait_for_a_running_cell(void)
 static void
 test_local_session_runs_one_cell_at_a_time(void)
 {
-  g_autoptr(cx_backend) backend = open_local();
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_session) session = cx_session_open(backend, &error);
-  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = open_local_session();
   g_autoptr(cx_result) init =
     cx_session_run_cell(session, "import time\ncount = active = overlaps = 0", NULL, &error);
   CX_ASSERT_CELL_OK(init);
@@ -1350,10 +1353,8 @@ run_inner_cell(JsonObject *arguments, gpointer user_data, GError **error)
 static void
 test_local_session_cell_may_run_a_cell_of_its_session(void)
 {
-  g_autoptr(cx_backend) backend = open_local();
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_session) session = cx_session_open(backend, &error);
-  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = open_local_session();
   inner_cell inner = { session, NULL };
   g_autoptr(cx_env) env = cx_session_execute_prelude(session, "", &error);
   CX_ASSERT_NO_ERROR(error);
@@ -1379,10 +1380,8 @@ test_local_session_cell_may_run_a_cell_of_its_session(void)
 static void
 test_local_thread_output_after_its_cell_goes_nowhere(void)
 {
-  g_autoptr(cx_backend) backend = open_local();
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_session) session = cx_session_open(backend, &error);
-  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = open_local_session();
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *marker = g_build_filename(dir, "written", NULL);
   /* One thread writes while its cell runs, again during the next cell; one
@@ -1443,10 +1442,8 @@ test_local_cells_leave_the_hosts_signals_alone(void)
   sigaction(SIGINT, NULL, &before_int);
   sigaction(SIGUSR2, NULL, &before_usr2);
 
-  g_autoptr(cx_backend) backend = open_local();
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_session) session = cx_session_open(backend, &error);
-  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = open_local_session();
   g_autoptr(cx_result) changed = cx_session_run_cell(
     session,
     "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"

@@ -295,6 +295,20 @@ test_result_json_keeps_every_byte_of_the_streams(void)
                          "a\xef\xbf\xbd" "b\x1f" "c\xef\xbf\xbd");
 }
 
+/* RESULT's JSON, after checking that reading it back writes it again the
+ * same. */
+static char *
+assert_json_round_trips(const cx_result *result)
+{
+  char *text = cx_result_to_json(result, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) again = cx_result_from_json(text, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *text_again = cx_result_to_json(again, FALSE);
+  CU_ASSERT_STRING_EQUAL(text_again, text);
+  return text;
+}
+
 static void
 test_result_outputs_round_trip_and_are_made_when_missing(void)
 {
@@ -304,18 +318,14 @@ test_result_outputs_round_trip_and_are_made_when_missing(void)
   cx_result_add_execute_result(result, two, NULL, 3);
   cx_result_append_stdout(result, "after\n", -1);
   cx_result_set_error(result, "ValueError", "bad", "Traceback\nValueError: bad\n");
-  g_autofree char *text = cx_result_to_json(result, FALSE);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(cx_result) again = cx_result_from_json(text, &error);
-  CX_ASSERT_NO_ERROR(error);
-  g_autofree char *text_again = cx_result_to_json(again, FALSE);
-  CU_ASSERT_STRING_EQUAL(text_again, text);
+  g_autofree char *text = assert_json_round_trips(result);
   CX_ASSERT_CONTAINS(text, "\"traceback\":[\"Traceback\",\"ValueError: bad\"]");
   g_autoptr(cx_result) copy = cx_result_copy(result);
   g_autofree char *text_copy = cx_result_to_json(copy, FALSE);
   CU_ASSERT_STRING_EQUAL(text_copy, text);
 
   /* Without "outputs": streams first, then the bundles. */
+  g_autoptr(GError) error = NULL;
   g_autoptr(cx_result) old = cx_result_from_json(
     "{\"stdout\": \"o\", \"rich_outputs\": [{\"text/plain\": \"1\"}]}", &error);
   CX_ASSERT_NO_ERROR(error);
@@ -343,12 +353,7 @@ test_result_shown_errors_do_not_fail_the_cell(void)
     "{\"output_type\":\"stream\",\"name\":\"stdout\",\"text\":\"still here\\n\"}]");
   /* Read back as a shown error, and the cell's own failure as the last. */
   cx_result_set_error(result, "ValueError", "bad", "tb\n");
-  g_autofree char *text = cx_result_to_json(result, FALSE);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(cx_result) again = cx_result_from_json(text, &error);
-  CX_ASSERT_NO_ERROR(error);
-  g_autofree char *text_again = cx_result_to_json(again, FALSE);
-  CU_ASSERT_STRING_EQUAL(text_again, text);
+  g_autofree char *text = assert_json_round_trips(result);
 }
 
 void

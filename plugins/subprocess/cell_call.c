@@ -80,25 +80,6 @@ add_event(call_state *call, JsonNode *node)
  * the host cuts again only what came past that. */
 #define HOST_BOUND_SLACK 256
 
-/* As cx_protocol_parse_object(), into nodes that can be changed. */
-static JsonNode *
-parse_mutable(const guint8 *payload, gsize len, GError **error)
-{
-  g_autoptr(JsonParser) parser = json_parser_new();
-  g_autoptr(GError) parse_error = NULL;
-  if (!json_parser_load_from_data(parser, (const char *)payload, (gssize)len, &parse_error)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed DISPLAY message from the worker: %s",
-                parse_error->message);
-    return NULL;
-  }
-  JsonNode *root = json_parser_get_root(parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
-                "malformed DISPLAY message from the worker: not a JSON object");
-    return NULL;
-  }
-  return json_node_copy(root);
-}
 
 /* At most this many cuts are listed: a cell may show things without end. */
 #define MAX_TRUNCATED_LISTED 1000
@@ -195,7 +176,7 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
      * event again (a copy it can change). */
     guint64 limit = call->params->output_limit;
     gboolean bound = limit > 0 && len > limit + HOST_BOUND_SLACK;
-    JsonNode *node = bound ? parse_mutable(payload, len, &error)
+    JsonNode *node = bound ? cx_protocol_parse_mutable_object(payload, len, "DISPLAY", &error)
                            : cx_protocol_parse_object(payload, len, "DISPLAY", &error);
     if (node == NULL) {
       call->protocol_error = g_strdup(error->message);

@@ -36,10 +36,12 @@ cx_protocol_decode_output(const guint8 *payload, gsize len, int *stream, guint64
   return TRUE;
 }
 
-JsonNode *
-cx_protocol_parse_object(const guint8 *payload, gsize len, const char *what, GError **error)
+/* PAYLOAD as a JSON object; MUTABLE: nodes the caller may change. */
+static JsonNode *
+parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutable,
+             GError **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable();
+  g_autoptr(JsonParser) parser = mutable ? json_parser_new() : json_parser_new_immutable();
   g_autoptr(GError) parse_error = NULL;
   if (!json_parser_load_from_data(parser, (const char *)payload, (gssize)len, &parse_error)) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed %s message from the worker: %s",
@@ -53,6 +55,19 @@ cx_protocol_parse_object(const guint8 *payload, gsize len, const char *what, GEr
     return NULL;
   }
   return json_node_ref(root);
+}
+
+JsonNode *
+cx_protocol_parse_object(const guint8 *payload, gsize len, const char *what, GError **error)
+{
+  return parse_object(payload, len, what, FALSE, error);
+}
+
+JsonNode *
+cx_protocol_parse_mutable_object(const guint8 *payload, gsize len, const char *what,
+                                 GError **error)
+{
+  return parse_object(payload, len, what, TRUE, error);
 }
 
 JsonArray *
@@ -239,8 +254,8 @@ is_text_type(const char *mime)
          g_str_equal(mime, "application/json") || g_str_equal(mime, "application/xml");
 }
 
-static gsize
-json_size(JsonNode *node)
+gsize
+cx_protocol_json_size(JsonNode *node)
 {
   g_autofree char *text = cx_json_to_string(node, FALSE);
   return strlen(text);
@@ -260,7 +275,7 @@ bound_data(JsonObject *data, guint64 limit, JsonArray *truncated)
       cx_protocol_bound_string(data, mime, mime, limit, truncated);
       continue;
     }
-    gsize size = text ? strlen(json_node_get_string(value)) : json_size(value);
+    gsize size = text ? strlen(json_node_get_string(value)) : cx_protocol_json_size(value);
     if (size <= limit)
       continue;
     note_cut(truncated, mime, size, size);
@@ -295,7 +310,7 @@ cx_protocol_bound_event(JsonObject *event, guint64 limit, JsonArray *truncated)
     bound_data(data, limit, truncated);
   JsonNode *metadata = json_object_get_member(event, "metadata");
   if (metadata != NULL) {
-    gsize size = json_size(metadata);
+    gsize size = cx_protocol_json_size(metadata);
     if (size > limit) {
       note_cut(truncated, "metadata", size, size);
       json_object_set_object_member(event, "metadata", json_object_new());

@@ -82,9 +82,15 @@ gboolean cx_protocol_decode_output(const guint8 *payload, gsize len, int *stream
                                    GError **error);
 
 /* PAYLOAD as a JSON object (a new node), or NULL with CX_ERROR_BACKEND
- * naming WHAT (the message) when it is not one. */
+ * naming WHAT (the message) when it is not one.  The _mutable form's nodes
+ * may be changed (to bound them). */
 JsonNode *cx_protocol_parse_object(const guint8 *payload, gsize len, const char *what,
                                    GError **error);
+JsonNode *cx_protocol_parse_mutable_object(const guint8 *payload, gsize len, const char *what,
+                                           GError **error);
+
+/* The length of NODE's compact JSON text (what a frame of it would carry). */
+gsize cx_protocol_json_size(JsonNode *node);
 
 /* Member KEY of OBJECT when it is an array / object (borrowed), else NULL:
  * payloads come from processes that run untrusted code. */

@@ -129,37 +129,14 @@ collect_output(int stream, const char *data, gsize len, gpointer user_data)
   g_byte_array_append(last->data, (const guint8 *)data, len);
 }
 
-/* Parse JSON text the worker made (so valid), mutable. */
-static JsonNode *
-parse_own_json(const char *json, gsize len)
-{
-  g_autoptr(JsonParser) parser = json_parser_new();
-  if (!json_parser_load_from_data(parser, json, (gssize)len, NULL) ||
-      json_parser_get_root(parser) == NULL || !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
-    return NULL;
-  return json_node_copy(json_parser_get_root(parser));
-}
-
-static char *
-node_text(JsonNode *node)
-{
-  return cx_json_to_string(node, FALSE);
-}
-
-static gsize
-json_text_size(JsonNode *node)
-{
-  g_autofree char *text = node_text(node);
-  return strlen(text);
-}
-
 /* The event JSON (LEN bytes) with each part bounded by output-limit, and
  * by CX_PROTOCOL_PART_MAX if it would not fit a frame; what was cut is
  * listed in its "truncated" member. */
 static char *
 bound_event_text(guint64 limit, const char *json, gsize len)
 {
-  g_autoptr(JsonNode) node = parse_own_json(json, len);
+  g_autoptr(JsonNode) node =
+    cx_protocol_parse_mutable_object((const guint8 *)json, len, "DISPLAY", NULL);
   if (node == NULL)
     return g_strdup("{\"event\": \"display\", \"data\": {\"text/plain\": "
                     "\"[cellexec: an unreadable output was omitted]\"}}");
@@ -167,11 +144,11 @@ bound_event_text(guint64 limit, const char *json, gsize len)
   JsonArray *truncated = json_array_new();
   json_object_set_array_member(event, "truncated", truncated);
   cx_protocol_bound_event(event, limit, truncated);
-  g_autofree char *text = node_text(node);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
   if (strlen(text) > CX_FRAME_MAX_PAYLOAD) {
     cx_protocol_bound_event(event, CX_PROTOCOL_PART_MAX, truncated);
     g_free(text);
-    text = node_text(node);
+    text = cx_json_to_string(node, FALSE);
   }
   if (strlen(text) > CX_FRAME_MAX_PAYLOAD) {
     /* Too many large parts: the event says so instead. */
@@ -196,11 +173,11 @@ bound_event_text(guint64 limit, const char *json, gsize len)
     json_array_add_object_element(all, entry);
     json_object_set_array_member(event, "truncated", all);
     g_free(text);
-    text = node_text(node);
+    text = cx_json_to_string(node, FALSE);
   } else if (json_array_get_length(truncated) == 0) {
     json_object_remove_member(event, "truncated");
     g_free(text);
-    text = node_text(node);
+    text = cx_json_to_string(node, FALSE);
   }
   return g_steal_pointer(&text);
 }
@@ -416,10 +393,10 @@ bound_result(guint64 limit, JsonObject *object)
   if (error != NULL)
     bound_error(error, limit, truncated);
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
-  gsize size = json_text_size(node);
+  gsize size = cx_protocol_json_size(node);
   if (size > CX_FRAME_MAX_PAYLOAD && error != NULL) {
     bound_error(error, CX_PROTOCOL_PART_MAX, truncated);
-    size = json_text_size(node);
+    size = cx_protocol_json_size(node);
   }
   if (size > CX_FRAME_MAX_PAYLOAD) {
     /* Extras too large: keep only the error of it. */
