@@ -4,7 +4,7 @@
 EXTRA_PROGRAMS += bench/soak
 CLEANFILES += bench/soak
 bench_soak_SOURCES = bench/soak.c bench/timing.c bench/timing.h \
-	bench/backend_options.c bench/backend_options.h
+	bench/backend_options.c bench/backend_options.h tests/proc_table.c tests/proc_table.h
 bench_soak_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DCX_BENCH_PLUGINS_DIR='"$(abs_top_builddir)/plugins/.libs"'
 bench_soak_LDADD = libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)

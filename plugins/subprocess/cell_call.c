@@ -16,7 +16,8 @@
 
 #include "plugins/subprocess/cell_call.h"
 #include "plugins/subprocess/output_buffer.h"
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/output_limit.h"
+#include "plugins/subprocess/wire/protocol.h"
 
 #define STOP_GRACE_US (40 * 1000)
 #define KILL_WAIT_US (40 * 1000)
@@ -28,9 +29,9 @@ typedef enum {
 } stop_reason;
 
 typedef struct {
-  const cx_call_params *params;
+  const cx__sp_call_params *params;
   gint *pid;
-  cx_output_buffer streams[3];
+  cx__sp_output_buffer streams[3];
   int last_stream;           /* of the last OUTPUT frame; 0: none yet */
   guint stream_switches;     /* between stdout and stderr frames so far */
   GPtrArray *events;         /* of output_event, in order */
@@ -39,6 +40,15 @@ typedef struct {
   char *worker_error;        /* an ERROR message */
   char *protocol_error;      /* the channel broke the protocol */
   JsonArray *truncated_outputs; /* what the worker cut out of DISPLAY events */
+  /* Streaming (an output callback in the run options): DISPLAY events are
+   * also applied here as they come, which gives them to the callback;
+   * stream text goes to it directly.  NULL: not streaming. */
+  cx_result *live;
+  /* Bytes of each stream given to the callback so far: what is sure to be
+   * kept (the head); past output-limit, the rest is given once the cell is
+   * over, as the result keeps it (the worker sends bytes that may later
+   * fall out of the tail). */
+  guint64 live_sent[3];
   gboolean started, eof, finished;
   gboolean server_lost;      /* the fork server went before the process started */
 
@@ -92,7 +102,7 @@ copy_cuts(JsonArray *cuts, JsonArray *to)
   for (guint i = 0; cuts != NULL && i < json_array_get_length(cuts); i++) {
     JsonNode *node = json_array_get_element(cuts, i);
     JsonObject *cut = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
-    const char *part = cx_protocol_get_string(cut, "part", NULL);
+    const char *part = cx__wire_get_string(cut, "part", NULL);
     if (part == NULL || json_array_get_length(to) >= MAX_TRUNCATED_LISTED)
       continue;
     JsonObject *entry = json_object_new();
@@ -108,7 +118,7 @@ copy_cuts(JsonArray *cuts, JsonArray *to)
 static void
 note_truncated_event(call_state *call, JsonObject *event)
 {
-  copy_cuts(cx_protocol_get_array(event, "truncated"), call->truncated_outputs);
+  copy_cuts(cx__wire_get_array(event, "truncated"), call->truncated_outputs);
 }
 
 static void
@@ -132,13 +142,66 @@ begin_stop(call_state *call, stop_reason reason, char *message)
   call->kill_at = g_get_monotonic_time() + STOP_GRACE_US;
 }
 
+static void apply_event(cx_result *result, JsonObject *event);
+
+/* Give a chunk of stream text to the output callback, made valid UTF-8 (a
+ * character cut between two writes shows as U+FFFD in the chunks; the
+ * result keeps the bytes).  g_utf8_make_valid() replaces a NUL too, which
+ * a JSON string in a JsonNode cannot hold. */
+static void
+stream_live(call_state *call, int stream, const guint8 *data, gsize len)
+{
+  if (call->live == NULL || len == 0)
+    return;
+  g_autofree char *text = g_utf8_make_valid((const char *)data, (gssize)len);
+  JsonObject *output = json_object_new();
+  json_object_set_string_member(output, "output_type", "stream");
+  json_object_set_string_member(output, "name", stream == 1 ? "stdout" : "stderr");
+  json_object_set_string_member(output, "text", text);
+  cx_run_options_emit_output(call->params->run, output);
+  json_object_unref(output);
+}
+
+/* Give the callback what it has not had of each stream (past output-limit:
+ * the line saying what was left out, and the tail). */
+static void
+stream_live_rest(call_state *call)
+{
+  for (int stream = 1; stream <= 2 && call->live != NULL; stream++) {
+    cx__sp_output_buffer *buffer = &call->streams[stream];
+    if (call->live_sent[stream] >= buffer->total)
+      continue;
+    g_autoptr(cx_result) rest = cx_result_new();
+    cx__sp_output_buffer_write_range(buffer, rest, stream, call->live_sent[stream], buffer->total);
+    gsize len;
+    const char *text = stream == 1 ? cx_result_get_stdout(rest, &len)
+                                   : cx_result_get_stderr(rest, &len);
+    stream_live(call, stream, (const guint8 *)text, len);
+    call->live_sent[stream] = buffer->total;
+  }
+}
+
+/* A bundle the process did not finish (it died, was killed, broke the
+ * protocol) still has what every bundle has: the cell's number and how
+ * long it ran, as the host saw it. */
+static void
+complete_bundle(cx_result *result, guint cell_number, gint64 started_us)
+{
+  if (cx_result_get_extra(result, "execution_count") == NULL)
+    cx_result_set_extra(result, "execution_count", json_node_init_int(json_node_alloc(), cell_number));
+  if (cx_result_get_extra(result, "duration_ms") == NULL) {
+    double ms = (double)(g_get_monotonic_time() - started_us) / 1000.0;
+    cx_result_set_extra(result, "duration_ms", json_node_init_double(json_node_alloc(), ms));
+  }
+}
+
 static void
 handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
 {
   g_autoptr(GError) error = NULL;
   switch (type) {
-  case CX_MSG_STARTED: {
-    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "STARTED", &error);
+  case CX__WIRE_MSG_STARTED: {
+    g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "STARTED", &error);
     gint64 pid = node != NULL ? json_object_get_int_member_with_default(
                                   json_node_get_object(node), "pid", 0) : 0;
     if (pid <= 1 || pid > G_MAXINT || call->started) {
@@ -146,17 +209,18 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
       return;
     }
     call->started = TRUE;
-    g_atomic_int_set(call->pid, (gint)pid);
-    if (call->stop != STOP_NONE) /* the deadline passed before it started */
+    gboolean interrupted = g_atomic_int_exchange(call->pid, (gint)pid) == CX__SP_INTERRUPT_PENDING;
+    /* The deadline passed, or an interrupt came, before it started. */
+    if (call->stop != STOP_NONE || interrupted)
       signal_process(call, SIGINT, FALSE);
     return;
   }
-  case CX_MSG_OUTPUT: {
+  case CX__WIRE_MSG_OUTPUT: {
     int stream;
     guint64 omitted;
     const guint8 *data;
     gsize data_len;
-    if (!cx_protocol_decode_output(payload, len, &stream, &omitted, &data, &data_len, &error)) {
+    if (!cx__wire_decode_output(payload, len, &stream, &omitted, &data, &data_len, &error)) {
       call->protocol_error = g_strdup(error->message);
       return;
     }
@@ -167,53 +231,61 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
         call->stream_switches++ < MAX_STREAM_SWITCHES)
       add_event(call, NULL);
     call->last_stream = stream;
-    cx_output_buffer_add(&call->streams[stream], omitted, data, data_len);
+    cx__sp_output_buffer *buffer = &call->streams[stream];
+    gsize head_before = buffer->head->len;
+    cx__sp_output_buffer_add(buffer, omitted, data, data_len);
+    gsize to_head = buffer->head->len - head_before;
+    if (to_head > 0 && call->live_sent[stream] == head_before) {
+      stream_live(call, stream, data, to_head);
+      call->live_sent[stream] += to_head;
+    }
     return;
   }
-  case CX_MSG_DISPLAY: {
+  case CX__WIRE_MSG_DISPLAY: {
     /* The cell's process bounds what it sends, but a cell can write
      * frames to its channel itself: past the limit, the host bounds the
      * event again (a copy it can change). */
     guint64 limit = call->params->output_limit;
     gboolean bound = limit > 0 && len > limit + HOST_BOUND_SLACK;
-    JsonNode *node = bound ? cx_protocol_parse_mutable_object(payload, len, "DISPLAY", &error)
-                           : cx_protocol_parse_object(payload, len, "DISPLAY", &error);
+    JsonNode *node = bound ? cx__wire_parse_mutable_object(payload, len, "DISPLAY", &error)
+                           : cx__wire_parse_object(payload, len, "DISPLAY", &error);
     if (node == NULL) {
       call->protocol_error = g_strdup(error->message);
       return;
     }
     note_truncated_event(call, json_node_get_object(node));
     if (bound)
-      cx_protocol_bound_event(json_node_get_object(node), limit + HOST_BOUND_SLACK,
-                              call->truncated_outputs);
+      cx__wire_bound_event(json_node_get_object(node), limit + HOST_BOUND_SLACK,
+                           call->truncated_outputs);
+    if (call->live != NULL)
+      apply_event(call->live, json_node_get_object(node));
     add_event(call, node);
     return;
   }
-  case CX_MSG_RESULT:
-    call->result = cx_protocol_parse_object(payload, len, "RESULT", &error);
+  case CX__WIRE_MSG_RESULT:
+    call->result = cx__wire_parse_object(payload, len, "RESULT", &error);
     if (call->result == NULL)
       call->protocol_error = g_strdup(error->message);
     call->finished = TRUE;
     return;
-  case CX_MSG_LIMIT: {
-    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "LIMIT", &error);
+  case CX__WIRE_MSG_LIMIT: {
+    g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "LIMIT", &error);
     const char *message = node != NULL ? json_object_get_string_member_with_default(
                                            json_node_get_object(node), "message", NULL) : NULL;
     begin_stop(call, STOP_OUTPUT_LIMIT,
                g_strdup(message != NULL ? message : "the cell wrote too much output"));
     return;
   }
-  case CX_MSG_EXITED:
-    call->exited = cx_protocol_parse_object(payload, len, "EXITED", &error);
+  case CX__WIRE_MSG_EXITED:
+    call->exited = cx__wire_parse_object(payload, len, "EXITED", &error);
     if (call->exited == NULL)
       call->protocol_error = g_strdup(error->message);
     call->finished = TRUE;
     return;
-  case CX_MSG_ERROR: {
-    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "ERROR", &error);
-    const char *message = node != NULL ? json_object_get_string_member_with_default(
-                                           json_node_get_object(node), "message", NULL) : NULL;
-    call->worker_error = g_strdup(message != NULL ? message : "unknown worker error");
+  case CX__WIRE_MSG_ERROR: {
+    g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "ERROR", &error);
+    call->worker_error = g_strdup(
+      cx__wire_error_message(node != NULL ? json_node_get_object(node) : NULL));
     call->finished = TRUE;
     return;
   }
@@ -225,7 +297,7 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
 
 /* Read and handle what is there.  FALSE when the call is over. */
 static gboolean
-pump(call_state *call, int channel, cx_frame_reader *reader)
+pump(call_state *call, int channel, cx__wire_reader *reader)
 {
   for (;;) {
     guint8 type;
@@ -233,23 +305,23 @@ pump(call_state *call, int channel, cx_frame_reader *reader)
     gsize len;
     g_autoptr(GError) error = NULL;
     while (!call->finished && call->protocol_error == NULL &&
-           cx_frame_reader_next(reader, &type, &payload, &len, &error))
+           cx__wire_reader_next(reader, &type, &payload, &len, &error))
       handle_frame(call, type, payload, len);
     if (error != NULL && call->protocol_error == NULL)
       call->protocol_error = g_strdup(error->message);
     if (call->finished || call->protocol_error != NULL)
       return FALSE;
-    switch (cx_frame_reader_fill(reader, FALSE, &error)) {
-    case CX_FRAME_READ_DATA:
+    switch (cx__wire_reader_fill(reader, FALSE, &error)) {
+    case CX__WIRE_READ_DATA:
       continue;
-    case CX_FRAME_READ_AGAIN:
+    case CX__WIRE_READ_AGAIN:
       return TRUE;
-    case CX_FRAME_READ_EOF:
-      if (cx_frame_reader_pending(reader) > 0)
+    case CX__WIRE_READ_EOF:
+      if (cx__wire_reader_pending(reader) > 0)
         call->protocol_error = g_strdup("the channel closed in the middle of a message");
       call->eof = TRUE;
       return FALSE;
-    case CX_FRAME_READ_ERROR:
+    case CX__WIRE_READ_ERROR:
       call->protocol_error = g_strdup(error->message);
       return FALSE;
     }
@@ -297,9 +369,9 @@ merge_worker_result(cx_result *result, call_state *call, JsonNode *node, GError 
     const char *message = cx_result_get_error_message(worker);
     const char *traceback = cx_result_get_error_traceback(worker);
     guint64 omitted;
-    g_autofree char *cut_message = cx_protocol_cut_text(message, strlen(message), limit, &omitted);
-    g_autofree char *cut_traceback = cx_protocol_cut_text(traceback, strlen(traceback), limit,
-                                                          &omitted);
+    g_autofree char *cut_message = cx__wire_cut_text(message, strlen(message), limit, &omitted);
+    g_autofree char *cut_traceback = cx__wire_cut_text(traceback, strlen(traceback), limit,
+                                                       &omitted);
     cx_result_set_error(result, cx_result_get_error_type(worker),
                         cut_message != NULL ? cut_message : message,
                         cut_traceback != NULL ? cut_traceback : traceback);
@@ -314,29 +386,29 @@ merge_worker_result(cx_result *result, call_state *call, JsonNode *node, GError 
   return TRUE;
 }
 
-/* An event of the cell (see cx_pyembed_output_func) applied to RESULT.
+/* An event of the cell (see cx__py_output_func) applied to RESULT.
  * Events come from a process that runs untrusted code: one that makes no
  * sense is dropped. */
 static void
 apply_event(cx_result *result, JsonObject *event)
 {
-  const char *kind = cx_protocol_get_string(event, "event", "");
+  const char *kind = cx__wire_get_string(event, "event", "");
   if (g_str_equal(kind, "clear")) {
     cx_result_clear_output(result, json_object_get_boolean_member_with_default(event, "wait",
                                                                                FALSE));
     return;
   }
   if (g_str_equal(kind, "error")) {
-    const char *ename = cx_protocol_get_string(event, "ename", NULL);
-    const char *evalue = cx_protocol_get_string(event, "evalue", NULL);
+    const char *ename = cx__wire_get_string(event, "ename", NULL);
+    const char *evalue = cx__wire_get_string(event, "evalue", NULL);
     if (ename != NULL && evalue != NULL)
       cx_result_add_error_output(result, ename, evalue,
-                                 cx_protocol_get_string(event, "traceback", NULL));
+                                 cx__wire_get_string(event, "traceback", NULL));
     return;
   }
-  JsonObject *data = cx_protocol_get_object(event, "data");
-  JsonObject *metadata = cx_protocol_get_object(event, "metadata");
-  const char *display_id = cx_protocol_get_string(event, "display_id", NULL);
+  JsonObject *data = cx__wire_get_object(event, "data");
+  JsonObject *metadata = cx__wire_get_object(event, "metadata");
+  const char *display_id = cx__wire_get_string(event, "display_id", NULL);
   if (data == NULL)
     return;
   if (g_str_equal(kind, "display"))
@@ -357,7 +429,8 @@ write_outputs(cx_result *result, call_state *call)
     output_event *event = i < call->events->len ? g_ptr_array_index(call->events, i) : NULL;
     for (int stream = 1; stream <= 2; stream++) {
       guint64 up_to = event != NULL ? event->stream_at[stream] : G_MAXUINT64;
-      cx_output_buffer_write_range(&call->streams[stream], result, stream, written[stream], up_to);
+      cx__sp_output_buffer_write_range(&call->streams[stream], result, stream, written[stream],
+                                       up_to);
       written[stream] = MAX(written[stream], MIN(up_to, call->streams[stream].total));
     }
     if (event != NULL && event->event != NULL)
@@ -373,9 +446,9 @@ mark_truncation(cx_result *result, call_state *call)
 {
   JsonObject *truncated = NULL;
   JsonObject *from_worker = call->result != NULL && call->protocol_error == NULL
-    ? cx_protocol_get_object(json_node_get_object(call->result), "truncated") : NULL;
+    ? cx__wire_get_object(json_node_get_object(call->result), "truncated") : NULL;
   JsonArray *error_cuts = json_array_new();
-  copy_cuts(cx_protocol_get_array(from_worker, "error"), error_cuts);
+  copy_cuts(cx__wire_get_array(from_worker, "error"), error_cuts);
   if (json_array_get_length(error_cuts) > 0) {
     truncated = json_object_new();
     json_object_set_array_member(truncated, "error", json_array_ref(error_cuts));
@@ -387,7 +460,7 @@ mark_truncation(cx_result *result, call_state *call)
     json_object_set_array_member(truncated, "outputs", json_array_ref(call->truncated_outputs));
   }
   for (int stream = 1; stream <= 2; stream++) {
-    guint64 omitted = cx_output_buffer_omitted(&call->streams[stream]);
+    guint64 omitted = cx__sp_output_buffer_omitted(&call->streams[stream]);
     if (omitted == 0)
       continue;
     if (truncated == NULL)
@@ -421,13 +494,13 @@ set_crash_error(cx_result *result, call_state *call)
     return;
   }
   JsonObject *exited = json_node_get_object(call->exited);
-  if (cx_protocol_exit_signal(exited) == SIGXCPU) {
+  if (cx__wire_exit_signal(exited) == SIGXCPU) {
     cx_result_set_error(result, "CPUTimeExceeded",
                         "the cell used up its CPU time (cpu-limit) and was stopped with SIGXCPU",
                         "");
     return;
   }
-  g_autofree char *how = cx_protocol_describe_exit(exited);
+  g_autofree char *how = cx__wire_describe_exit(exited);
   g_autofree char *message = g_strdup_printf("the cell's process %s", how);
   cx_result_set_error(result, "WorkerCrashed", message, "");
   cx_result_set_extra(result, "exit", json_node_copy(call->exited));
@@ -460,18 +533,21 @@ make_result(call_state *call, GError **error)
 }
 
 cx_result *
-cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_params *params,
-                 cx_call_outcome *outcome, GError **error)
+cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
+                     const cx__sp_call_params *params, cx__sp_call_outcome *outcome,
+                     GError **error)
 {
   call_state call = { .params = params, .pid = pid };
   call.events = g_ptr_array_new_with_free_func((GDestroyNotify)output_event_free);
   call.truncated_outputs = json_array_new();
   call.started = g_atomic_int_get(pid) > 0;
+  if (params->run != NULL && cx_run_options_get_output_callback(params->run, NULL) != NULL)
+    call.live = cx_result_new_streaming(params->run);
   for (int stream = 1; stream <= 2; stream++)
-    cx_output_buffer_init(&call.streams[stream], params->output_limit);
+    cx__sp_output_buffer_init(&call.streams[stream], params->output_limit);
 
   gint64 start = g_get_monotonic_time();
-  gint64 next_server_check = start + CX_SERVER_CHECK_US;
+  gint64 next_server_check = start + CX__SP_SERVER_CHECK_US;
   while (pump(&call, channel, reader)) {
     gint64 now = g_get_monotonic_time();
     gint64 due = check_deadlines(&call, start, now);
@@ -485,7 +561,7 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
           call.server_lost = TRUE;
           break;
         }
-        next_server_check = now + CX_SERVER_CHECK_US;
+        next_server_check = now + CX__SP_SERVER_CHECK_US;
       }
       due = MIN(due, next_server_check);
     }
@@ -504,24 +580,30 @@ cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid, const cx_call_
 
   cx_result *result = NULL;
   if (!call.started && (call.eof || call.server_lost) && call.worker_error == NULL) {
-    *outcome = CX_CALL_NEVER_STARTED;
+    *outcome = CX__SP_CALL_NEVER_STARTED;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "the subprocess worker closed the channel before running the cell");
   } else if (call.worker_error != NULL && call.stop == STOP_NONE) {
-    *outcome = call.started && !params->one_shot ? CX_CALL_DONE : CX_CALL_PROCESS_GONE;
+    *outcome = call.started && !params->one_shot ? CX__SP_CALL_DONE : CX__SP_CALL_PROCESS_GONE;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker cannot run the cell: %s",
                 call.worker_error);
   } else {
     gboolean gone = params->one_shot || call.exited != NULL || call.eof || call.killed ||
                     call.protocol_error != NULL || call.result == NULL;
-    *outcome = gone ? CX_CALL_PROCESS_GONE : CX_CALL_DONE;
+    *outcome = gone ? CX__SP_CALL_PROCESS_GONE : CX__SP_CALL_DONE;
+    stream_live_rest(&call);
     result = make_result(&call, error);
+    if (result != NULL)
+      complete_bundle(result, params->cell_number, start);
+    if (result != NULL && call.live != NULL)
+      cx_result_set_streamed(result);
   }
 
   for (int stream = 1; stream <= 2; stream++)
-    cx_output_buffer_clear(&call.streams[stream]);
+    cx__sp_output_buffer_clear(&call.streams[stream]);
   g_ptr_array_unref(call.events);
   json_array_unref(call.truncated_outputs);
+  g_clear_pointer(&call.live, cx_result_free);
   g_clear_pointer(&call.result, json_node_unref);
   g_clear_pointer(&call.exited, json_node_unref);
   g_free(call.worker_error);

@@ -1,18 +1,19 @@
 /* plugins/subprocess/cell_call.h: the host's side of one cell: read what
  * the cell's process sends over its channel, enforce the deadline and the
  * output limit, and make the result. */
-#ifndef CX_SUBPROCESS_CELL_CALL_H
-#define CX_SUBPROCESS_CELL_CALL_H
+#ifndef CX__SP_CELL_CALL_H
+#define CX__SP_CELL_CALL_H
 
+#include <cellexec/options.h>
 #include <cellexec/result.h>
 
-#include "plugins/subprocess/frame.h"
+#include "plugins/subprocess/wire/frame.h"
 
 G_BEGIN_DECLS
 
 /* How often the fork server is checked (a cell may have stopped it) while
  * a cell or a session waits for its process to start. */
-#define CX_SERVER_CHECK_US (100 * 1000)
+#define CX__SP_SERVER_CHECK_US (100 * 1000)
 
 typedef struct {
   double timeout;          /* seconds; <= 0: none */
@@ -24,24 +25,35 @@ typedef struct {
    * should start it is gone (dead, or stopped and killed).  May be NULL. */
   gboolean (*server_alive)(gpointer data);
   gpointer server_data;
-} cx_call_params;
+  /* The call's run options: their output callback, if any, gets the
+   * cell's outputs as the frames carrying them arrive. */
+  const cx_run_options *run;
+  /* The cell's execution_count when its process cannot give one (it died
+   * first): 1 for a stateless cell, its number in the session's process. */
+  guint cell_number;
+} cx__sp_call_params;
 
 typedef enum {
-  CX_CALL_NEVER_STARTED,   /* the channel closed (or the server went) before the process started */
-  CX_CALL_DONE,            /* a result came, the process lives on (sessions) */
-  CX_CALL_PROCESS_GONE,    /* the process ended, was killed, or broke the protocol */
-} cx_call_outcome;
+  /* the channel closed (or the server went) before the process started */
+  CX__SP_CALL_NEVER_STARTED,
+  CX__SP_CALL_DONE,          /* a result came, the process lives on (sessions) */
+  CX__SP_CALL_PROCESS_GONE,  /* the process ended, was killed, or broke the protocol */
+} cx__sp_call_outcome;
+
+/* What an interrupt leaves in a *PID slot whose process has not started:
+ * the process gets SIGINT as soon as it has. */
+#define CX__SP_INTERRUPT_PENDING (-1)
 
 /* Wait for the cell sent on CHANNEL (read with READER) and return its
  * result.  *PID is the process (and process group) serving the channel: 0
- * until its STARTED message, set here then (atomically, for interrupts
- * from other threads).  Failures of the cell (timeout, crash, limits) are
+ * (or CX__SP_INTERRUPT_PENDING) until its STARTED message, set here then
+ * (atomically, for interrupts from other threads).  Failures of the cell (timeout, crash, limits) are
  * results; NULL with ERROR only when the worker could not run it (e.g. an
  * invalid cwd), with *OUTCOME telling whether the process is still there. */
-cx_result *cx_cell_call_run(int channel, cx_frame_reader *reader, gint *pid,
-                            const cx_call_params *params, cx_call_outcome *outcome,
-                            GError **error);
+cx_result *cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
+                                const cx__sp_call_params *params, cx__sp_call_outcome *outcome,
+                                GError **error);
 
 G_END_DECLS
 
-#endif /* CX_SUBPROCESS_CELL_CALL_H */
+#endif /* CX__SP_CELL_CALL_H */

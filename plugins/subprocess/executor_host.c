@@ -19,7 +19,7 @@
 #include <cellexec/executor.h>
 
 #include "plugins/subprocess/executor_host.h"
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/session.h"
 
 /* A C function bound into an environment. */
@@ -80,7 +80,7 @@ static void
 serve_host_call(subprocess_session *session, JsonObject *call)
 {
   guint id = (guint)json_object_get_int_member_with_default(call, "function", 0);
-  JsonObject *arguments = cx_protocol_get_object(call, "arguments");
+  JsonObject *arguments = cx__wire_get_object(call, "arguments");
   host_function *function = session->host_functions != NULL
                               ? g_hash_table_lookup(session->host_functions, GUINT_TO_POINTER(id))
                               : NULL;
@@ -104,7 +104,7 @@ serve_host_call(subprocess_session *session, JsonObject *call)
     json_object_set_member(reply, "value", value != NULL ? value : json_node_new(JSON_NODE_NULL));
   }
   /* A failed send means the process died: the next read tells. */
-  cx_protocol_send_object(session->channel, CX_MSG_HOST_RETURN, reply, -1, NULL);
+  cx__wire_send_object(session->channel, CX__WIRE_MSG_HOST_RETURN, reply, -1, NULL);
 }
 
 /* ---- Requests ------------------------------------------------------------------ */
@@ -124,7 +124,7 @@ await_reply(subprocess_session *session, guint generation, GError **error)
     const guint8 *payload;
     gsize len;
     g_autoptr(GError) read_error = NULL;
-    if (!cx_frame_read_blocking(session->reader, &type, &payload, &len, &read_error)) {
+    if (!cx__wire_read_blocking(session->reader, &type, &payload, &len, &read_error)) {
       g_autofree char *how = g_strdup_printf(
         "its channel closed (%s)", read_error != NULL ? read_error->message : "end of file");
       lose_process(session, how, error);
@@ -133,17 +133,17 @@ await_reply(subprocess_session *session, guint generation, GError **error)
     g_autoptr(GError) parse_error = NULL;
     g_autoptr(JsonNode) node = NULL;
     switch (type) {
-    case CX_MSG_EXECUTOR_REPLY:
-    case CX_MSG_HOST_CALL:
-    case CX_MSG_EXITED:
-    case CX_MSG_ERROR:
-      node = cx_protocol_parse_object(payload, len, "executor", &parse_error);
+    case CX__WIRE_MSG_EXECUTOR_REPLY:
+    case CX__WIRE_MSG_HOST_CALL:
+    case CX__WIRE_MSG_EXITED:
+    case CX__WIRE_MSG_ERROR:
+      node = cx__wire_parse_object(payload, len, "executor", &parse_error);
       if (node == NULL) {
         reject_protocol(session, parse_error->message, error);
         return NULL;
       }
       break;
-    case CX_MSG_OUTPUT:
+    case CX__WIRE_MSG_OUTPUT:
       continue; /* output of a cell that ended the process: not ours */
     default: {
       g_autofree char *what = g_strdup_printf("unexpected message type 0x%02x", type);
@@ -153,21 +153,20 @@ await_reply(subprocess_session *session, guint generation, GError **error)
     }
     JsonObject *object = json_node_get_object(node);
     switch (type) {
-    case CX_MSG_EXECUTOR_REPLY:
+    case CX__WIRE_MSG_EXECUTOR_REPLY:
       return json_object_ref(object);
-    case CX_MSG_HOST_CALL:
+    case CX__WIRE_MSG_HOST_CALL:
       serve_host_call(session, object);
       continue;
-    case CX_MSG_EXITED: {
-      g_autofree char *exit = cx_protocol_describe_exit(object);
+    case CX__WIRE_MSG_EXITED: {
+      g_autofree char *exit = cx__wire_describe_exit(object);
       g_autofree char *how = g_strdup_printf("the session's process %s", exit);
       lose_process(session, how, error);
       return NULL;
     }
-    default: { /* CX_MSG_ERROR: the process gives up on its channel */
+    default: { /* CX__WIRE_MSG_ERROR: the process gives up on its channel */
       g_autofree char *how = g_strdup_printf(
-        "it refused the request: %s",
-        json_object_get_string_member_with_default(object, "message", "unknown error"));
+        "it refused the request: %s", cx__wire_error_message(object));
       lose_process(session, how, error);
       return NULL;
     }
@@ -182,15 +181,15 @@ static JsonObject *
 perform_locked(subprocess_session *session, JsonObject *request, GError **error)
 {
   g_autoptr(GError) send_error = NULL;
-  if (!cx_protocol_send_object(session->channel, CX_MSG_EXECUTOR_REQUEST, request, -1,
-                               &send_error)) {
+  if (!cx__wire_send_object(session->channel, CX__WIRE_MSG_EXECUTOR_REQUEST, request, -1,
+                            &send_error)) {
     lose_process(session, send_error->message, error);
     return NULL;
   }
   session->executor_depth++;
   JsonObject *reply = await_reply(session, session->generation, error);
   session->executor_depth--;
-  if (reply != NULL && !cx_protocol_check_reply(reply, "the session's worker", error))
+  if (reply != NULL && !cx__wire_check_reply(reply, "the session's worker", error))
     g_clear_pointer(&reply, json_object_unref);
   return reply;
 }
@@ -251,11 +250,11 @@ subprocess_execute_prelude_incremental(cx_session_instance *instance, cx_env_ins
   gboolean restarted;
   /* A new environment may go to a new process; an existing one may not. */
   gboolean ready = env != NULL ? env_usable(env, error)
-                               : cx_subprocess_session_revive(session, &restarted, error);
+                               : cx__sp_session_revive(session, &restarted, error);
   g_autoptr(JsonObject) reply = NULL;
   if (ready) {
     JsonObject *request = json_object_new();
-    json_object_set_string_member(request, "op", CX_EXECUTOR_OP_PRELUDE);
+    json_object_set_string_member(request, "op", CX__WIRE_OP_PRELUDE);
     if (env != NULL)
       json_object_set_int_member(request, "env", env->id);
     json_object_set_string_member(request, "code", code);
@@ -297,14 +296,14 @@ static JsonNode *
 subprocess_evaluate_inline(cx_session_instance *session, cx_env_instance *env, const char *code,
                            JsonObject *locals, GError **error)
 {
-  return code_with_locals(env, CX_EXECUTOR_OP_EVALUATE_INLINE, code, locals, error);
+  return code_with_locals(env, CX__WIRE_OP_EVALUATE_INLINE, code, locals, error);
 }
 
 static JsonNode *
 subprocess_execute_block(cx_session_instance *session, cx_env_instance *env, const char *code,
                          JsonObject *locals, GError **error)
 {
-  return code_with_locals(env, CX_EXECUTOR_OP_EXECUTE_BLOCK, code, locals, error);
+  return code_with_locals(env, CX__WIRE_OP_EXECUTE_BLOCK, code, locals, error);
 }
 
 static gboolean
@@ -312,7 +311,7 @@ subprocess_execute_side_effects(cx_session_instance *session, cx_env_instance *e
                                 const char *code, JsonObject *bindings, int line_offset,
                                 GError **error)
 {
-  JsonObject *request = env_request(env, CX_EXECUTOR_OP_SIDE_EFFECTS);
+  JsonObject *request = env_request(env, CX__WIRE_OP_SIDE_EFFECTS);
   json_object_set_string_member(request, "code", code);
   set_optional_object(request, "bindings", bindings);
   json_object_set_int_member(request, "line_offset", line_offset);
@@ -339,7 +338,7 @@ subprocess_create_dynamic_function(cx_session_instance *instance, cx_env_instanc
     session->host_functions = g_hash_table_new(NULL, NULL);
   g_hash_table_insert(session->host_functions, GUINT_TO_POINTER(bound->id), bound);
 
-  JsonObject *request = env_request(env, CX_EXECUTOR_OP_BIND_FUNCTION);
+  JsonObject *request = env_request(env, CX__WIRE_OP_BIND_FUNCTION);
   json_object_set_string_member(request, "name", name);
   JsonArray *names = json_array_new();
   for (const char *const *p = params; *p != NULL; p++)
@@ -366,7 +365,7 @@ static JsonNode *
 subprocess_evaluate_type_expression(cx_session_instance *session, cx_env_instance *env,
                                     const char *code, GError **error)
 {
-  JsonObject *request = env_request(env, CX_EXECUTOR_OP_TYPE_EXPRESSION);
+  JsonObject *request = env_request(env, CX__WIRE_OP_TYPE_EXPRESSION);
   json_object_set_string_member(request, "code", code);
   return reply_value(perform(env, request, error));
 }
@@ -374,7 +373,7 @@ subprocess_evaluate_type_expression(cx_session_instance *session, cx_env_instanc
 static JsonObject *
 subprocess_env_snapshot(cx_session_instance *session, cx_env_instance *env, GError **error)
 {
-  g_autoptr(JsonNode) value = reply_value(perform(env, env_request(env, CX_EXECUTOR_OP_SNAPSHOT),
+  g_autoptr(JsonNode) value = reply_value(perform(env, env_request(env, CX__WIRE_OP_SNAPSHOT),
                                                   error));
   if (value == NULL)
     return NULL;
@@ -394,8 +393,8 @@ subprocess_env_free(cx_session_instance *instance, cx_env_instance *env_instance
   g_rec_mutex_lock(&session->lock);
   /* No reply: the process frees it in turn.  A dead process took it along. */
   if (env_usable(env, NULL))
-    cx_protocol_send_object(session->channel, CX_MSG_EXECUTOR_REQUEST,
-                            env_request(env, CX_EXECUTOR_OP_FREE_ENV), -1, NULL);
+    cx__wire_send_object(session->channel, CX__WIRE_MSG_EXECUTOR_REQUEST,
+                         env_request(env, CX__WIRE_OP_FREE_ENV), -1, NULL);
   for (guint i = 0; i < env->functions->len; i++) {
     host_function *bound = g_ptr_array_index(env->functions, i);
     g_hash_table_remove(session->host_functions, GUINT_TO_POINTER(bound->id));
@@ -408,7 +407,7 @@ subprocess_env_free(cx_session_instance *instance, cx_env_instance *env_instance
   g_rec_mutex_unlock(&session->lock);
 }
 
-const cx_executor_vtable cx_subprocess_executor_vtable = {
+const cx_executor_vtable cx__sp_executor_vtable = {
   .struct_size = sizeof(cx_executor_vtable),
   .execute_prelude = subprocess_execute_prelude,
   .execute_prelude_incremental = subprocess_execute_prelude_incremental,

@@ -4,27 +4,27 @@
 #include <string.h>
 
 #include "plugins/subprocess/output_buffer.h"
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/output_limit.h"
 
 void
-cx_output_buffer_init(cx_output_buffer *buffer, guint64 limit)
+cx__sp_output_buffer_init(cx__sp_output_buffer *buffer, guint64 limit)
 {
-  *buffer = (cx_output_buffer){ .limit = limit, .head = g_string_new(NULL) };
-  buffer->tail_size = (gsize)(limit / 2);
+  *buffer = (cx__sp_output_buffer){ .limit = limit, .head = g_string_new(NULL) };
+  buffer->tail_size = (gsize)cx__wire_tail_size(limit);
   if (buffer->tail_size > 0)
     buffer->tail = g_malloc(buffer->tail_size);
 }
 
 void
-cx_output_buffer_clear(cx_output_buffer *buffer)
+cx__sp_output_buffer_clear(cx__sp_output_buffer *buffer)
 {
   g_string_free(buffer->head, TRUE);
   g_free(buffer->tail);
-  *buffer = (cx_output_buffer){ 0 };
+  *buffer = (cx__sp_output_buffer){ 0 };
 }
 
 static void
-push_tail(cx_output_buffer *buffer, const guint8 *data, gsize len)
+push_tail(cx__sp_output_buffer *buffer, const guint8 *data, gsize len)
 {
   gsize size = buffer->tail_size;
   if (size == 0)
@@ -47,7 +47,8 @@ push_tail(cx_output_buffer *buffer, const guint8 *data, gsize len)
 }
 
 void
-cx_output_buffer_add(cx_output_buffer *buffer, guint64 omitted, const guint8 *data, gsize len)
+cx__sp_output_buffer_add(cx__sp_output_buffer *buffer, guint64 omitted, const guint8 *data,
+                         gsize len)
 {
   guint64 before = buffer->total;
   buffer->total += omitted + len;
@@ -55,13 +56,13 @@ cx_output_buffer_add(cx_output_buffer *buffer, guint64 omitted, const guint8 *da
     g_string_append_len(buffer->head, (const char *)data, len);
     return;
   }
-  guint64 head_size = buffer->limit - buffer->limit / 2;
+  gsize in_head, never_tail;
+  cx__wire_split_output(buffer->limit, before, len, &in_head, &never_tail);
   /* The head holds the stream's first bytes only while nothing was left out. */
-  if (omitted == 0 && before == buffer->head->len && buffer->head->len < head_size) {
-    gsize n = (gsize)MIN(head_size - buffer->head->len, len);
-    g_string_append_len(buffer->head, (const char *)data, n);
-    data += n;
-    len -= n;
+  if (omitted == 0 && before == buffer->head->len && in_head > 0) {
+    g_string_append_len(buffer->head, (const char *)data, in_head);
+    data += in_head;
+    len -= in_head;
   }
   if (omitted > 0)
     buffer->tail_len = 0; /* what the tail held is no longer the stream's end */
@@ -69,14 +70,14 @@ cx_output_buffer_add(cx_output_buffer *buffer, guint64 omitted, const guint8 *da
 }
 
 guint64
-cx_output_buffer_omitted(const cx_output_buffer *buffer)
+cx__sp_output_buffer_omitted(const cx__sp_output_buffer *buffer)
 {
   return buffer->total - buffer->head->len - buffer->tail_len;
 }
 
 void
-cx_output_buffer_write_range(const cx_output_buffer *buffer, cx_result *result, int stream,
-                             guint64 from, guint64 to)
+cx__sp_output_buffer_write_range(const cx__sp_output_buffer *buffer, cx_result *result,
+                                 int stream, guint64 from, guint64 to)
 {
   void (*append)(cx_result *, const char *, gssize) =
     stream == 1 ? cx_result_append_stdout : cx_result_append_stderr;
@@ -86,9 +87,9 @@ cx_output_buffer_write_range(const cx_output_buffer *buffer, cx_result *result, 
   guint64 head_len = buffer->head->len;
   if (from < head_len)
     append(result, buffer->head->str + from, (gssize)(MIN(to, head_len) - from));
-  guint64 omitted = cx_output_buffer_omitted(buffer);
+  guint64 omitted = cx__sp_output_buffer_omitted(buffer);
   if (omitted > 0 && from <= head_len && to > head_len) {
-    g_autofree char *marker = cx_protocol_omitted_line(omitted);
+    g_autofree char *marker = cx__wire_omitted_line(omitted);
     append(result, marker, -1);
   }
   /* The tail holds the stream's last tail_len bytes, in a ring. */
@@ -102,7 +103,7 @@ cx_output_buffer_write_range(const cx_output_buffer *buffer, cx_result *result, 
 }
 
 void
-cx_output_buffer_write(const cx_output_buffer *buffer, cx_result *result, int stream)
+cx__sp_output_buffer_write(const cx__sp_output_buffer *buffer, cx_result *result, int stream)
 {
-  cx_output_buffer_write_range(buffer, result, stream, 0, buffer->total);
+  cx__sp_output_buffer_write_range(buffer, result, stream, 0, buffer->total);
 }

@@ -1,12 +1,12 @@
 /* plugins/subprocess/session.h: a session of the subprocess backend, as
  * the files of the plugin that drive its channel share it: subprocess.c
  * (its process's life, cells) and executor_host.c (executor operations). */
-#ifndef CX_SUBPROCESS_SESSION_H
-#define CX_SUBPROCESS_SESSION_H
+#ifndef CX__SP_SESSION_H
+#define CX__SP_SESSION_H
 
 #include <cellexec/common.h>
 
-#include "plugins/subprocess/frame.h"
+#include "plugins/subprocess/wire/frame.h"
 #include "plugins/subprocess/worker_process.h"
 
 G_BEGIN_DECLS
@@ -18,13 +18,14 @@ typedef struct {
   /* Recursive: a host function called during an executor operation may
    * call back into the same session from the same thread. */
   GRecMutex lock;
-  cx_worker_process *own_server; /* spawn mode: the session's own worker */
+  cx__sp_worker_process *own_server; /* spawn mode: the session's own worker */
   int channel;
-  cx_frame_reader *reader;
+  cx__wire_reader *reader;
   gint pid;                  /* the session's process */
   gint busy;                 /* a cell runs: interrupts go through */
   gboolean dead;             /* the process ended: restart on the next call */
   guint generation;          /* counts processes: environments remember theirs */
+  guint cells_run;           /* cells sent to the current process */
   guint executor_depth;      /* executor requests waiting for their reply */
   GHashTable *host_functions; /* function id -> executor_host.c's record */
   guint last_function_id;
@@ -32,9 +33,9 @@ typedef struct {
 
 /* With SESSION's lock held: make sure it has a live process, starting a new
  * one (empty namespace, new generation) if it died.  *RESTARTED tells. */
-gboolean cx_subprocess_session_revive(subprocess_session *session, gboolean *restarted,
-                                      GError **error);
+gboolean cx__sp_session_revive(subprocess_session *session, gboolean *restarted,
+                               GError **error);
 
 G_END_DECLS
 
-#endif /* CX_SUBPROCESS_SESSION_H */
+#endif /* CX__SP_SESSION_H */

@@ -22,7 +22,7 @@
 
 #include "plugins/subprocess/cell_call.h"
 #include "plugins/subprocess/executor_host.h"
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/session.h"
 #include "plugins/subprocess/worker_process.h"
 
@@ -55,6 +55,18 @@ static const cx_option_spec subprocess_options[] = {
   { "file-size-limit", CX_OPTION_SIZE, NULL, "largest file a cell may write (RLIMIT_FSIZE)" },
   { "output-limit", CX_OPTION_SIZE, "10M",
     "bytes of stdout and of stderr kept per cell; past it the head and tail (0: all)" },
+  { "isolation", CX_OPTION_STRING, "none",
+    "none: cells run as the host's user with its files, network and processes in reach; "
+    "sandbox: namespaces, a read-only filesystem view, no network, seccomp, no capabilities, "
+    "cgroup limits per cell (refuses to start if any of it cannot be applied)" },
+  { "network", CX_OPTION_STRING, "none",
+    "with isolation = sandbox: none (no network at all) or loopback (a private loopback)" },
+  { "read-only-paths", CX_OPTION_STRING, NULL,
+    "with isolation = sandbox: more paths cells may read (absolute, separated by ':')" },
+  { "writable-paths", CX_OPTION_STRING, NULL,
+    "with isolation = sandbox: paths cells may write besides their cwd and /tmp (':')" },
+  { "hidden-paths", CX_OPTION_STRING, NULL,
+    "with isolation = sandbox: paths cells may not see (':'); /etc's secrets always are" },
   { NULL }
 };
 
@@ -67,10 +79,11 @@ struct subprocess_backend {
   double timeout;
   char *cwd;
   JsonObject *limits;        /* the "limits" of open requests */
+  char *sandbox;             /* isolation = sandbox: its JSON for the worker; else NULL */
   guint64 output_limit;
 
   GMutex lock;               /* the fields below */
-  cx_worker_process *server; /* fork server mode: the shared server */
+  cx__sp_worker_process *server; /* fork server mode: the shared server */
   GPtrArray *running;        /* gint * pid slots of stateless cells running */
 };
 
@@ -110,13 +123,85 @@ worker_path_from(const cx_options *options)
   return path != NULL ? path : WORKER_PROGRAM;
 }
 
+/* isolation = sandbox: the description the worker applies (worker/sandbox.c),
+ * as JSON; NULL with *ERROR unset for isolation = none. */
+static char *
+sandbox_from(const cx_options *options, GError **error)
+{
+  const char *isolation = cx_options_get_string(options, "isolation", "none");
+  const char *network = cx_options_get_string(options, "network", "none");
+  if (!g_str_equal(isolation, "none") && !g_str_equal(isolation, "sandbox")) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "subprocess: isolation must be \"none\" or \"sandbox\", not \"%s\"", isolation);
+    return NULL;
+  }
+  if (!g_str_equal(network, "none") && !g_str_equal(network, "loopback")) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "subprocess: network must be \"none\" or \"loopback\", not \"%s\"", network);
+    return NULL;
+  }
+  static const char *const sandbox_only[] = { "network", "read-only-paths", "writable-paths",
+                                              "hidden-paths" };
+  if (g_str_equal(isolation, "none")) {
+    for (guint i = 0; i < G_N_ELEMENTS(sandbox_only); i++) {
+      const char *value = cx_options_get_string(options, sandbox_only[i], "");
+      if (*value != '\0' && !g_str_equal(value, "none")) {
+        g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                    "subprocess: %s applies with isolation = sandbox only", sandbox_only[i]);
+        return NULL;
+      }
+    }
+    return NULL;
+  }
+  if (cx_options_get_bool(options, "inherit-env", FALSE)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "subprocess: isolation = sandbox does not pass the host's whole environment "
+                "(inherit-env); name the variables cells need in `env`");
+    return NULL;
+  }
+  g_autoptr(JsonObject) sandbox = json_object_new();
+  json_object_set_string_member(sandbox, "network", network);
+  static const struct { const char *option, *key; } lists[] = {
+    { "read-only-paths", "read_only" }, { "writable-paths", "writable" },
+    { "hidden-paths", "hidden" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+    g_auto(GStrv) paths = g_strsplit(cx_options_get_string(options, lists[i].option, ""), ":", -1);
+    JsonArray *array = json_array_new();
+    for (char **path = paths; *path != NULL; path++) {
+      g_strstrip(*path);
+      if (**path == '\0')
+        continue;
+      if (!g_path_is_absolute(*path)) {
+        json_array_unref(array);
+        g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                    "subprocess: %s: \"%s\" is not an absolute path", lists[i].option, *path);
+        return NULL;
+      }
+      json_array_add_string_element(array, *path);
+    }
+    json_object_set_array_member(sandbox, lists[i].key, array);
+  }
+  const char *cwd = cx_options_get_string(options, "cwd", NULL);
+  g_autofree char *host_cwd = cwd == NULL ? g_get_current_dir() : NULL;
+  json_object_set_string_member(sandbox, "cwd", cwd != NULL ? cwd : host_cwd);
+  if (cx_options_has(options, "memory-limit"))
+    json_object_set_int_member(sandbox, "memory",
+                               (gint64)cx_options_get_size(options, "memory-limit", 0));
+  if (cx_options_has(options, "max-processes"))
+    json_object_set_int_member(sandbox, "processes",
+                               cx_options_get_int(options, "max-processes", 0));
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), sandbox);
+  return cx_json_to_string(node, FALSE);
+}
+
 /* ---- The fork server ----------------------------------------------------------- */
 
-static cx_worker_process *
+static cx__sp_worker_process *
 start_worker(subprocess_backend *backend, GError **error)
 {
-  return cx_worker_process_start(backend->worker_path, backend->isolated, backend->preload,
-                                 backend->environment, error);
+  return cx__sp_worker_process_start(backend->worker_path, backend->isolated, backend->preload,
+                                     backend->sandbox, backend->environment, error);
 }
 
 /* Open a channel to a process the server forks for REQUEST (consumed):
@@ -124,13 +209,13 @@ start_worker(subprocess_backend *backend, GError **error)
  * server once.  With backend->lock held (SERVER is backend->server) or
  * on a server of one's own. */
 static int
-open_channel(subprocess_backend *backend, cx_worker_process **server, JsonObject *request,
+open_channel(subprocess_backend *backend, cx__sp_worker_process **server, JsonObject *request,
              GError **error)
 {
   g_autoptr(JsonObject) owned = request;
   for (int attempt = 0;; attempt++) {
-    if (*server == NULL || !cx_worker_process_alive(*server)) {
-      g_clear_pointer(server, cx_worker_process_stop);
+    if (*server == NULL || !cx__sp_worker_process_alive(*server)) {
+      g_clear_pointer(server, cx__sp_worker_process_stop);
       *server = start_worker(backend, error);
       if (*server == NULL)
         return -1;
@@ -143,14 +228,14 @@ open_channel(subprocess_backend *backend, cx_worker_process **server, JsonObject
       return -1;
     }
     g_autoptr(GError) send_error = NULL;
-    gboolean sent = cx_protocol_send_object((*server)->control, CX_MSG_RUN,
-                                            json_object_ref(owned), sockets[1], &send_error);
+    gboolean sent = cx__wire_send_object((*server)->control, CX__WIRE_MSG_RUN,
+                                         json_object_ref(owned), sockets[1], &send_error);
     close(sockets[1]);
     if (sent)
       return sockets[0];
     close(sockets[0]);
     /* The server died since we last looked: start another, once. */
-    g_clear_pointer(server, cx_worker_process_stop);
+    g_clear_pointer(server, cx__sp_worker_process_stop);
     if (attempt > 0) {
       g_propagate_error(error, g_steal_pointer(&send_error));
       return -1;
@@ -198,13 +283,12 @@ static gboolean
 request_fits(JsonObject *request, GError **error)
 {
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), request);
-  g_autofree char *text = cx_json_to_string(node, FALSE);
-  gsize len = strlen(text);
-  if (len <= CX_FRAME_MAX_PAYLOAD)
+  gsize len = cx__wire_json_size(node);
+  if (len <= CX__WIRE_MAX_PAYLOAD)
     return TRUE;
   g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
               "subprocess: the cell's code is too large to send to the worker (%" G_GSIZE_FORMAT
-              " bytes as a message, %u MiB at most)", len, CX_FRAME_MAX_PAYLOAD / (1024 * 1024));
+              " bytes as a message, %u MiB at most)", len, CX__WIRE_MAX_PAYLOAD / (1024 * 1024));
   return FALSE;
 }
 
@@ -218,14 +302,16 @@ open_request(subprocess_backend *backend, const char *kind)
   return request;
 }
 
-static cx_call_params
+static cx__sp_call_params
 call_params(subprocess_backend *backend, const cx_run_options *run, gboolean one_shot)
 {
   double timeout = cx_run_options_get_timeout(run);
-  return (cx_call_params){
+  return (cx__sp_call_params){
     .timeout = timeout > 0 ? timeout : backend->timeout,
     .output_limit = backend->output_limit,
     .one_shot = one_shot,
+    .run = run,
+    .cell_number = 1,
   };
 }
 
@@ -235,12 +321,13 @@ static void
 subprocess_destroy(cx_backend_instance *instance)
 {
   subprocess_backend *backend = instance;
-  g_clear_pointer(&backend->server, cx_worker_process_stop);
+  g_clear_pointer(&backend->server, cx__sp_worker_process_stop);
   g_free(backend->worker_path);
   g_free(backend->preload);
   g_strfreev(backend->environment);
   g_free(backend->cwd);
   g_clear_pointer(&backend->limits, json_object_unref);
+  g_free(backend->sandbox);
   g_ptr_array_unref(backend->running);
   g_mutex_clear(&backend->lock);
   g_free(backend);
@@ -280,6 +367,12 @@ subprocess_create(const cx_options *options, GError **error)
   g_autoptr(JsonObject) limits = limits_from(options, error);
   if (limits == NULL)
     return NULL;
+  g_autoptr(GError) sandbox_error = NULL;
+  g_autofree char *sandbox = sandbox_from(options, &sandbox_error);
+  if (sandbox_error != NULL) {
+    g_propagate_error(error, g_steal_pointer(&sandbox_error));
+    return NULL;
+  }
   const char *worker_path = worker_path_from(options);
   if (!g_file_test(worker_path, G_FILE_TEST_IS_EXECUTABLE)) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
@@ -297,11 +390,13 @@ subprocess_create(const cx_options *options, GError **error)
   backend->preload = g_strdup(cx_options_get_string(options, "preload", ""));
   backend->spawn_mode = g_str_equal(mode, "spawn");
   g_auto(GStrv) env = cx_options_get_env(options, "env");
-  backend->environment = cx_worker_environment(cx_options_get_bool(options, "inherit-env", FALSE),
-                                               (const char *const *)env);
+  backend->environment =
+    cx__sp_worker_environment(cx_options_get_bool(options, "inherit-env", FALSE),
+                              (const char *const *)env);
   backend->timeout = cx_options_get_double(options, "timeout", 0);
   backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
   backend->limits = g_steal_pointer(&limits);
+  backend->sandbox = g_steal_pointer(&sandbox);
   backend->output_limit = cx_options_get_size(options, "output-limit", 0);
 
   /* Start the server now: a worker that cannot start fails here, and the
@@ -319,7 +414,7 @@ subprocess_create(const cx_options *options, GError **error)
 /* The server a stateless cell was sent to, while it waits to start. */
 typedef struct {
   subprocess_backend *backend;
-  cx_worker_process *own_server; /* spawn mode */
+  cx__sp_worker_process *own_server; /* spawn mode */
   pid_t pid;                     /* fork server mode: the shared server then */
 } server_watch;
 
@@ -328,29 +423,29 @@ server_alive(gpointer data)
 {
   server_watch *watch = data;
   if (watch->own_server != NULL)
-    return cx_worker_process_alive(watch->own_server);
+    return cx__sp_worker_process_alive(watch->own_server);
   subprocess_backend *backend = watch->backend;
   g_mutex_lock(&backend->lock);
   /* Replaced since: the one we used is gone. */
   gboolean alive = backend->server != NULL && backend->server->pid == watch->pid &&
-                   cx_worker_process_alive(backend->server);
+                   cx__sp_worker_process_alive(backend->server);
   g_mutex_unlock(&backend->lock);
   return alive;
 }
 
 static cx_result *
 run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_options *run,
-                   cx_call_outcome *outcome, GError **error)
+                   cx__sp_call_outcome *outcome, GError **error)
 {
   JsonObject *request = open_request(backend, "cell");
   json_object_set_object_member(request, "cell", cell_request(backend, code, run));
-  if (strlen(code) > CX_FRAME_MAX_PAYLOAD / 8 && !request_fits(request, error)) {
+  if (strlen(code) > CX__WIRE_MAX_PAYLOAD / 8 && !request_fits(request, error)) {
     json_object_unref(request);
-    *outcome = CX_CALL_DONE;
+    *outcome = CX__SP_CALL_DONE;
     return NULL;
   }
 
-  cx_worker_process *own_server = NULL;
+  cx__sp_worker_process *own_server = NULL;
   server_watch watch = { backend, NULL, 0 };
   int channel;
   if (backend->spawn_mode) {
@@ -363,8 +458,8 @@ run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_o
     g_mutex_unlock(&backend->lock);
   }
   if (channel < 0) {
-    cx_worker_process_stop(own_server);
-    *outcome = CX_CALL_PROCESS_GONE;
+    cx__sp_worker_process_stop(own_server);
+    *outcome = CX__SP_CALL_PROCESS_GONE;
     return NULL;
   }
 
@@ -373,17 +468,17 @@ run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_o
   g_ptr_array_add(backend->running, &pid);
   g_mutex_unlock(&backend->lock);
 
-  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(channel);
-  cx_call_params params = call_params(backend, run, TRUE);
+  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(channel);
+  cx__sp_call_params params = call_params(backend, run, TRUE);
   params.server_alive = server_alive;
   params.server_data = &watch;
-  cx_result *result = cx_cell_call_run(channel, reader, &pid, &params, outcome, error);
+  cx_result *result = cx__sp_cell_call_run(channel, reader, &pid, &params, outcome, error);
 
   g_mutex_lock(&backend->lock);
   g_ptr_array_remove_fast(backend->running, &pid);
   g_mutex_unlock(&backend->lock);
   close(channel);
-  cx_worker_process_stop(own_server);
+  cx__sp_worker_process_stop(own_server);
   return result;
 }
 
@@ -392,12 +487,12 @@ subprocess_run_cell(cx_backend_instance *instance, const char *code, const cx_ru
                     GError **error)
 {
   subprocess_backend *backend = instance;
-  cx_call_outcome outcome;
+  cx__sp_call_outcome outcome;
   g_autoptr(GError) first_error = NULL;
   cx_result *result = run_stateless_once(backend, code, run, &outcome, &first_error);
   /* The server died with the request: the cell never ran, so run it on a
    * new server. */
-  if (result == NULL && outcome == CX_CALL_NEVER_STARTED)
+  if (result == NULL && outcome == CX__SP_CALL_NEVER_STARTED)
     return run_stateless_once(backend, code, run, &outcome, error);
   if (result == NULL)
     g_propagate_error(error, g_steal_pointer(&first_error));
@@ -415,13 +510,13 @@ session_disconnect(subprocess_session *session)
   if (session->channel >= 0)
     close(session->channel);
   session->channel = -1;
-  g_clear_pointer(&session->reader, cx_frame_reader_free);
-  g_clear_pointer(&session->own_server, cx_worker_process_stop);
+  g_clear_pointer(&session->reader, cx__wire_reader_free);
+  g_clear_pointer(&session->own_server, cx__sp_worker_process_stop);
   g_atomic_int_set(&session->pid, 0);
 }
 
 /* Read the first frame of a session's channel by DEADLINE, as
- * cx_frame_read_within() does, and give up early (*SERVER_LOST) if the
+ * cx__wire_read_within() does, and give up early (*SERVER_LOST) if the
  * server that should start the process is gone. */
 static gboolean
 read_first_frame(subprocess_session *session, server_watch *watch, gint64 deadline,
@@ -430,9 +525,9 @@ read_first_frame(subprocess_session *session, server_watch *watch, gint64 deadli
 {
   *server_lost = FALSE;
   for (;;) {
-    gint64 slice = MIN(deadline, g_get_monotonic_time() + CX_SERVER_CHECK_US);
+    gint64 slice = MIN(deadline, g_get_monotonic_time() + CX__SP_SERVER_CHECK_US);
     g_autoptr(GError) read_error = NULL;
-    if (cx_frame_read_within(session->reader, slice, type, payload, len, timed_out, &read_error))
+    if (cx__wire_read_within(session->reader, slice, type, payload, len, timed_out, &read_error))
       return TRUE;
     if (!*timed_out || g_get_monotonic_time() >= deadline) {
       if (read_error != NULL) /* none at a clean EOF */
@@ -484,7 +579,7 @@ session_connect_once(subprocess_session *session, gboolean *server_lost, GError 
   }
   if (session->channel < 0)
     return FALSE;
-  session->reader = cx_frame_reader_new(session->channel);
+  session->reader = cx__wire_reader_new(session->channel);
   guint8 type;
   const guint8 *payload;
   gsize len;
@@ -493,13 +588,13 @@ session_connect_once(subprocess_session *session, gboolean *server_lost, GError 
   gint64 deadline = g_get_monotonic_time() + SESSION_START_TIMEOUT_S * G_USEC_PER_SEC;
   if (read_first_frame(session, &watch, deadline, &type, &payload, &len, &timed_out,
                        server_lost, error)) {
-    started = cx_protocol_parse_object(payload, len, "STARTED", error);
-    if (started != NULL && type == CX_MSG_ERROR) {
+    started = cx__wire_parse_object(payload, len, "STARTED", error);
+    if (started != NULL && type == CX__WIRE_MSG_ERROR) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                   "the subprocess worker could not start a session process: %s",
-                  cx_protocol_get_string(json_node_get_object(started), "message", "?"));
+                  cx__wire_error_message(json_node_get_object(started)));
       g_clear_pointer(&started, json_node_unref);
-    } else if (started != NULL && type != CX_MSG_STARTED) {
+    } else if (started != NULL && type != CX__WIRE_MSG_STARTED) {
       g_clear_pointer(&started, json_node_unref);
     }
   } else if (timed_out) {
@@ -520,6 +615,7 @@ session_connect_once(subprocess_session *session, gboolean *server_lost, GError 
   g_atomic_int_set(&session->pid, (gint)pid);
   session->dead = FALSE;
   session->generation++;
+  session->cells_run = 0;
   return TRUE;
 }
 
@@ -548,7 +644,7 @@ session_ended_while_idle(subprocess_session *session)
 }
 
 gboolean
-cx_subprocess_session_revive(subprocess_session *session, gboolean *restarted, GError **error)
+cx__sp_session_revive(subprocess_session *session, gboolean *restarted, GError **error)
 {
   *restarted = FALSE;
   if (!session->dead && session->channel >= 0 && !session_ended_while_idle(session))
@@ -578,27 +674,28 @@ subprocess_session_run_cell(cx_session_instance *instance, const char *code,
   subprocess_backend *backend = session->backend;
   g_rec_mutex_lock(&session->lock);
   gboolean restarted;
-  if (!cx_subprocess_session_revive(session, &restarted, error)) {
+  if (!cx__sp_session_revive(session, &restarted, error)) {
     g_rec_mutex_unlock(&session->lock);
     return NULL;
   }
 
   cx_result *result = NULL;
-  cx_call_outcome outcome = CX_CALL_PROCESS_GONE;
+  cx__sp_call_outcome outcome = CX__SP_CALL_PROCESS_GONE;
   JsonObject *cell = cell_request(backend, code, run);
-  if (strlen(code) > CX_FRAME_MAX_PAYLOAD / 8 && !request_fits(cell, error)) {
+  if (strlen(code) > CX__WIRE_MAX_PAYLOAD / 8 && !request_fits(cell, error)) {
     json_object_unref(cell);
     g_rec_mutex_unlock(&session->lock);
     return NULL;
   }
-  if (cx_protocol_send_object(session->channel, CX_MSG_RUN, cell, -1, error)) {
-    cx_call_params params = call_params(backend, run, FALSE);
+  if (cx__wire_send_object(session->channel, CX__WIRE_MSG_RUN, cell, -1, error)) {
+    cx__sp_call_params params = call_params(backend, run, FALSE);
+    params.cell_number = ++session->cells_run;
     g_atomic_int_set(&session->busy, TRUE);
-    result = cx_cell_call_run(session->channel, session->reader, &session->pid, &params, &outcome,
-                              error);
+    result = cx__sp_cell_call_run(session->channel, session->reader, &session->pid, &params,
+                                  &outcome, error);
     g_atomic_int_set(&session->busy, FALSE);
   }
-  if (outcome != CX_CALL_DONE)
+  if (outcome != CX__SP_CALL_DONE)
     session->dead = TRUE;
   if (result != NULL && restarted)
     cx_result_set_extra(result, "session_restarted", json_node_init_boolean(json_node_alloc(), TRUE));
@@ -634,7 +731,12 @@ subprocess_interrupt(cx_backend_instance *instance, cx_session_instance *session
   }
   g_mutex_lock(&backend->lock);
   for (guint i = 0; i < backend->running->len; i++) {
-    gint pid = g_atomic_int_get((gint *)g_ptr_array_index(backend->running, i));
+    gint *slot = g_ptr_array_index(backend->running, i);
+    /* Not started yet: the cell's process gets SIGINT the moment it says
+     * it has (cx__sp_cell_call_run), or the request would be lost. */
+    if (g_atomic_int_compare_and_exchange(slot, 0, CX__SP_INTERRUPT_PENDING))
+      continue;
+    gint pid = g_atomic_int_get(slot);
     if (pid > 0)
       kill(pid, SIGINT);
   }
@@ -654,14 +756,20 @@ subprocess_query(cx_backend_instance *instance, const char *what, GError **error
   JsonObject *info = json_object_new();
   json_object_set_string_member(info, "mode", backend->spawn_mode ? "spawn" : "forkserver");
   json_object_set_string_member(info, "worker", backend->worker_path);
-  json_object_set_int_member(info, "protocol", CX_WORKER_PROTOCOL_VERSION);
+  json_object_set_int_member(info, "protocol", CX__WIRE_PROTOCOL_VERSION);
+  json_object_set_string_member(info, "isolation", backend->sandbox != NULL ? "sandbox" : "none");
   g_mutex_lock(&backend->lock);
-  if (backend->server != NULL && cx_worker_process_alive(backend->server)) {
+  json_object_set_int_member(info, "running_cells", backend->running->len);
+  if (backend->server != NULL && cx__sp_worker_process_alive(backend->server)) {
     json_object_set_int_member(info, "server_pid", backend->server->pid);
     JsonObject *hello = json_node_get_object(backend->server->hello);
     JsonNode *python = json_object_get_member(hello, "python");
     if (python != NULL)
       json_object_set_member(info, "python", json_node_copy(python));
+    /* The measures the worker applied, as it reported them. */
+    JsonNode *measures = json_object_get_member(hello, "sandbox");
+    if (measures != NULL)
+      json_object_set_member(info, "sandbox", json_node_copy(measures));
   }
   g_mutex_unlock(&backend->lock);
   JsonNode *node = json_node_new(JSON_NODE_OBJECT);
@@ -681,7 +789,10 @@ static const cx_backend_vtable subprocess_backend_vtable = {
   .query = subprocess_query,
 };
 
-CX_PLUGIN_DEFINE("subprocess", PACKAGE_VERSION,
-                 "cells in worker processes: timeouts, resource limits, crash isolation",
-                 subprocess_options, &subprocess_backend_vtable, &cx_subprocess_executor_vtable,
-                 NULL)
+/* Every cell already runs in a worker process: use_subprocess is served. */
+CX_PLUGIN_DESCRIBE(.name = "subprocess", .version = PACKAGE_VERSION,
+                   .description = "cells in worker processes: timeouts, resource limits, "
+                                  "crash isolation",
+                   .options = subprocess_options, .backend = &subprocess_backend_vtable,
+                   .executor = &cx__sp_executor_vtable,
+                   .flags = CX_PLUGIN_HANDLES_USE_SUBPROCESS)

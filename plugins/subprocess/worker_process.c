@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/worker_process.h"
 
 extern char **environ;
@@ -48,7 +48,7 @@ allowed_variable(const char *assignment)
 }
 
 char **
-cx_worker_environment(gboolean inherit, const char *const *configured)
+cx__sp_worker_environment(gboolean inherit, const char *const *configured)
 {
   /* Index by name: the configured list may be long, and g_environ_setenv
    * copies the whole array on every call. */
@@ -79,8 +79,8 @@ cx_worker_environment(gboolean inherit, const char *const *configured)
 }
 
 static pid_t
-spawn(const char *path, gboolean isolated, const char *preload, char **environment, int remote,
-      GError **error)
+spawn(const char *path, gboolean isolated, const char *preload, const char *sandbox,
+      char **environment, int remote, GError **error)
 {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -106,6 +106,10 @@ spawn(const char *path, gboolean isolated, const char *preload, char **environme
   if (preload != NULL && *preload != '\0') {
     g_ptr_array_add(argv, "--preload");
     g_ptr_array_add(argv, (char *)preload);
+  }
+  if (sandbox != NULL) {
+    g_ptr_array_add(argv, "--sandbox");
+    g_ptr_array_add(argv, (char *)sandbox);
   }
   g_ptr_array_add(argv, NULL);
   pid_t pid = -1;
@@ -134,14 +138,14 @@ reap(pid_t pid)
 static JsonNode *
 read_hello(int control, const char *path, GError **error)
 {
-  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(control);
+  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(control);
   gint64 deadline = g_get_monotonic_time() + HELLO_TIMEOUT_MS * 1000;
   guint8 type;
   const guint8 *payload;
   gsize len;
   gboolean timed_out;
   g_autoptr(GError) read_error = NULL;
-  if (!cx_frame_read_within(reader, deadline, &type, &payload, &len, &timed_out, &read_error)) {
+  if (!cx__wire_read_within(reader, deadline, &type, &payload, &len, &timed_out, &read_error)) {
     if (timed_out)
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                   "the subprocess worker %s did not start within %d s", path,
@@ -154,29 +158,29 @@ read_hello(int control, const char *path, GError **error)
                   "on standard error", path);
     return NULL;
   }
-  g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "HELLO", error);
+  g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "HELLO", error);
   if (node == NULL)
     return NULL;
   JsonObject *object = json_node_get_object(node);
-  if (type == CX_MSG_ERROR) {
+  if (type == CX__WIRE_MSG_ERROR) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker %s failed: %s",
-                path, cx_protocol_get_string(object, "message", "?"));
+                path, cx__wire_error_message(object));
     return NULL;
   }
   gint64 version = json_object_get_int_member_with_default(object, "protocol", 0);
-  if (type != CX_MSG_HELLO || version != CX_WORKER_PROTOCOL_VERSION) {
+  if (type != CX__WIRE_MSG_HELLO || version != CX__WIRE_PROTOCOL_VERSION) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "the subprocess worker %s speaks protocol %" G_GINT64_FORMAT
                 ", not %d; install the worker of this cellexec version",
-                path, version, CX_WORKER_PROTOCOL_VERSION);
+                path, version, CX__WIRE_PROTOCOL_VERSION);
     return NULL;
   }
   return g_steal_pointer(&node);
 }
 
-cx_worker_process *
-cx_worker_process_start(const char *path, gboolean isolated, const char *preload,
-                        char **environment, GError **error)
+cx__sp_worker_process *
+cx__sp_worker_process_start(const char *path, gboolean isolated, const char *preload,
+                            const char *sandbox, char **environment, GError **error)
 {
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) < 0) {
@@ -185,7 +189,7 @@ cx_worker_process_start(const char *path, gboolean isolated, const char *preload
                 g_strerror(saved));
     return NULL;
   }
-  pid_t pid = spawn(path, isolated, preload, environment, sockets[1], error);
+  pid_t pid = spawn(path, isolated, preload, sandbox, environment, sockets[1], error);
   close(sockets[1]);
   if (pid < 0) {
     close(sockets[0]);
@@ -198,7 +202,7 @@ cx_worker_process_start(const char *path, gboolean isolated, const char *preload
     reap(pid);
     return NULL;
   }
-  cx_worker_process *worker = g_new0(cx_worker_process, 1);
+  cx__sp_worker_process *worker = g_new0(cx__sp_worker_process, 1);
   worker->pid = pid;
   worker->control = sockets[0];
   worker->hello = hello;
@@ -219,7 +223,7 @@ process_stopped(pid_t pid)
 }
 
 gboolean
-cx_worker_process_alive(cx_worker_process *worker)
+cx__sp_worker_process_alive(cx__sp_worker_process *worker)
 {
   if (worker->pid <= 0)
     return FALSE;
@@ -242,7 +246,7 @@ cx_worker_process_alive(cx_worker_process *worker)
 }
 
 void
-cx_worker_process_stop(cx_worker_process *worker)
+cx__sp_worker_process_stop(cx__sp_worker_process *worker)
 {
   if (worker == NULL)
     return;

@@ -1,7 +1,7 @@
 /* plugins/subprocess/worker_process.h: starting and stopping a worker
  * (cellexec-worker) from the host. */
-#ifndef CX_SUBPROCESS_WORKER_PROCESS_H
-#define CX_SUBPROCESS_WORKER_PROCESS_H
+#ifndef CX__SP_WORKER_PROCESS_H
+#define CX__SP_WORKER_PROCESS_H
 
 #include <sys/types.h>
 
@@ -13,28 +13,29 @@ typedef struct {
   pid_t pid;
   int control;        /* the host's end of the control channel */
   JsonNode *hello;    /* the worker's HELLO payload */
-} cx_worker_process;
+} cx__sp_worker_process;
 
 /* The environment a worker starts with: from the host's environment only
  * PATH, HOME, LANG, LC_*, TZ and TMPDIR (everything with INHERIT), then
  * CONFIGURED (KEY=VALUE, may be NULL) on top.  Free with g_strfreev. */
-char **cx_worker_environment(gboolean inherit, const char *const *configured);
+char **cx__sp_worker_environment(gboolean inherit, const char *const *configured);
 
 /* Start PATH with ENVIRONMENT and wait for its HELLO.  ISOLATED is the
  * `python3 -I -S` mode; PRELOAD (may be NULL) the modules it imports before
- * forking, comma-separated. */
-cx_worker_process *cx_worker_process_start(const char *path, gboolean isolated,
-                                           const char *preload, char **environment,
-                                           GError **error);
+ * forking, comma-separated; SANDBOX (may be NULL) the JSON description of
+ * `isolation = sandbox` (worker/sandbox.c). */
+cx__sp_worker_process *cx__sp_worker_process_start(const char *path, gboolean isolated,
+                                                   const char *preload, const char *sandbox,
+                                                   char **environment, GError **error);
 
 /* TRUE while the process runs (it is reaped once it ended).  A stopped
  * process (SIGSTOP, ptrace) is killed and reaped, and is not alive. */
-gboolean cx_worker_process_alive(cx_worker_process *worker);
+gboolean cx__sp_worker_process_alive(cx__sp_worker_process *worker);
 
 /* Close the control channel (the worker then kills its processes and
  * exits), wait a little, kill it if needed, reap it and free WORKER. */
-void cx_worker_process_stop(cx_worker_process *worker);
+void cx__sp_worker_process_stop(cx__sp_worker_process *worker);
 
 G_END_DECLS
 
-#endif /* CX_SUBPROCESS_WORKER_PROCESS_H */
+#endif /* CX__SP_WORKER_PROCESS_H */

@@ -10,32 +10,32 @@
  */
 #include "config.h"
 
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/worker/worker.h"
 #include "pyembed/executor.h"
 
-struct cx_worker_executor {
+struct cx__worker_executor {
   int channel;
   GMutex *write_lock;             /* the channel's: the streamer sends too */
-  cx_frame_reader *reader;        /* the session loop's */
-  cx_worker_frame_handler other_frames;
+  cx__wire_reader *reader;        /* the session loop's */
+  cx__worker_frame_handler other_frames;
   gpointer other_frames_data;
-  cx_pyembed_executor *python;    /* the reference table; made on first use */
-  GHashTable *envs;               /* id -> cx_pyembed_env */
+  cx__py_executor *python;    /* the reference table; made on first use */
+  GHashTable *envs;               /* id -> cx__py_env */
   guint last_env_id;
 };
 
 /* What a host function bound in Python calls back with. */
 typedef struct {
-  cx_worker_executor *executor;
+  cx__worker_executor *executor;
   guint function;                 /* the host's id of the function */
 } host_function_ref;
 
-cx_worker_executor *
-cx_worker_executor_new(int channel, GMutex *write_lock, cx_frame_reader *reader,
-                       cx_worker_frame_handler other_frames, gpointer other_frames_data)
+cx__worker_executor *
+cx__worker_executor_new(int channel, GMutex *write_lock, cx__wire_reader *reader,
+                        cx__worker_frame_handler other_frames, gpointer other_frames_data)
 {
-  cx_worker_executor *executor = g_new0(cx_worker_executor, 1);
+  cx__worker_executor *executor = g_new0(cx__worker_executor, 1);
   executor->channel = channel;
   executor->write_lock = write_lock;
   executor->reader = reader;
@@ -46,10 +46,10 @@ cx_worker_executor_new(int channel, GMutex *write_lock, cx_frame_reader *reader,
 }
 
 static gboolean
-send_locked(cx_worker_executor *executor, guint8 type, JsonObject *object)
+send_locked(cx__worker_executor *executor, guint8 type, JsonObject *object)
 {
   g_mutex_lock(executor->write_lock);
-  gboolean sent = cx_protocol_send_object(executor->channel, type, object, -1, NULL);
+  gboolean sent = cx__wire_send_object(executor->channel, type, object, -1, NULL);
   g_mutex_unlock(executor->write_lock);
   return sent;
 }
@@ -62,11 +62,11 @@ static JsonNode *
 call_host(JsonObject *arguments, gpointer user_data, GError **error)
 {
   host_function_ref *ref = user_data;
-  cx_worker_executor *executor = ref->executor;
+  cx__worker_executor *executor = ref->executor;
   JsonObject *call = json_object_new();
   json_object_set_int_member(call, "function", ref->function);
   json_object_set_object_member(call, "arguments", json_object_ref(arguments));
-  if (!send_locked(executor, CX_MSG_HOST_CALL, call)) {
+  if (!send_locked(executor, CX__WIRE_MSG_HOST_CALL, call)) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the host closed the session");
     return NULL;
   }
@@ -75,22 +75,22 @@ call_host(JsonObject *arguments, gpointer user_data, GError **error)
     const guint8 *payload;
     gsize len;
     g_autoptr(GError) read_error = NULL;
-    if (!cx_frame_read_blocking(executor->reader, &type, &payload, &len, &read_error)) {
+    if (!cx__wire_read_blocking(executor->reader, &type, &payload, &len, &read_error)) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the host closed the session");
       return NULL;
     }
-    if (type == CX_MSG_EXECUTOR_REQUEST) {
-      cx_worker_executor_serve(executor, payload, len);
+    if (type == CX__WIRE_MSG_EXECUTOR_REQUEST) {
+      cx__worker_executor_serve(executor, payload, len);
       continue;
     }
-    if (type != CX_MSG_HOST_RETURN) {
+    if (type != CX__WIRE_MSG_HOST_RETURN) {
       if (executor->other_frames(type, payload, len, executor->other_frames_data))
         continue;
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                   "unexpected message while waiting for the host function");
       return NULL;
     }
-    g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "HOST_RETURN", error);
+    g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "HOST_RETURN", error);
     if (node == NULL)
       return NULL;
     JsonObject *reply = json_node_get_object(node);
@@ -108,11 +108,11 @@ call_host(JsonObject *arguments, gpointer user_data, GError **error)
 
 /* ---- Requests ------------------------------------------------------------------ */
 
-static cx_pyembed_env *
-find_env(cx_worker_executor *executor, JsonObject *request, GError **error)
+static cx__py_env *
+find_env(cx__worker_executor *executor, JsonObject *request, GError **error)
 {
   gint64 id = json_object_get_int_member_with_default(request, "env", 0);
-  cx_pyembed_env *env = id > 0 && id <= G_MAXUINT
+  cx__py_env *env = id > 0 && id <= G_MAXUINT
                           ? g_hash_table_lookup(executor->envs, GUINT_TO_POINTER((guint)id))
                           : NULL;
   if (env == NULL)
@@ -132,16 +132,16 @@ value_reply(JsonNode *value)
 /* Run the prelude: into the request's env, or a new one (kept only when
  * the code ran).  The reply names the env. */
 static JsonObject *
-run_prelude(cx_worker_executor *executor, JsonObject *request, const char *code, GError **error)
+run_prelude(cx__worker_executor *executor, JsonObject *request, const char *code, GError **error)
 {
   gboolean fresh = !json_object_has_member(request, "env");
-  cx_pyembed_env *env = fresh ? cx_pyembed_env_new(executor->python, error)
+  cx__py_env *env = fresh ? cx__py_env_new(executor->python, error)
                               : find_env(executor, request, error);
   if (env == NULL)
     return NULL;
-  if (!cx_pyembed_env_execute(env, code, NULL, 0, "<prelude>", error)) {
+  if (!cx__py_env_execute(env, code, NULL, 0, "<prelude>", error)) {
     if (fresh)
-      cx_pyembed_env_free(env);
+      cx__py_env_free(env);
     return NULL;
   }
   guint id = (guint)json_object_get_int_member_with_default(request, "env", 0);
@@ -155,11 +155,11 @@ run_prelude(cx_worker_executor *executor, JsonObject *request, const char *code,
 }
 
 static JsonObject *
-bind_function(cx_worker_executor *executor, cx_pyembed_env *env, JsonObject *request,
+bind_function(cx__worker_executor *executor, cx__py_env *env, JsonObject *request,
               GError **error)
 {
   const char *name = json_object_get_string_member_with_default(request, "name", NULL);
-  JsonArray *names = cx_protocol_get_array(request, "params");
+  JsonArray *names = cx__wire_get_array(request, "params");
   gint64 function = json_object_get_int_member_with_default(request, "function", 0);
   if (name == NULL || names == NULL || function <= 0 || function > G_MAXUINT) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed bind_function request");
@@ -177,31 +177,31 @@ bind_function(cx_worker_executor *executor, cx_pyembed_env *env, JsonObject *req
   ref->executor = executor;
   ref->function = (guint)function;
   /* pyembed frees REF with ENV (or at once if binding fails). */
-  if (!cx_pyembed_env_bind_function(env, name, params, cx_protocol_get_object(request, "defaults"),
-                                    call_host, ref, g_free, error))
+  if (!cx__py_env_bind_function(env, name, params, cx__wire_get_object(request, "defaults"),
+                                call_host, ref, g_free, error))
     return NULL;
   return json_object_new();
 }
 
 /* The successful reply to REQUEST, or NULL with ERROR. */
 static JsonObject *
-perform(cx_worker_executor *executor, JsonObject *request, GError **error)
+perform(cx__worker_executor *executor, JsonObject *request, GError **error)
 {
   const char *op = json_object_get_string_member_with_default(request, "op", "");
   const char *code = json_object_get_string_member_with_default(request, "code", NULL);
-  if (executor->python == NULL && (executor->python = cx_pyembed_executor_new(error)) == NULL)
+  if (executor->python == NULL && (executor->python = cx__py_executor_new(error)) == NULL)
     return NULL;
-  if (g_str_equal(op, CX_EXECUTOR_OP_PRELUDE) && code != NULL)
+  if (g_str_equal(op, CX__WIRE_OP_PRELUDE) && code != NULL)
     return run_prelude(executor, request, code, error);
 
-  cx_pyembed_env *env = find_env(executor, request, error);
+  cx__py_env *env = find_env(executor, request, error);
   if (env == NULL)
     return NULL;
-  JsonObject *locals = cx_protocol_get_object(request, "locals");
-  if (g_str_equal(op, CX_EXECUTOR_OP_BIND_FUNCTION))
+  JsonObject *locals = cx__wire_get_object(request, "locals");
+  if (g_str_equal(op, CX__WIRE_OP_BIND_FUNCTION))
     return bind_function(executor, env, request, error);
-  if (g_str_equal(op, CX_EXECUTOR_OP_SNAPSHOT)) {
-    JsonObject *snapshot = cx_pyembed_env_snapshot(env, error);
+  if (g_str_equal(op, CX__WIRE_OP_SNAPSHOT)) {
+    JsonObject *snapshot = cx__py_env_snapshot(env, error);
     if (snapshot == NULL)
       return NULL;
     JsonNode *value = json_node_init_object(json_node_alloc(), snapshot);
@@ -213,16 +213,16 @@ perform(cx_worker_executor *executor, JsonObject *request, GError **error)
     return NULL;
   }
   JsonNode *value;
-  if (g_str_equal(op, CX_EXECUTOR_OP_EVALUATE_INLINE))
-    value = cx_pyembed_env_evaluate_inline(env, code, locals, error);
-  else if (g_str_equal(op, CX_EXECUTOR_OP_EXECUTE_BLOCK))
-    value = cx_pyembed_env_execute_block(env, code, locals, error);
-  else if (g_str_equal(op, CX_EXECUTOR_OP_TYPE_EXPRESSION))
-    value = cx_pyembed_env_evaluate_type_expression(env, code, error);
-  else if (g_str_equal(op, CX_EXECUTOR_OP_SIDE_EFFECTS)) {
+  if (g_str_equal(op, CX__WIRE_OP_EVALUATE_INLINE))
+    value = cx__py_env_evaluate_inline(env, code, locals, error);
+  else if (g_str_equal(op, CX__WIRE_OP_EXECUTE_BLOCK))
+    value = cx__py_env_execute_block(env, code, locals, error);
+  else if (g_str_equal(op, CX__WIRE_OP_TYPE_EXPRESSION))
+    value = cx__py_env_evaluate_type_expression(env, code, error);
+  else if (g_str_equal(op, CX__WIRE_OP_SIDE_EFFECTS)) {
     int line_offset = (int)json_object_get_int_member_with_default(request, "line_offset", 0);
-    if (!cx_pyembed_env_execute(env, code, cx_protocol_get_object(request, "bindings"),
-                                line_offset, "<side_effects>", error))
+    if (!cx__py_env_execute(env, code, cx__wire_get_object(request, "bindings"),
+                            line_offset, "<side_effects>", error))
       return NULL;
     return json_object_new();
   } else {
@@ -235,27 +235,27 @@ perform(cx_worker_executor *executor, JsonObject *request, GError **error)
 }
 
 void
-cx_worker_executor_serve(cx_worker_executor *executor, const guint8 *payload, gsize len)
+cx__worker_executor_serve(cx__worker_executor *executor, const guint8 *payload, gsize len)
 {
   g_autoptr(GError) error = NULL;
   /* Parsed before anything else reads the channel: PAYLOAD lives until then. */
-  g_autoptr(JsonNode) node = cx_protocol_parse_object(payload, len, "EXECUTOR_REQUEST", &error);
+  g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "EXECUTOR_REQUEST", &error);
   JsonObject *request = node != NULL ? json_node_get_object(node) : NULL;
   if (request != NULL &&
       g_str_equal(json_object_get_string_member_with_default(request, "op", ""),
-                  CX_EXECUTOR_OP_FREE_ENV)) {
+                  CX__WIRE_OP_FREE_ENV)) {
     gint64 id = json_object_get_int_member_with_default(request, "env", 0);
-    cx_pyembed_env *env = id > 0 && id <= G_MAXUINT
+    cx__py_env *env = id > 0 && id <= G_MAXUINT
                             ? g_hash_table_lookup(executor->envs, GUINT_TO_POINTER((guint)id))
                             : NULL;
     if (env != NULL) {
       g_hash_table_remove(executor->envs, GUINT_TO_POINTER((guint)id));
-      cx_pyembed_env_free(env);
+      cx__py_env_free(env);
     }
     return; /* no reply */
   }
   JsonObject *reply = request != NULL ? perform(executor, request, &error) : NULL;
   if (reply == NULL)
-    reply = cx_protocol_error_object(error);
-  send_locked(executor, CX_MSG_EXECUTOR_REPLY, reply);
+    reply = cx__wire_error_object(error);
+  send_locked(executor, CX__WIRE_MSG_EXECUTOR_REPLY, reply);
 }

@@ -25,20 +25,30 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/worker/worker.h"
 #include "pyembed/pyembed-process.h"
 
 /* Spares forked ahead of need: a fork costs milliseconds (more on some
- * virtual machines), so cells should not wait for one.  Two, for two
- * callers at once. */
-#define SPARES 2
+ * virtual machines), so cells should not wait for one.  Four to start
+ * with: with two, a caller running cells back to back often got a spare
+ * still being forked or warmed up (refilled right after the previous
+ * request) and a stateless cell took 3.6-4.0 ms; with four, 2.0-2.3 ms
+ * (bench/README.md).  Each costs about 1.5 MB of private memory, so more
+ * are kept only when cells come fast enough to need them: a spare handed
+ * out within SPARE_YOUNG_US of its fork was likely still warming up, and
+ * the pool grows by one, up to SPARES_MAX (two callers: 425 cells/s with
+ * four, 734 with twelve). */
+#define SPARES 4
+#define SPARES_MAX 16
+#define SPARE_YOUNG_US (20 * 1000)
 
 /* pid -> the channel descriptor the server keeps to send EXITED, or -1
  * for a spare not handed a cell yet. */
@@ -47,16 +57,14 @@ static GHashTable *children;
 typedef struct {
   pid_t pid;
   int socket;
+  gint64 forked_at;
 } spare;
 static GQueue spares = G_QUEUE_INIT;
-
-static void
-send_error_on(int channel, const char *message)
-{
-  JsonObject *error = json_object_new();
-  json_object_set_string_member(error, "message", message);
-  cx_protocol_send_object(channel, CX_MSG_ERROR, error, -1, NULL);
-}
+/* SPARES, growing with the load; or $CELLEXEC_WORKER_SPARES (1 to 16, set
+ * through the `env` option), fixed, for measuring what the number changes
+ * (bench/README.md). */
+static guint spares_wanted = SPARES;
+static gboolean spares_fixed;
 
 static gboolean
 fork_spare(GError **error)
@@ -68,10 +76,12 @@ fork_spare(GError **error)
                 g_strerror(saved));
     return FALSE;
   }
-  pid_t server = getpid();
-  pid_t pid = cx_pyembed_fork();
+  /* In the sandbox the server is outside the children's PID namespace:
+   * they see their parent as pid 0. */
+  pid_t server = cx__worker_sandboxed ? 0 : getpid();
+  pid_t pid = cx__py_fork();
   if (pid == 0)
-    cx_worker_spare_main(sockets[1], server);
+    cx__worker_spare_main(sockets[1], server);
   int saved = errno;
   close(sockets[1]);
   if (pid < 0) {
@@ -80,8 +90,22 @@ fork_spare(GError **error)
                 "the worker cannot fork a process for the cell: %s", g_strerror(saved));
     return FALSE;
   }
+  if (cx__worker_sandboxed) {
+    /* Its cgroup before it gets a cell; and its pid as the host sees it,
+     * which it cannot learn inside its namespace. */
+    JsonObject *pid_message = json_object_new();
+    json_object_set_int_member(pid_message, "pid", pid);
+    if (!cx__worker_sandbox_adopt(pid, error) ||
+        !cx__wire_send_object(sockets[0], CX__WIRE_MSG_STARTED, pid_message, -1, error)) {
+      kill(pid, SIGKILL);
+      close(sockets[0]);
+      /* Reaped (and its cgroup released) by reap_children(). */
+      g_hash_table_insert(children, GINT_TO_POINTER(pid), GINT_TO_POINTER(-2));
+      return FALSE;
+    }
+  }
   spare *s = g_new(spare, 1);
-  *s = (spare){ pid, sockets[0] };
+  *s = (spare){ pid, sockets[0], g_get_monotonic_time() };
   g_queue_push_tail(&spares, s);
   g_hash_table_insert(children, GINT_TO_POINTER(pid), GINT_TO_POINTER(-1));
   return TRUE;
@@ -90,7 +114,7 @@ fork_spare(GError **error)
 static void
 refill_spares(void)
 {
-  while (g_queue_get_length(&spares) < SPARES && fork_spare(NULL))
+  while (g_queue_get_length(&spares) < spares_wanted && fork_spare(NULL))
     ;
 }
 
@@ -103,8 +127,11 @@ open_channel(int channel, const guint8 *payload, gsize len)
     if (g_queue_is_empty(&spares) && !fork_spare(&error))
       break;
     g_autofree spare *s = g_queue_pop_head(&spares);
+    if (!spares_fixed && spares_wanted < SPARES_MAX &&
+        g_get_monotonic_time() - s->forked_at < SPARE_YOUNG_US)
+      spares_wanted++;
     struct iovec part = { (void *)payload, len };
-    gboolean sent = cx_frame_sendv(s->socket, CX_MSG_RUN, &part, 1, channel, NULL);
+    gboolean sent = cx__wire_sendv(s->socket, CX__WIRE_MSG_RUN, &part, 1, channel, NULL);
     close(s->socket);
     if (sent) {
       /* Its EXITED goes on the channel, through our copy. */
@@ -113,7 +140,9 @@ open_channel(int channel, const guint8 *payload, gsize len)
     }
     /* That spare died; reap_children() will see it go. */
   }
-  send_error_on(channel, error != NULL ? error->message : "the worker cannot start a cell process");
+  cx__wire_send_error(channel,
+                      error != NULL ? error->message : "the worker cannot start a cell process",
+                      NULL);
   close(channel);
 }
 
@@ -143,21 +172,22 @@ reap_children(void)
     gpointer channel;
     if (pid < 0 || !g_hash_table_steal_extended(children, GINT_TO_POINTER(pid), NULL, &channel))
       continue; /* an adopted orphan */
+    cx__worker_sandbox_release(pid);
     if (GPOINTER_TO_INT(channel) < 0) {
       forget_spare(pid);
       continue;
     }
     /* What is left of its process group, then its adopted descendants. */
     kill(-pid, SIGKILL);
-    cx_worker_kill_orphans(children);
+    cx__worker_kill_orphans(children);
     /* Never block here: the dead process could have filled the channel,
      * and this single thread serves every other cell.  If EXITED does not
      * fit, the host still sees the channel close and reports the crash. */
     int flags = fcntl(GPOINTER_TO_INT(channel), F_GETFL);
     if (flags >= 0)
       fcntl(GPOINTER_TO_INT(channel), F_SETFL, flags | O_NONBLOCK);
-    cx_protocol_send_object(GPOINTER_TO_INT(channel), CX_MSG_EXITED,
-                            cx_protocol_exit_object(status), -1, NULL);
+    cx__wire_send_object(GPOINTER_TO_INT(channel), CX__WIRE_MSG_EXITED,
+                         cx__wire_exit_object(status), -1, NULL);
     close(GPOINTER_TO_INT(channel));
   }
 }
@@ -173,29 +203,32 @@ shut_down(void)
   GHashTableIter iter;
   gpointer pid;
   g_hash_table_iter_init(&iter, children);
-  while (g_hash_table_iter_next(&iter, &pid, NULL))
+  while (g_hash_table_iter_next(&iter, &pid, NULL)) {
     kill(-GPOINTER_TO_INT(pid), SIGKILL);
+    cx__worker_sandbox_release(GPOINTER_TO_INT(pid));
+  }
   g_hash_table_remove_all(children);
-  cx_worker_kill_orphans(children);
+  cx__worker_kill_orphans(children);
+  cx__worker_sandbox_finish();
 }
 
 static gboolean
-handle_requests(int control, cx_frame_reader *reader, GError **error)
+handle_requests(int control, cx__wire_reader *reader, GError **error)
 {
   guint8 type;
   const guint8 *payload;
   gsize len;
-  switch (cx_frame_reader_fill(reader, FALSE, error)) {
-  case CX_FRAME_READ_EOF:
+  switch (cx__wire_reader_fill(reader, FALSE, error)) {
+  case CX__WIRE_READ_EOF:
     return FALSE;
-  case CX_FRAME_READ_ERROR:
+  case CX__WIRE_READ_ERROR:
     return FALSE;
   default:
     break;
   }
-  while (cx_frame_reader_next(reader, &type, &payload, &len, error)) {
-    int channel = cx_frame_reader_take_fd(reader);
-    if (type != CX_MSG_RUN || channel < 0) {
+  while (cx__wire_reader_next(reader, &type, &payload, &len, error)) {
+    int channel = cx__wire_reader_take_fd(reader);
+    if (type != CX__WIRE_MSG_RUN || channel < 0) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                   "unexpected message '%c' on the control channel", type);
       if (channel >= 0)
@@ -209,7 +242,7 @@ handle_requests(int control, cx_frame_reader *reader, GError **error)
 }
 
 int
-cx_worker_serve(int control)
+cx__worker_serve(int control, GPtrArray *measures)
 {
   /* SIGCHLD through a descriptor, so one poll() waits for both. */
   sigset_t chld;
@@ -219,20 +252,31 @@ cx_worker_serve(int control)
   int child_events = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   children = g_hash_table_new(NULL, NULL);
+  const char *wanted = g_getenv("CELLEXEC_WORKER_SPARES");
+  if (wanted != NULL && atoi(wanted) >= 1 && atoi(wanted) <= SPARES_MAX) {
+    spares_wanted = (guint)atoi(wanted);
+    spares_fixed = TRUE;
+  }
 
   JsonObject *hello = json_object_new();
-  json_object_set_int_member(hello, "protocol", CX_WORKER_PROTOCOL_VERSION);
+  json_object_set_int_member(hello, "protocol", CX__WIRE_PROTOCOL_VERSION);
   json_object_set_string_member(hello, "worker", "cellexec-worker " PACKAGE_VERSION);
   json_object_set_int_member(hello, "pid", getpid());
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) python = cx_pyembed_describe(&error);
+  g_autoptr(JsonNode) python = cx__py_describe(&error);
   if (python != NULL)
     json_object_set_member(hello, "python", g_steal_pointer(&python));
-  if (!cx_protocol_send_object(control, CX_MSG_HELLO, hello, -1, &error))
+  if (measures != NULL) {
+    JsonArray *list = json_array_new();
+    for (guint i = 0; i < measures->len; i++)
+      json_array_add_string_element(list, g_ptr_array_index(measures, i));
+    json_object_set_array_member(hello, "sandbox", list);
+  }
+  if (!cx__wire_send_object(control, CX__WIRE_MSG_HELLO, hello, -1, &error))
     return 1;
 
   refill_spares();
-  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(control);
+  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(control);
   for (;;) {
     struct pollfd fds[] = { { control, POLLIN, 0 }, { child_events, POLLIN, 0 } };
     if (poll(fds, 2, -1) < 0) {

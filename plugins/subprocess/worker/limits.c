@@ -23,9 +23,9 @@ read_limit(JsonObject *object, const char *key, guint64 *value, GError **error)
 }
 
 gboolean
-cx_worker_limits_parse(JsonObject *object, cx_worker_limits *limits, GError **error)
+cx__worker_limits_parse(JsonObject *object, cx__worker_limits *limits, GError **error)
 {
-  *limits = (cx_worker_limits){ 0 };
+  *limits = (cx__worker_limits){ 0 };
   if (object == NULL)
     return TRUE;
   return read_limit(object, "memory", &limits->memory_bytes, error) &&
@@ -47,7 +47,7 @@ set_limit(int resource, const char *name, rlim_t soft, rlim_t hard, GError **err
 }
 
 gboolean
-cx_worker_limits_apply(const cx_worker_limits *limits, GError **error)
+cx__worker_limits_apply(const cx__worker_limits *limits, GError **error)
 {
   /* A crashing cell must not litter its directory with core files. */
   if (!set_limit(RLIMIT_CORE, "RLIMIT_CORE", 0, 0, error))
@@ -68,7 +68,7 @@ cx_worker_limits_apply(const cx_worker_limits *limits, GError **error)
 }
 
 gboolean
-cx_worker_limits_arm_cpu(const cx_worker_limits *limits, gboolean one_shot, GError **error)
+cx__worker_limits_arm_cpu(const cx__worker_limits *limits, gboolean one_shot, GError **error)
 {
   if (limits->cpu_seconds == 0)
     return TRUE;

@@ -86,7 +86,7 @@ list_children(void)
 }
 
 void
-cx_worker_kill_descendants(void)
+cx__worker_kill_descendants(void)
 {
   for (;;) {
     int status;
@@ -107,14 +107,14 @@ cx_worker_kill_descendants(void)
 }
 
 void
-cx_worker_kill_orphans(GHashTable *keep)
+cx__worker_kill_orphans(GHashTable *keep)
 {
   for (;;) {
     g_autoptr(GArray) children = list_children();
     g_autoptr(GArray) orphans = g_array_new(FALSE, FALSE, sizeof(pid_t));
     for (guint i = 0; i < children->len; i++) {
       pid_t pid = g_array_index(children, pid_t, i);
-      if (!g_hash_table_contains(keep, GINT_TO_POINTER(pid))) {
+      if (!g_hash_table_contains(keep, GINT_TO_POINTER(pid)) && pid != cx__worker_sandbox_init) {
         kill(pid, SIGKILL);
         g_array_append_val(orphans, pid);
       }

@@ -1,15 +1,15 @@
 /* plugins/subprocess/worker/worker.h: what the files of cellexec-worker
  * share.  The worker is a fork server: see forkserver.c for the process
  * tree and docs/worker-protocol.md for the messages. */
-#ifndef CX_WORKER_H
-#define CX_WORKER_H
+#ifndef CX__WORKER_H
+#define CX__WORKER_H
 
 #include <signal.h>
 #include <sys/types.h>
 
 #include <cellexec/common.h>
 
-#include "plugins/subprocess/frame.h"
+#include "plugins/subprocess/wire/frame.h"
 
 G_BEGIN_DECLS
 
@@ -20,77 +20,105 @@ typedef struct {
   guint64 cpu_seconds;      /* RLIMIT_CPU, per cell; 0: none */
   guint64 processes;        /* RLIMIT_NPROC; 0: none */
   guint64 file_size_bytes;  /* RLIMIT_FSIZE; 0: none */
-} cx_worker_limits;
+} cx__worker_limits;
 
 /* Read the "limits" object of an open request (NULL: no limits). */
-gboolean cx_worker_limits_parse(JsonObject *object, cx_worker_limits *limits, GError **error);
+gboolean cx__worker_limits_parse(JsonObject *object, cx__worker_limits *limits, GError **error);
 /* Apply the limits that hold for the process's whole life; core dumps off. */
-gboolean cx_worker_limits_apply(const cx_worker_limits *limits, GError **error);
+gboolean cx__worker_limits_apply(const cx__worker_limits *limits, GError **error);
 /* Before each cell: allow it cpu_seconds more CPU time than used so far.
  * ONE_SHOT: the process runs one cell, so a hard limit backs the soft one
  * (a session's cannot: a lowered hard limit never rises again). */
-gboolean cx_worker_limits_arm_cpu(const cx_worker_limits *limits, gboolean one_shot,
-                                  GError **error);
+gboolean cx__worker_limits_arm_cpu(const cx__worker_limits *limits, gboolean one_shot,
+                                   GError **error);
 
 /* ---- reaper.c: leave no process behind ----------------------------------- */
 
 /* Kill (SIGKILL) and reap every descendant of this process, which must be
  * a child subreaper so that orphaned descendants become its children. */
-void cx_worker_kill_descendants(void);
+void cx__worker_kill_descendants(void);
 /* The fork server's sweep: kill and reap every child that is not in
  * KEEP (pid -> anything), i.e. orphans adopted from dead cells, until none
  * is left. */
-void cx_worker_kill_orphans(GHashTable *keep);
+void cx__worker_kill_orphans(GHashTable *keep);
 
-/* ---- channel.c: the process that serves one cell or one session ---------- */
+/* ---- cell_process.c: the process that serves one cell or one session ----- */
 
 /* The cell every process runs first: the server before forking, each
- * spare after (see prewarm() in channel.c). */
-#define CX_WORKER_PREWARM_CELL "None"
+ * spare after (see prewarm() in cell_process.c). */
+#define CX__WORKER_PREWARM_CELL "None"
 
 /* In a spare, a child the fork server forked ahead of need: set up, then
  * wait on SERVER_SOCKET for an open request ({"kind", "limits",
  * "output_limit", "cell"}) and the channel that comes with it, serve that
  * channel as the request says, and exit.  SERVER is the server's pid. */
-G_GNUC_NORETURN void cx_worker_spare_main(int server_socket, pid_t server);
+G_GNUC_NORETURN void cx__worker_spare_main(int server_socket, pid_t server);
 
 /* For os._exit in a cell: send the output seen so far first. */
-void cx_worker_before_exit(int status);
+void cx__worker_before_exit(int status);
 
 /* ---- executor_worker.c: executor operations in a session's process ------- */
 
-typedef struct cx_worker_executor cx_worker_executor;
+typedef struct cx__worker_executor cx__worker_executor;
 
 /* Serves a frame of a session's channel other than an executor request
  * (a cell); FALSE when it is not one the session takes. */
-typedef gboolean (*cx_worker_frame_handler)(guint8 type, const guint8 *payload, gsize len,
-                                            gpointer user_data);
+typedef gboolean (*cx__worker_frame_handler)(guint8 type, const guint8 *payload, gsize len,
+                                             gpointer user_data);
 
 /* The executor of a session's process on CHANNEL (written under
  * WRITE_LOCK, read with READER, both borrowed).  While a host function
  * waits for the host, the other frames that come go to OTHER_FRAMES. */
-cx_worker_executor *cx_worker_executor_new(int channel, GMutex *write_lock,
-                                           cx_frame_reader *reader,
-                                           cx_worker_frame_handler other_frames,
-                                           gpointer other_frames_data);
+cx__worker_executor *cx__worker_executor_new(int channel, GMutex *write_lock,
+                                             cx__wire_reader *reader,
+                                             cx__worker_frame_handler other_frames,
+                                             gpointer other_frames_data);
 
 /* Serve one EXECUTOR_REQUEST (PAYLOAD, valid until the reader is used
  * again) and send its reply. */
-void cx_worker_executor_serve(cx_worker_executor *executor, const guint8 *payload, gsize len);
+void cx__worker_executor_serve(cx__worker_executor *executor, const guint8 *payload, gsize len);
 
 /* ---- worker_main.c: signals ------------------------------------------------ */
 
-/* TRUE while this process runs a cell: SIGINT interrupts it then, and is
- * ignored otherwise. */
-extern volatile sig_atomic_t cx_worker_cell_running;
+/* TRUE while this process runs a cell: SIGINT interrupts it then.
+ * Otherwise a SIGINT is kept for the cell this process was asked to run
+ * next (the host may interrupt a cell the moment it starts, before its
+ * code runs): cx__worker_take_interrupt() gives it to that cell, and
+ * cx__worker_forget_interrupt() drops one kept from before a request. */
+extern volatile sig_atomic_t cx__worker_cell_running;
+void cx__worker_forget_interrupt(void);
+void cx__worker_take_interrupt(void);
 /* How many SIGINTs reached a running cell (to drop a late one after it). */
-extern volatile sig_atomic_t cx_worker_interrupts;
+extern volatile sig_atomic_t cx__worker_interrupts;
+
+/* ---- sandbox.c, seccomp.c: isolation = sandbox ----------------------------- */
+
+/* TRUE once cx__worker_sandbox_enter() succeeded in this process. */
+extern gboolean cx__worker_sandboxed;
+/* The PID namespace's init (a child of the fork server; never killed as
+ * an orphan), or 0. */
+extern pid_t cx__worker_sandbox_init;
+
+/* Apply the sandbox SPEC (JSON from the host: "network", "read_only",
+ * "writable", "hidden", "cwd", "memory", "processes"); append the name of
+ * each measure applied to MEASURES.  Single-threaded, before Python. */
+gboolean cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error);
+/* In the fork server, right after forking PID: its cgroup of its own. */
+gboolean cx__worker_sandbox_adopt(pid_t pid, GError **error);
+/* When PID has ended: kill what is left in its cgroup, remove it. */
+void cx__worker_sandbox_release(pid_t pid);
+/* At the fork server's end: release every cell's cgroup, then the
+ * worker's own. */
+void cx__worker_sandbox_finish(void);
+/* Load the seccomp filter (seccomp.c). */
+gboolean cx__worker_seccomp_apply(GError **error);
 
 /* ---- forkserver.c ----------------------------------------------------------- */
 
-/* Serve the control channel CONTROL until the host closes it. */
-int cx_worker_serve(int control);
+/* Serve the control channel CONTROL until the host closes it.  MEASURES
+ * (NULL: none) are the sandbox's, for HELLO. */
+int cx__worker_serve(int control, GPtrArray *measures);
 
 G_END_DECLS
 
-#endif /* CX_WORKER_H */
+#endif /* CX__WORKER_H */

@@ -1,7 +1,7 @@
 /* plugins/subprocess/worker/worker_main.c: cellexec-worker, the program the
  * subprocess backend runs cells in.
  *
- *   cellexec-worker [--isolated] [--preload MODULE,...] [--fd N]
+ *   cellexec-worker [--isolated] [--preload MODULE,...] [--sandbox JSON] [--fd N]
  *
  * N (default 3) is a connected Unix stream socket to the host.  The worker
  * starts the embedded Python (pyembed, the runtime the local backend uses),
@@ -17,19 +17,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/worker/worker.h"
 #include "pyembed/pyembed-process.h"
 
-volatile sig_atomic_t cx_worker_cell_running;
-volatile sig_atomic_t cx_worker_interrupts;
+volatile sig_atomic_t cx__worker_cell_running;
+volatile sig_atomic_t cx__worker_interrupts;
+static volatile sig_atomic_t interrupt_kept; /* a SIGINT before the cell ran */
 
 /* Imports most cells pay for otherwise: done once, before any fork.  Then
  * the --preload modules (checked to be dotted names by the host), each
  * skipped when not installed: with IPython, cells get its shell ready-made,
- * but every stateless cell costs more (a larger process to fork). */
+ * but every stateless cell costs more (a larger process to fork).  Not
+ * asyncio: with the ssl and socket modules it pulls in, it doubles the
+ * server's resident size (10 to 19 MB), which every fork pays for, while
+ * only cells with top-level await need it (preload = asyncio brings it
+ * back). */
 static const char warm_up_code[] =
-  "import asyncio, collections, datetime, io, json, math, re, tokenize, traceback\n"
+  "import collections, io, json, math, re, tokenize, traceback\n"
   "for name in '%s'.split(','):\n"
   "    try:\n"
   "        __import__(name.strip()) if name.strip() else None\n"
@@ -43,11 +48,27 @@ static const char warm_up_code[] =
 static void
 on_sigint(int signal_number)
 {
-  /* Idle, a SIGINT is ignored: nothing to interrupt, and it must not
-   * surface in the next cell. */
-  if (cx_worker_cell_running) {
-    cx_worker_interrupts++;
-    cx_pyembed_interrupt_main_thread();
+  if (cx__worker_cell_running) {
+    cx__worker_interrupts++;
+    cx__py_interrupt_main_thread();
+  } else {
+    interrupt_kept = 1;
+  }
+}
+
+void
+cx__worker_forget_interrupt(void)
+{
+  interrupt_kept = 0;
+}
+
+void
+cx__worker_take_interrupt(void)
+{
+  if (interrupt_kept) {
+    interrupt_kept = 0;
+    cx__worker_interrupts++;
+    cx__py_interrupt_main_thread();
   }
 }
 
@@ -58,7 +79,7 @@ set_up_signals(GError **error)
 {
   signal(SIGPIPE, SIG_IGN);  /* BrokenPipeError instead of death, as in python3 */
   signal(SIGXFSZ, SIG_IGN);  /* past file-size-limit, OSError(EFBIG) */
-  if (!cx_pyembed_route_sigint(error))
+  if (!cx__py_route_sigint(error))
     return FALSE;
   /* Without SA_RESTART: a blocking call returns EINTR, then Python raises. */
   struct sigaction action = { .sa_handler = on_sigint };
@@ -70,10 +91,9 @@ static int
 fail(int control, const char *what, const GError *error)
 {
   g_autofree char *message = g_strdup_printf("%s: %s", what, error->message);
-  g_printerr("cellexec-worker: %s\n", message);
-  JsonObject *object = json_object_new();
-  json_object_set_string_member(object, "message", message);
-  cx_protocol_send_object(control, CX_MSG_ERROR, object, -1, NULL);
+  /* The host reports what it is sent; printing it too would say it twice. */
+  if (!cx__wire_send_error(control, message, NULL))
+    g_printerr("cellexec-worker: %s\n", message);
   return 1;
 }
 
@@ -82,10 +102,13 @@ main(int argc, char **argv)
 {
   gboolean isolated = FALSE;
   const char *preload = "";
+  const char *sandbox = NULL;
   int control = 3;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--isolated") == 0) {
       isolated = TRUE;
+    } else if (strcmp(argv[i], "--sandbox") == 0 && i + 1 < argc) {
+      sandbox = argv[++i];
     } else if (strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
       control = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc &&
@@ -93,7 +116,7 @@ main(int argc, char **argv)
                                    "0123456789_., ") == strlen(argv[i + 1])) {
       preload = argv[++i];
     } else {
-      g_printerr("usage: %s [--isolated] [--preload MODULE,...] [--fd N]\n"
+      g_printerr("usage: %s [--isolated] [--preload MODULE,...] [--sandbox JSON] [--fd N]\n"
                  "cellexec's subprocess worker: started by the subprocess backend, "
                  "not by hand.\n", argv[0]);
       return 2;
@@ -108,24 +131,32 @@ main(int argc, char **argv)
   }
 
   g_autoptr(GError) error = NULL;
-  if (!cx_pyembed_start(isolated, &error))
+  /* The sandbox first, while the process is single-threaded and before
+   * anything of Python's runs: every process forked later inherits it. */
+  g_autoptr(GPtrArray) measures = NULL;
+  if (sandbox != NULL) {
+    measures = g_ptr_array_new_with_free_func(g_free);
+    if (!cx__worker_sandbox_enter(sandbox, measures, &error))
+      return fail(control, "isolation = sandbox: cannot apply", error);
+  }
+  if (!cx__py_start(isolated, &error))
     return fail(control, "cannot start Python", error);
-  if (!set_up_signals(&error) || !cx_pyembed_use_process_exit(cx_worker_before_exit, &error))
+  if (!set_up_signals(&error) || !cx__py_use_process_exit(cx__worker_before_exit, &error))
     return fail(control, "cannot set up the worker", error);
 
   g_autoptr(cx_run_options) run = cx_run_options_new();
   g_autofree char *warm_up = g_strdup_printf(warm_up_code, preload);
-  g_autoptr(cx_result) warm = cx_pyembed_run_cell(NULL, NULL, warm_up, run,
-                                                     CX_PYEMBED_RUN_DEFAULT, &error);
+  g_autoptr(cx_result) warm = cx__py_run_cell(NULL, NULL, warm_up, run, CX__PY_RUN_DEFAULT,
+                                              &error);
   if (warm == NULL)
     return fail(control, "cannot warm up Python", error);
   if (!cx_result_get_success(warm))
     g_printerr("cellexec-worker: warming up failed (%s: %s); carrying on\n",
                cx_result_get_error_type(warm), cx_result_get_error_message(warm));
-  g_autoptr(cx_result) prewarm = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run,
-                                                        CX_PYEMBED_RUN_DEFAULT, NULL);
+  g_autoptr(cx_result) prewarm = cx__py_run_cell(NULL, NULL, CX__WORKER_PREWARM_CELL, run,
+                                                 CX__PY_RUN_DEFAULT, NULL);
   /* _exit: the interpreter is never finalised, so exit-time handlers have
    * nothing to do but report its heap as leaked (under LeakSanitizer, onto
    * the host's stderr). */
-  _exit(cx_worker_serve(control));
+  _exit(cx__worker_serve(control, measures));
 }

@@ -1,4 +1,4 @@
-/* plugins/subprocess/worker/channel.c: the process that serves one cell
+/* plugins/subprocess/worker/cell_process.c: the process that serves one cell
  * (forked per stateless cell) or one session (forked per session).
  *
  * The cell runs in this process's main thread, so signals and signal.signal()
@@ -19,7 +19,8 @@
 #include <cellexec/options.h>
 #include <cellexec/result.h>
 
-#include "plugins/subprocess/protocol.h"
+#include "plugins/subprocess/wire/output_limit.h"
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/worker/worker.h"
 #include "pyembed/pyembed-process.h"
 
@@ -49,7 +50,8 @@ typedef struct {
   GCond state_changed;
   gboolean active;                  /* a cell runs: stream its output */
   gboolean peeking;                 /* the streamer is between peek and send */
-  cx_pyembed_output_cursor cursor;  /* under the GIL */
+  gboolean streamer_idle;           /* in its untimed wait: a cell must wake it */
+  cx__py_output_cursor cursor;  /* under the GIL */
 } channel_state;
 
 static channel_state *the_channel;   /* for the fatal-signal handler and os._exit */
@@ -62,11 +64,11 @@ send_chunk_locked(channel_state *channel, int stream, guint64 omitted, const cha
 {
   do {
     gsize n = MIN(len, OUTPUT_CHUNK);
-    guint8 header[CX_OUTPUT_HEADER_SIZE];
-    cx_protocol_encode_output_header(header, stream, omitted);
+    guint8 header[CX__WIRE_OUTPUT_HEADER_SIZE];
+    cx__wire_encode_output_header(header, stream, omitted);
     struct iovec parts[] = { { header, sizeof header }, { (void *)data, n } };
     /* A failed send means the host is gone; the exit follows soon. */
-    if (!cx_frame_sendv(channel->channel, CX_MSG_OUTPUT, parts, 2, -1, NULL))
+    if (!cx__wire_sendv(channel->channel, CX__WIRE_MSG_OUTPUT, parts, 2, -1, NULL))
       return;
     omitted = 0;
     data += n;
@@ -81,24 +83,21 @@ send_chunk_locked(channel_state *channel, int stream, guint64 omitted, const cha
 static void
 send_output_locked(channel_state *channel, int stream, const char *data, gsize len)
 {
-  guint64 limit = channel->output_limit;
   guint64 before = channel->written[stream];
   channel->written[stream] += len;
-  if (limit == 0 || before + len <= limit - limit / 2) {
+  gsize in_head, omitted;
+  cx__wire_split_output(channel->output_limit, before, len, &in_head, &omitted);
+  if (in_head == len) {
     send_chunk_locked(channel, stream, 0, data, len);
     return;
   }
-  guint64 head = limit - limit / 2, tail = limit / 2;
-  gsize in_head = before < head ? (gsize)(head - before) : 0;
   if (in_head > 0)
     send_chunk_locked(channel, stream, 0, data, in_head);
   data += in_head;
   len -= in_head;
-  guint64 omitted = len > tail ? len - tail : 0;
   /* With no tail (output-limit 1) nothing is left to send, but the host
    * must still hear of what was left out: an empty chunk says it. */
-  if (len > omitted || omitted > 0)
-    send_chunk_locked(channel, stream, omitted, data + omitted, len - omitted);
+  send_chunk_locked(channel, stream, omitted, data + omitted, len - omitted);
 }
 
 /* Output copied under the GIL, in order: a run of one stream's bytes, or
@@ -130,32 +129,32 @@ collect_output(int stream, const char *data, gsize len, gpointer user_data)
 }
 
 /* The event JSON (LEN bytes) with each part bounded by output-limit, and
- * by CX_PROTOCOL_PART_MAX if it would not fit a frame; what was cut is
+ * by CX__WIRE_PART_MAX if it would not fit a frame; what was cut is
  * listed in its "truncated" member. */
 static char *
 bound_event_text(guint64 limit, const char *json, gsize len)
 {
   g_autoptr(JsonNode) node =
-    cx_protocol_parse_mutable_object((const guint8 *)json, len, "DISPLAY", NULL);
+    cx__wire_parse_mutable_object((const guint8 *)json, len, "DISPLAY", NULL);
   if (node == NULL)
     return g_strdup("{\"event\": \"display\", \"data\": {\"text/plain\": "
                     "\"[cellexec: an unreadable output was omitted]\"}}");
   JsonObject *event = json_node_get_object(node);
   JsonArray *truncated = json_array_new();
   json_object_set_array_member(event, "truncated", truncated);
-  cx_protocol_bound_event(event, limit, truncated);
+  cx__wire_bound_event(event, limit, truncated);
   g_autofree char *text = cx_json_to_string(node, FALSE);
-  if (strlen(text) > CX_FRAME_MAX_PAYLOAD) {
-    cx_protocol_bound_event(event, CX_PROTOCOL_PART_MAX, truncated);
+  if (strlen(text) > CX__WIRE_MAX_PAYLOAD) {
+    cx__wire_bound_event(event, CX__WIRE_PART_MAX, truncated);
     g_free(text);
     text = cx_json_to_string(node, FALSE);
   }
-  if (strlen(text) > CX_FRAME_MAX_PAYLOAD) {
+  if (strlen(text) > CX__WIRE_MAX_PAYLOAD) {
     /* Too many large parts: the event says so instead. */
     g_autofree char *placeholder = g_strdup_printf(
       "[cellexec: an output of %" G_GSIZE_FORMAT " bytes was omitted: too large for the "
       "worker channel]", len);
-    gboolean error = g_str_equal(cx_protocol_get_string(event, "event", ""), "error");
+    gboolean error = g_str_equal(cx__wire_get_string(event, "event", ""), "error");
     json_object_remove_member(event, "metadata");
     if (error) {
       json_object_set_string_member(event, "evalue", placeholder);
@@ -187,13 +186,13 @@ send_event_locked(channel_state *channel, const char *json, gsize len)
 {
   /* No part of an event can pass the limit unless the whole does. */
   g_autofree char *bounded = NULL;
-  if ((channel->output_limit > 0 && len > channel->output_limit) || len > CX_FRAME_MAX_PAYLOAD) {
+  if ((channel->output_limit > 0 && len > channel->output_limit) || len > CX__WIRE_MAX_PAYLOAD) {
     bounded = bound_event_text(channel->output_limit, json, len);
     json = bounded;
     len = strlen(bounded);
   }
   struct iovec part = { (void *)json, len };
-  cx_frame_sendv(channel->channel, CX_MSG_DISPLAY, &part, 1, -1, NULL);
+  cx__wire_sendv(channel->channel, CX__WIRE_MSG_DISPLAY, &part, 1, -1, NULL);
 }
 
 /* Called where the process dies at once (with the GIL held or in a fatal
@@ -225,7 +224,7 @@ report_output_limit(channel_state *channel)
     "holds for a cell (%d times output-limit, at least 16 MiB); raise output-limit or "
     "print less", stop_at, stream == 1 ? "stdout" : "stderr", STOP_FACTOR);
   json_object_set_string_member(limit, "message", message);
-  cx_protocol_send_object(channel->channel, CX_MSG_LIMIT, limit, -1, NULL);
+  cx__wire_send_object(channel->channel, CX__WIRE_MSG_LIMIT, limit, -1, NULL);
 }
 
 /* ---- The streamer thread ------------------------------------------------------ */
@@ -235,7 +234,7 @@ stream_once(channel_state *channel)
 {
   g_autoptr(GPtrArray) chunks = g_ptr_array_new_with_free_func((GDestroyNotify)output_chunk_free);
   /* Copy under the GIL, send without it: the host may be slow to read. */
-  cx_pyembed_peek_output(&channel->cursor, collect_output, chunks);
+  cx__py_peek_output(&channel->cursor, collect_output, chunks);
   g_mutex_lock(&channel->write_lock);
   for (guint i = 0; i < chunks->len; i++) {
     output_chunk *chunk = g_ptr_array_index(chunks, i);
@@ -252,8 +251,11 @@ streamer_main(void *data)
   channel_state *channel = data;
   g_mutex_lock(&channel->state_lock);
   for (;;) {
-    while (!channel->active)
+    while (!channel->active) {
+      channel->streamer_idle = TRUE;
       g_cond_wait(&channel->state_changed, &channel->state_lock);
+      channel->streamer_idle = FALSE;
+    }
     gint64 next = g_get_monotonic_time() + STREAM_INTERVAL_US;
     while (channel->active && g_cond_wait_until(&channel->state_changed, &channel->state_lock, next))
       ;
@@ -272,7 +274,7 @@ streamer_main(void *data)
 static void
 start_streamer(channel_state *channel)
 {
-  int failed = cx_pyembed_start_thread(streamer_main, channel);
+  int failed = cx__py_start_thread(streamer_main, channel);
   if (failed)
     g_warning("cellexec-worker: no output streaming (%s): output of a cell that is "
               "killed will be lost", g_strerror(failed));
@@ -284,8 +286,12 @@ set_streaming(channel_state *channel, gboolean active)
   g_mutex_lock(&channel->state_lock);
   channel->active = active;
   if (active)
-    channel->cursor = (cx_pyembed_output_cursor){ 0 };
-  g_cond_broadcast(&channel->state_changed);
+    channel->cursor = (cx__py_output_cursor){ 0 };
+  /* Waking the streamer costs two context switches per cell: only when it
+   * waits without a deadline.  In its timed wait it sees the new state at
+   * its next tick (an ended cell: it goes idle; a new one: it streams). */
+  if (active && channel->streamer_idle)
+    g_cond_broadcast(&channel->state_changed);
   /* Stopping: wait until a peek in progress has been sent, so the final
    * output follows it in order. */
   while (!active && channel->peeking)
@@ -296,13 +302,13 @@ set_streaming(channel_state *channel, gboolean active)
 /* ---- Process exits the cell causes -------------------------------------------- */
 
 void
-cx_worker_before_exit(int status)
+cx__worker_before_exit(int status)
 {
   channel_state *channel = the_channel;
-  if (channel == NULL || getpid() != channel->pid || !cx_worker_cell_running)
+  if (channel == NULL || getpid() != channel->pid || !cx__worker_cell_running)
     return; /* e.g. a process the cell forked */
   g_mutex_lock(&channel->write_lock);
-  cx_pyembed_peek_output_gil_held(&channel->cursor, send_output_directly, channel);
+  cx__py_peek_output_gil_held(&channel->cursor, send_output_directly, channel);
   g_mutex_unlock(&channel->write_lock);
 }
 
@@ -314,8 +320,8 @@ on_fatal_signal(int signal_number)
    * unless a frame is half written.  Only in the cell's own thread: a
    * signal the cell sent itself (abort(), os.kill) or caused (a fault). */
   if (channel != NULL && getpid() == channel->pid && gettid() == channel->pid &&
-      cx_worker_cell_running && g_mutex_trylock(&channel->write_lock)) {
-    cx_pyembed_peek_streams_in_signal_handler(&channel->cursor, send_output_directly, channel);
+      cx__worker_cell_running && g_mutex_trylock(&channel->write_lock)) {
+    cx__py_peek_streams_in_signal_handler(&channel->cursor, send_output_directly, channel);
     g_mutex_unlock(&channel->write_lock);
   }
   signal(signal_number, SIG_DFL);
@@ -347,7 +353,7 @@ run_options_from(JsonObject *cell, GError **error)
   const char *cwd = json_object_get_string_member_with_default(cell, "cwd", NULL);
   if (cwd != NULL)
     cx_run_options_set_cwd(run, cwd);
-  JsonArray *env = cx_protocol_get_array(cell, "env");
+  JsonArray *env = cx__wire_get_array(cell, "env");
   for (guint i = 0; env != NULL && i < json_array_get_length(env); i++) {
     const char *assignment = json_array_get_string_element(env, i);
     if (assignment == NULL || !cx_run_options_add_env(run, assignment)) {
@@ -355,7 +361,7 @@ run_options_from(JsonObject *cell, GError **error)
       return NULL;
     }
   }
-  JsonArray *mime = cx_protocol_get_array(cell, "mime_types");
+  JsonArray *mime = cx__wire_get_array(cell, "mime_types");
   for (guint i = 0; mime != NULL && i < json_array_get_length(mime); i++) {
     const char *type = json_array_get_string_element(mime, i);
     if (type != NULL)
@@ -367,18 +373,16 @@ run_options_from(JsonObject *cell, GError **error)
 static void
 send_error(channel_state *channel, const char *message)
 {
-  JsonObject *error = json_object_new();
-  json_object_set_string_member(error, "message", message);
   g_mutex_lock(&channel->write_lock);
-  cx_protocol_send_object(channel->channel, CX_MSG_ERROR, error, -1, NULL);
+  cx__wire_send_error(channel->channel, message, NULL);
   g_mutex_unlock(&channel->write_lock);
 }
 
 static void
 bound_error(JsonObject *error, guint64 limit, JsonArray *truncated)
 {
-  cx_protocol_bound_string(error, "message", "message", limit, truncated);
-  cx_protocol_bound_string(error, "traceback", "traceback", limit, truncated);
+  cx__wire_bound_string(error, "message", "message", limit, truncated);
+  cx__wire_bound_string(error, "traceback", "traceback", limit, truncated);
 }
 
 /* Bound the error message and traceback of the RESULT payload OBJECT as
@@ -388,17 +392,17 @@ bound_error(JsonObject *error, guint64 limit, JsonArray *truncated)
 static void
 bound_result(guint64 limit, JsonObject *object)
 {
-  JsonObject *error = cx_protocol_get_object(object, "error");
+  JsonObject *error = cx__wire_get_object(object, "error");
   g_autoptr(JsonArray) truncated = json_array_new();
   if (error != NULL)
     bound_error(error, limit, truncated);
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
-  gsize size = cx_protocol_json_size(node);
-  if (size > CX_FRAME_MAX_PAYLOAD && error != NULL) {
-    bound_error(error, CX_PROTOCOL_PART_MAX, truncated);
-    size = cx_protocol_json_size(node);
+  gsize size = cx__wire_json_size(node);
+  if (size > CX__WIRE_MAX_PAYLOAD && error != NULL) {
+    bound_error(error, CX__WIRE_PART_MAX, truncated);
+    size = cx__wire_json_size(node);
   }
-  if (size > CX_FRAME_MAX_PAYLOAD) {
+  if (size > CX__WIRE_MAX_PAYLOAD) {
     /* Extras too large: keep only the error of it. */
     g_autoptr(GList) members = json_object_get_members(object);
     for (GList *l = members; l != NULL; l = l->next) {
@@ -410,7 +414,7 @@ bound_result(guint64 limit, JsonObject *object)
     }
     g_autofree char *message = g_strdup_printf(
       "the cell's result (%" G_GSIZE_FORMAT " bytes) is too large for the worker channel "
-      "(%u MiB at most)", size, CX_FRAME_MAX_PAYLOAD / (1024 * 1024));
+      "(%u MiB at most)", size, CX__WIRE_MAX_PAYLOAD / (1024 * 1024));
     JsonObject *replaced = json_object_new();
     json_object_set_string_member(replaced, "type", "OutputLimitExceeded");
     json_object_set_string_member(replaced, "message", message);
@@ -431,7 +435,7 @@ static void
 send_result(channel_state *channel, cx_result *result)
 {
   g_mutex_lock(&channel->write_lock);
-  cx_pyembed_peek_finished(&channel->cursor, result, send_output_directly, channel);
+  cx__py_peek_finished(&channel->cursor, result, send_output_directly, channel);
   g_autoptr(JsonNode) node = cx_result_to_json_node(result);
   JsonObject *object = json_node_get_object(node);
   json_object_set_string_member(object, "stdout", "");
@@ -439,15 +443,15 @@ send_result(channel_state *channel, cx_result *result)
   json_object_set_array_member(object, "rich_outputs", json_array_new());
   json_object_set_array_member(object, "outputs", json_array_new());
   bound_result(channel->output_limit, object);
-  cx_protocol_send_object(channel->channel, CX_MSG_RESULT, json_object_ref(object), -1, NULL);
+  cx__wire_send_object(channel->channel, CX__WIRE_MSG_RESULT, json_object_ref(object), -1, NULL);
   g_mutex_unlock(&channel->write_lock);
 }
 
 /* Runs the cell CELL ({"code", "cwd", "env", "mime_types"}) and sends its
  * output and result.  SESSION NULL: a fresh namespace. */
 static void
-run_cell(channel_state *channel, JsonObject *cell, cx_pyembed_session *session,
-         const cx_worker_limits *limits)
+run_cell(channel_state *channel, JsonObject *cell, cx__py_session *session,
+         const cx__worker_limits *limits)
 {
   g_autoptr(GError) error = NULL;
   const char *code = json_object_get_string_member_with_default(cell, "code", NULL);
@@ -466,24 +470,26 @@ run_cell(channel_state *channel, JsonObject *cell, cx_pyembed_session *session,
     return;
   }
   g_autoptr(cx_run_options) run = run_options_from(cell, &error);
-  if (run == NULL || !cx_worker_limits_arm_cpu(limits, session == NULL, &error)) {
+  if (run == NULL || !cx__worker_limits_arm_cpu(limits, session == NULL, &error)) {
     send_error(channel, error->message);
     return;
   }
   channel->written[1] = channel->written[2] = 0;
   channel->limit_reported = FALSE;
-  sig_atomic_t interrupts_before = cx_worker_interrupts;
+  sig_atomic_t interrupts_before = cx__worker_interrupts;
 
   set_streaming(channel, TRUE);
-  cx_worker_cell_running = 1;
+  cx__worker_cell_running = 1;
+  cx__worker_take_interrupt(); /* one that came since the request */
   /* Outputs other than the streams go to the host as events, in order. */
-  cx_pyembed_run_flags flags = CX_PYEMBED_RUN_CAPTURE_FDS | CX_PYEMBED_RUN_RECORD_EVENTS;
-  g_autoptr(cx_result) result = cx_pyembed_run_cell(channel, session, code, run, flags, &error);
-  cx_worker_cell_running = 0;
+  cx__py_run_flags flags = CX__PY_RUN_CAPTURE_FDS | CX__PY_RUN_RECORD_EVENTS;
+  g_autoptr(cx_result) result = cx__py_run_cell(channel, session, code, run, flags, &error);
+  cx__worker_cell_running = 0;
   set_streaming(channel, FALSE);
 
-  if (cx_worker_interrupts != interrupts_before)
-    cx_pyembed_discard_interrupt(); /* one that came after the cell's last bytecode */
+  if (cx__worker_interrupts != interrupts_before)
+    cx__py_discard_interrupt(); /* one that came after the cell's last bytecode */
+  cx__worker_forget_interrupt(); /* and one that came after that */
   if (result != NULL)
     send_result(channel, result);
   else
@@ -494,9 +500,9 @@ run_cell(channel_state *channel, JsonObject *cell, cx_pyembed_session *session,
 
 typedef struct {
   channel_state *channel;
-  cx_pyembed_session *session;
-  const cx_worker_limits *limits;
-  cx_worker_executor *executor;
+  cx__py_session *session;
+  const cx__worker_limits *limits;
+  cx__worker_executor *executor;
 } session_state;
 
 /* Run the cell of a RUN frame in the session; anything else is an error
@@ -507,7 +513,7 @@ serve_cell_frame(guint8 type, const guint8 *payload, gsize len, gpointer user_da
   session_state *state = user_data;
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) node =
-    type == CX_MSG_RUN ? cx_protocol_parse_object(payload, len, "RUN", &error) : NULL;
+    type == CX__WIRE_MSG_RUN ? cx__wire_parse_object(payload, len, "RUN", &error) : NULL;
   if (node == NULL) {
     send_error(state->channel, error != NULL ? error->message : "unexpected message in a session");
     return FALSE;
@@ -555,30 +561,42 @@ prewarm(void)
   g_autoptr(cx_run_options) run = cx_run_options_new();
   /* Capturing fds here also makes the pipes and their reader thread while
    * no process limit (max-processes) stands in the way. */
-  g_autoptr(cx_result) result = cx_pyembed_run_cell(NULL, NULL, CX_WORKER_PREWARM_CELL, run,
-                                                    CX_PYEMBED_RUN_CAPTURE_FDS, NULL);
+  g_autoptr(cx_result) result = cx__py_run_cell(NULL, NULL, CX__WORKER_PREWARM_CELL, run,
+                                                CX__PY_RUN_CAPTURE_FDS, NULL);
 }
 
 /* Wait for the open request the server forwards: its payload, with the
  * cell's channel as descriptor.  NULL when the server is gone. */
 static JsonNode *
-receive_request(int server_socket, int *channel_fd)
+receive_request(int server_socket, int *channel_fd, gint64 *host_pid)
 {
-  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(server_socket);
+  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(server_socket);
   guint8 type;
   const guint8 *payload;
   gsize len;
   g_autoptr(GError) error = NULL;
-  if (!cx_frame_read_blocking(reader, &type, &payload, &len, &error) || type != CX_MSG_RUN)
+  if (!cx__wire_read_blocking(reader, &type, &payload, &len, &error))
     return NULL;
-  *channel_fd = cx_frame_reader_take_fd(reader);
+  /* In the sandbox, the server first says which pid the host knows this
+   * process by. */
+  if (type == CX__WIRE_MSG_STARTED) {
+    g_autoptr(JsonNode) pid = cx__wire_parse_object(payload, len, "STARTED", &error);
+    if (pid == NULL)
+      return NULL;
+    *host_pid = json_object_get_int_member_with_default(json_node_get_object(pid), "pid", 0);
+    if (!cx__wire_read_blocking(reader, &type, &payload, &len, &error))
+      return NULL;
+  }
+  if (type != CX__WIRE_MSG_RUN)
+    return NULL;
+  *channel_fd = cx__wire_reader_take_fd(reader);
   if (*channel_fd < 0)
     return NULL;
-  return cx_protocol_parse_object(payload, len, "RUN", &error);
+  return cx__wire_parse_object(payload, len, "RUN", &error);
 }
 
 void
-cx_worker_spare_main(int server_socket, pid_t server)
+cx__worker_spare_main(int server_socket, pid_t server)
 {
   /* The server's socket sits where the channel will: nothing else stays open. */
   become_cell_process(server_socket, server);
@@ -595,9 +613,11 @@ cx_worker_spare_main(int server_socket, pid_t server)
   prewarm();
 
   int channel_fd = -1;
-  g_autoptr(JsonNode) request_node = receive_request(CHANNEL_FD, &channel_fd);
+  gint64 host_pid = channel.pid;
+  g_autoptr(JsonNode) request_node = receive_request(CHANNEL_FD, &channel_fd, &host_pid);
   if (request_node == NULL)
     _exit(0); /* the server shut down, or its request was broken */
+  cx__worker_forget_interrupt(); /* kept from before this cell was asked for */
   dup2(channel_fd, CHANNEL_FD); /* closes the server's socket */
   close(channel_fd);
   JsonObject *request = json_node_get_object(request_node);
@@ -605,48 +625,48 @@ cx_worker_spare_main(int server_socket, pid_t server)
     (guint64)MAX(json_object_get_int_member_with_default(request, "output_limit", 0), 0);
 
   JsonObject *started = json_object_new();
-  json_object_set_int_member(started, "pid", channel.pid);
-  if (!cx_protocol_send_object(channel.channel, CX_MSG_STARTED, started, -1, NULL))
+  json_object_set_int_member(started, "pid", host_pid);
+  if (!cx__wire_send_object(channel.channel, CX__WIRE_MSG_STARTED, started, -1, NULL))
     _exit(0); /* the host gave up on this cell already */
 
   g_autoptr(GError) error = NULL;
-  cx_worker_limits limits;
-  if (!cx_worker_limits_parse(cx_protocol_get_object(request, "limits"), &limits, &error) ||
-      !cx_worker_limits_apply(&limits, &error)) {
+  cx__worker_limits limits;
+  if (!cx__worker_limits_parse(cx__wire_get_object(request, "limits"), &limits, &error) ||
+      !cx__worker_limits_apply(&limits, &error)) {
     send_error(&channel, error->message);
     _exit(1);
   }
 
   const char *kind = json_object_get_string_member_with_default(request, "kind", "");
   if (g_str_equal(kind, "cell")) {
-    JsonObject *cell = cx_protocol_get_object(request, "cell");
+    JsonObject *cell = cx__wire_get_object(request, "cell");
     if (cell != NULL)
       run_cell(&channel, cell, NULL, &limits);
     else
       send_error(&channel, "a cell request without \"cell\"");
-    cx_worker_kill_descendants();
+    cx__worker_kill_descendants();
     _exit(0);
   }
 
-  cx_pyembed_session *session = cx_pyembed_session_new(&error);
+  cx__py_session *session = cx__py_session_new(&error);
   if (session == NULL) {
     send_error(&channel, error->message);
     _exit(1);
   }
-  g_autoptr(cx_frame_reader) reader = cx_frame_reader_new(channel.channel);
+  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(channel.channel);
   session_state state = { &channel, session, &limits, NULL };
-  state.executor = cx_worker_executor_new(channel.channel, &channel.write_lock, reader,
-                                          serve_cell_frame, &state);
+  state.executor = cx__worker_executor_new(channel.channel, &channel.write_lock, reader,
+                                           serve_cell_frame, &state);
   guint8 type;
   const guint8 *payload;
   gsize len;
-  while (cx_frame_read_blocking(reader, &type, &payload, &len, &error)) {
-    if (type == CX_MSG_EXECUTOR_REQUEST)
-      cx_worker_executor_serve(state.executor, payload, len);
+  while (cx__wire_read_blocking(reader, &type, &payload, &len, &error)) {
+    if (type == CX__WIRE_MSG_EXECUTOR_REQUEST)
+      cx__worker_executor_serve(state.executor, payload, len);
     else if (!serve_cell_frame(type, payload, len, &state))
       break;
   }
   /* The host closed the session. */
-  cx_worker_kill_descendants();
+  cx__worker_kill_descendants();
   _exit(0);
 }

@@ -1,4 +1,4 @@
-/* plugins/subprocess/frame.c: length-prefixed frames (see frame.h). */
+/* plugins/subprocess/wire/frame.c: length-prefixed frames (see frame.h). */
 #include "config.h"
 
 #include <poll.h>
@@ -10,9 +10,9 @@
 
 #include <cellexec/common.h>
 
-#include "plugins/subprocess/frame.h"
+#include "plugins/subprocess/wire/frame.h"
 
-struct cx_frame_reader {
+struct cx__wire_reader {
   int socket;
   GByteArray *buffer;   /* received, not yet consumed */
   gsize consumed;       /* bytes at the front of BUFFER already returned */
@@ -23,20 +23,20 @@ struct cx_frame_reader {
 #define READ_CHUNK (64 * 1024)
 
 gboolean
-cx_frame_sendv(int socket, guint8 type, const struct iovec *parts, int n_parts, int fd_to_pass,
+cx__wire_sendv(int socket, guint8 type, const struct iovec *parts, int n_parts, int fd_to_pass,
                GError **error)
 {
   g_return_val_if_fail(n_parts >= 0 && n_parts < MAX_PARTS, FALSE);
   gsize len = 0;
   for (int i = 0; i < n_parts; i++)
     len += parts[i].iov_len;
-  if (len > CX_FRAME_MAX_PAYLOAD) {
+  if (len > CX__WIRE_MAX_PAYLOAD) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "a worker message of %" G_GSIZE_FORMAT " bytes exceeds the protocol's limit of %u",
-                len, CX_FRAME_MAX_PAYLOAD);
+                len, CX__WIRE_MAX_PAYLOAD);
     return FALSE;
   }
-  guint8 header[CX_FRAME_HEADER_SIZE] = {
+  guint8 header[CX__WIRE_HEADER_SIZE] = {
     (guint8)(len >> 24), (guint8)(len >> 16), (guint8)(len >> 8), (guint8)len, type
   };
   struct iovec iov[MAX_PARTS + 1];
@@ -90,16 +90,16 @@ cx_frame_sendv(int socket, guint8 type, const struct iovec *parts, int n_parts, 
 }
 
 gboolean
-cx_frame_send(int socket, guint8 type, const void *payload, gsize len, GError **error)
+cx__wire_send(int socket, guint8 type, const void *payload, gsize len, GError **error)
 {
   struct iovec part = { (void *)payload, len };
-  return cx_frame_sendv(socket, type, &part, len > 0 ? 1 : 0, -1, error);
+  return cx__wire_sendv(socket, type, &part, len > 0 ? 1 : 0, -1, error);
 }
 
-cx_frame_reader *
-cx_frame_reader_new(int socket)
+cx__wire_reader *
+cx__wire_reader_new(int socket)
 {
-  cx_frame_reader *reader = g_new0(cx_frame_reader, 1);
+  cx__wire_reader *reader = g_new0(cx__wire_reader, 1);
   reader->socket = socket;
   reader->buffer = g_byte_array_new();
   g_queue_init(&reader->fds);
@@ -107,19 +107,19 @@ cx_frame_reader_new(int socket)
 }
 
 void
-cx_frame_reader_free(cx_frame_reader *reader)
+cx__wire_reader_free(cx__wire_reader *reader)
 {
   if (reader == NULL)
     return;
   int fd;
-  while ((fd = cx_frame_reader_take_fd(reader)) >= 0)
+  while ((fd = cx__wire_reader_take_fd(reader)) >= 0)
     close(fd);
   g_byte_array_unref(reader->buffer);
   g_free(reader);
 }
 
 static void
-queue_fds(cx_frame_reader *reader, struct msghdr *msg)
+queue_fds(cx__wire_reader *reader, struct msghdr *msg)
 {
   for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(msg); cmsg != NULL; cmsg = CMSG_NXTHDR(msg, cmsg)) {
     if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
@@ -133,8 +133,8 @@ queue_fds(cx_frame_reader *reader, struct msghdr *msg)
   }
 }
 
-cx_frame_read_status
-cx_frame_reader_fill(cx_frame_reader *reader, gboolean blocking, GError **error)
+cx__wire_read_status
+cx__wire_reader_fill(cx__wire_reader *reader, gboolean blocking, GError **error)
 {
   /* Drop what was consumed before growing the buffer. */
   if (reader->consumed > 0) {
@@ -159,50 +159,50 @@ cx_frame_reader_fill(cx_frame_reader *reader, gboolean blocking, GError **error)
   g_byte_array_set_size(reader->buffer, old_len + MAX(got, 0));
   if (got < 0) {
     if (saved == EAGAIN || saved == EWOULDBLOCK)
-      return CX_FRAME_READ_AGAIN;
+      return CX__WIRE_READ_AGAIN;
     if (saved == ECONNRESET)
-      return CX_FRAME_READ_EOF;
+      return CX__WIRE_READ_EOF;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot read from the worker: %s",
                 g_strerror(saved));
-    return CX_FRAME_READ_ERROR;
+    return CX__WIRE_READ_ERROR;
   }
   queue_fds(reader, &msg);
-  return got == 0 ? CX_FRAME_READ_EOF : CX_FRAME_READ_DATA;
+  return got == 0 ? CX__WIRE_READ_EOF : CX__WIRE_READ_DATA;
 }
 
 gboolean
-cx_frame_reader_next(cx_frame_reader *reader, guint8 *type, const guint8 **payload, gsize *len,
+cx__wire_reader_next(cx__wire_reader *reader, guint8 *type, const guint8 **payload, gsize *len,
                      GError **error)
 {
   gsize available = reader->buffer->len - reader->consumed;
-  if (available < CX_FRAME_HEADER_SIZE)
+  if (available < CX__WIRE_HEADER_SIZE)
     return FALSE;
   const guint8 *header = reader->buffer->data + reader->consumed;
   guint32 size = ((guint32)header[0] << 24) | ((guint32)header[1] << 16) |
                  ((guint32)header[2] << 8) | header[3];
-  if (size > CX_FRAME_MAX_PAYLOAD) {
+  if (size > CX__WIRE_MAX_PAYLOAD) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "malformed message from the worker: a frame of %u bytes (at most %u allowed)",
-                size, CX_FRAME_MAX_PAYLOAD);
+                size, CX__WIRE_MAX_PAYLOAD);
     return FALSE;
   }
-  if (available < CX_FRAME_HEADER_SIZE + (gsize)size)
+  if (available < CX__WIRE_HEADER_SIZE + (gsize)size)
     return FALSE;
   *type = header[4];
-  *payload = header + CX_FRAME_HEADER_SIZE;
+  *payload = header + CX__WIRE_HEADER_SIZE;
   *len = size;
-  reader->consumed += CX_FRAME_HEADER_SIZE + size;
+  reader->consumed += CX__WIRE_HEADER_SIZE + size;
   return TRUE;
 }
 
 gsize
-cx_frame_reader_pending(const cx_frame_reader *reader)
+cx__wire_reader_pending(const cx__wire_reader *reader)
 {
   return reader->buffer->len - reader->consumed;
 }
 
 int
-cx_frame_reader_take_fd(cx_frame_reader *reader)
+cx__wire_reader_take_fd(cx__wire_reader *reader)
 {
   if (g_queue_is_empty(&reader->fds))
     return -1;
@@ -210,14 +210,14 @@ cx_frame_reader_take_fd(cx_frame_reader *reader)
 }
 
 gboolean
-cx_frame_read_within(cx_frame_reader *reader, gint64 deadline, guint8 *type,
+cx__wire_read_within(cx__wire_reader *reader, gint64 deadline, guint8 *type,
                      const guint8 **payload, gsize *len, gboolean *timed_out, GError **error)
 {
   if (timed_out != NULL)
     *timed_out = FALSE;
   for (;;) {
     GError *malformed = NULL;
-    if (cx_frame_reader_next(reader, type, payload, len, &malformed))
+    if (cx__wire_reader_next(reader, type, payload, len, &malformed))
       return TRUE;
     if (malformed != NULL) {
       g_propagate_error(error, malformed);
@@ -233,26 +233,26 @@ cx_frame_read_within(cx_frame_reader *reader, gint64 deadline, guint8 *type,
         return FALSE;
       }
     }
-    switch (cx_frame_reader_fill(reader, deadline <= 0, error)) {
-    case CX_FRAME_READ_DATA:
-    case CX_FRAME_READ_AGAIN:
+    switch (cx__wire_reader_fill(reader, deadline <= 0, error)) {
+    case CX__WIRE_READ_DATA:
+    case CX__WIRE_READ_AGAIN:
       break;
-    case CX_FRAME_READ_EOF:
-      if (cx_frame_reader_pending(reader) > 0) {
+    case CX__WIRE_READ_EOF:
+      if (cx__wire_reader_pending(reader) > 0) {
         g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                     "the channel closed in the middle of a message (%" G_GSIZE_FORMAT " bytes)",
-                    cx_frame_reader_pending(reader));
+                    cx__wire_reader_pending(reader));
       }
       return FALSE;
-    case CX_FRAME_READ_ERROR:
+    case CX__WIRE_READ_ERROR:
       return FALSE;
     }
   }
 }
 
 gboolean
-cx_frame_read_blocking(cx_frame_reader *reader, guint8 *type, const guint8 **payload, gsize *len,
+cx__wire_read_blocking(cx__wire_reader *reader, guint8 *type, const guint8 **payload, gsize *len,
                        GError **error)
 {
-  return cx_frame_read_within(reader, 0, type, payload, len, NULL, error);
+  return cx__wire_read_within(reader, 0, type, payload, len, NULL, error);
 }

@@ -1,0 +1,208 @@
+/* plugins/subprocess/wire/protocol.c: message payloads of the worker protocol. */
+#define _GNU_SOURCE /* sigabbrev_np */
+#include "config.h"
+
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cellexec/executor.h>
+
+#include "plugins/subprocess/wire/protocol.h"
+
+void
+cx__wire_encode_output_header(guint8 header[CX__WIRE_OUTPUT_HEADER_SIZE], int stream,
+                              guint64 omitted)
+{
+  header[0] = (guint8)stream;
+  for (int i = 0; i < 8; i++)
+    header[1 + i] = (guint8)(omitted >> (56 - 8 * i));
+}
+
+gboolean
+cx__wire_decode_output(const guint8 *payload, gsize len, int *stream, guint64 *omitted,
+                       const guint8 **data, gsize *data_len, GError **error)
+{
+  if (len < CX__WIRE_OUTPUT_HEADER_SIZE || (payload[0] != 1 && payload[0] != 2)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "malformed OUTPUT message from the worker (%" G_GSIZE_FORMAT " bytes)", len);
+    return FALSE;
+  }
+  *stream = payload[0];
+  *omitted = 0;
+  for (int i = 0; i < 8; i++)
+    *omitted = (*omitted << 8) | payload[1 + i];
+  *data = payload + CX__WIRE_OUTPUT_HEADER_SIZE;
+  *data_len = len - CX__WIRE_OUTPUT_HEADER_SIZE;
+  return TRUE;
+}
+
+/* PAYLOAD as a JSON object; MUTABLE: nodes the caller may change. */
+static JsonNode *
+parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutable,
+             GError **error)
+{
+  g_autoptr(JsonParser) parser = mutable ? json_parser_new() : json_parser_new_immutable();
+  g_autoptr(GError) parse_error = NULL;
+  if (!json_parser_load_from_data(parser, (const char *)payload, (gssize)len, &parse_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed %s message from the worker: %s",
+                what, parse_error->message);
+    return NULL;
+  }
+  JsonNode *root = json_parser_get_root(parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "malformed %s message from the worker: not a JSON object", what);
+    return NULL;
+  }
+  return json_node_ref(root);
+}
+
+JsonNode *
+cx__wire_parse_object(const guint8 *payload, gsize len, const char *what, GError **error)
+{
+  return parse_object(payload, len, what, FALSE, error);
+}
+
+JsonNode *
+cx__wire_parse_mutable_object(const guint8 *payload, gsize len, const char *what,
+                              GError **error)
+{
+  return parse_object(payload, len, what, TRUE, error);
+}
+
+JsonArray *
+cx__wire_get_array(JsonObject *object, const char *key)
+{
+  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
+}
+
+JsonObject *
+cx__wire_get_object(JsonObject *object, const char *key)
+{
+  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+}
+
+gboolean
+cx__wire_send_object(int socket, guint8 type, JsonObject *object, int fd_to_pass,
+                     GError **error)
+{
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
+  json_object_unref(object);
+  gsize len;
+  g_autofree char *text = cx_json_to_string(node, FALSE);
+  len = strlen(text);
+  struct iovec part = { text, len };
+  return cx__wire_sendv(socket, type, &part, 1, fd_to_pass, error);
+}
+
+char *
+cx__wire_signal_name(int signal_number)
+{
+  const char *abbrev = sigabbrev_np(signal_number);
+  if (abbrev != NULL)
+    return g_strdup_printf("SIG%s", abbrev);
+  return g_strdup_printf("signal %d", signal_number);
+}
+
+JsonObject *
+cx__wire_exit_object(int wait_status)
+{
+  JsonObject *object = json_object_new();
+  if (WIFSIGNALED(wait_status)) {
+    json_object_set_int_member(object, "signal", WTERMSIG(wait_status));
+    g_autofree char *name = cx__wire_signal_name(WTERMSIG(wait_status));
+    json_object_set_string_member(object, "signal_name", name);
+  } else {
+    json_object_set_int_member(object, "exit_status", WEXITSTATUS(wait_status));
+  }
+  return object;
+}
+
+int
+cx__wire_exit_signal(JsonObject *exited)
+{
+  return (int)json_object_get_int_member_with_default(exited, "signal", 0);
+}
+
+char *
+cx__wire_describe_exit(JsonObject *exited)
+{
+  int signal_number = cx__wire_exit_signal(exited);
+  if (signal_number > 0) {
+    g_autofree char *name = cx__wire_signal_name(signal_number);
+    return g_strdup_printf("was killed by signal %d (%s)", signal_number, name);
+  }
+  return g_strdup_printf("exited with status %" G_GINT64_FORMAT,
+                         json_object_get_int_member_with_default(exited, "exit_status", -1));
+}
+
+JsonObject *
+cx__wire_error_object(const GError *error)
+{
+  JsonObject *object = json_object_new();
+  const cx_python_error *python = cx_error_get_python(error);
+  if (python != NULL) {
+    JsonObject *details = json_object_new();
+    json_object_set_string_member(details, "type", python->type);
+    json_object_set_string_member(details, "message", python->message);
+    json_object_set_string_member(details, "traceback", python->traceback);
+    json_object_set_int_member(details, "line", python->line);
+    json_object_set_object_member(object, "python_error", details);
+  } else {
+    json_object_set_string_member(object, "error", error->message);
+  }
+  return object;
+}
+
+const char *
+cx__wire_get_string(JsonObject *object, const char *key, const char *fallback)
+{
+  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING
+           ? json_node_get_string(node)
+           : fallback;
+}
+
+gboolean
+cx__wire_check_reply(JsonObject *reply, const char *who, GError **error)
+{
+  JsonObject *python = cx__wire_get_object(reply, "python_error");
+  if (python != NULL) {
+    /* A member of the wrong type must not become NULL: that would leave
+     * ERROR unset, and a failure would pass for success. */
+    cx_set_python_error(error, cx__wire_get_string(python, "type", "Exception"),
+                        cx__wire_get_string(python, "message", ""),
+                        cx__wire_get_string(python, "traceback", ""),
+                        (int)json_object_get_int_member_with_default(python, "line", 0));
+    return FALSE;
+  }
+  if (json_object_has_member(reply, "error")) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: %s", who,
+                cx__wire_get_string(reply, "error", "unknown error"));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+cx__wire_send_error(int socket, const char *message, GError **error)
+{
+  JsonObject *object = json_object_new();
+  json_object_set_string_member(object, "message", message);
+  return cx__wire_send_object(socket, CX__WIRE_MSG_ERROR, object, -1, error);
+}
+
+const char *
+cx__wire_error_message(JsonObject *object)
+{
+  return cx__wire_get_string(object, "message", "unknown worker error");
+}
+
+gsize
+cx__wire_json_size(JsonNode *node)
+{
+  g_autofree char *text = cx_json_to_string(node, FALSE);
+  return strlen(text);
+}

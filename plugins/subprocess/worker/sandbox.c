@@ -1,0 +1,758 @@
+/* plugins/subprocess/worker/sandbox.c: `isolation = sandbox`.
+ *
+ * Applied once, in cellexec-worker's main() before Python starts, and
+ * inherited by every process the fork server forks:
+ *
+ *   namespaces   mount, PID, network, IPC, UTS (and user, when not root)
+ *   filesystem   a tmpfs root with bind mounts: /usr, /bin, /sbin, /lib*,
+ *                /etc read-only (secrets hidden), the directories of the
+ *                files the worker has mapped (its libraries) read-only,
+ *                a private /tmp, a minimal /dev, the cell's cwd writable,
+ *                read-only-paths / writable-paths / hidden-paths; /proc of
+ *                the new PID namespace; pivot_root, the old root detached
+ *   network      none (loopback down) unless network = loopback
+ *   privileges   PR_SET_NO_NEW_PRIVS, every capability dropped (bounding
+ *                set too), securebits locked; a seccomp filter (seccomp.c)
+ *   limits       each spare (hence each cell or session) in a cgroup of
+ *                its own (v2, else v1 memory + pids): memory and process
+ *                count hold for its whole tree, and the tree is killed
+ *                through it when the process ends
+ *
+ * The fork server itself stays in the host's PID namespace, so it knows
+ * the pids its children have there (the host signals them by those); the
+ * first process it forks after unshare(CLONE_NEWPID) is the namespace's
+ * init (reaps orphans, dies with the server: then the kernel kills every
+ * process of the namespace).  Cells cannot see the server or the host,
+ * and the init ignores their signals.
+ *
+ * Fail closed: any step that fails stops the worker with a message naming
+ * the measure, and the host refuses to open the backend.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plugins/subprocess/worker/worker.h"
+
+#ifndef SECBIT_NOROOT
+#define SECBIT_NOROOT (1 << 0)
+#define SECBIT_NOROOT_LOCKED (1 << 1)
+#define SECBIT_NO_SETUID_FIXUP (1 << 2)
+#define SECBIT_NO_SETUID_FIXUP_LOCKED (1 << 3)
+#define SECBIT_KEEP_CAPS_LOCKED (1 << 5)
+#endif
+
+/* Where the new root is assembled (in the worker's own mount namespace,
+ * so the host never sees it). */
+#define NEW_ROOT "/mnt"
+
+gboolean cx__worker_sandboxed;
+pid_t cx__worker_sandbox_init;
+
+/* Files under /etc no cell may read. */
+static const char *const etc_secrets[] = {
+  "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+  "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd", NULL
+};
+static const char *const system_paths[] = {
+  "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", NULL
+};
+
+/* ---- cgroups ------------------------------------------------------------------- */
+
+/* v2: one directory; v1: the memory and pids hierarchies.  Descriptors of
+ * the worker's own cgroup directories, opened before pivot_root: only the
+ * fork server holds them (a spare closes every descriptor past its
+ * channel), so no cell can raise its own limits. */
+static struct {
+  int v2;            /* directory descriptor, or -1 */
+  int memory, pids;  /* v1 directory descriptors, or -1 */
+  guint64 memory_limit, process_limit;
+  guint serial;
+  GHashTable *cells; /* pid -> cgroup name (char *) */
+} cg = { -1, -1, -1, 0, 0, 0, NULL };
+
+static char *
+own_cgroup(const char *controller)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents("/proc/self/cgroup", &text, NULL, NULL))
+    return NULL;
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  for (char **line = lines; *line != NULL; line++) {
+    g_auto(GStrv) fields = g_strsplit(*line, ":", 3);
+    if (g_strv_length(fields) != 3)
+      continue;
+    g_auto(GStrv) names = g_strsplit(fields[1], ",", -1);
+    if ((controller == NULL && fields[1][0] == '\0' && g_str_equal(fields[0], "0")) ||
+        (controller != NULL && g_strv_contains((const char *const *)names, controller)))
+      return g_strdup(fields[2]);
+  }
+  return NULL;
+}
+
+static gboolean
+write_at(int dir, const char *file, const char *value)
+{
+  int fd = openat(dir, file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return FALSE;
+  gssize n = write(fd, value, strlen(value));
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return n == (gssize)strlen(value);
+}
+
+/* The directories the worker's cgroups are made in, to remove them at
+ * the end: descriptors and names. */
+static int cg_parents[3] = { -1, -1, -1 };
+static char cg_name[64];
+
+/* Remove the cgroups of workers that died without removing theirs (killed):
+ * under PARENT, cellexec-worker-PID of a PID that is gone, and its cells'. */
+static void
+sweep_stale(const char *parent)
+{
+  g_autoptr(GDir) dir = g_dir_open(parent, 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+    if (!g_str_has_prefix(name, "cellexec-worker-"))
+      continue;
+    pid_t pid = (pid_t)atol(name + strlen("cellexec-worker-"));
+    if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+      continue;
+    g_autofree char *path = g_build_filename(parent, name, NULL);
+    g_autoptr(GDir) cells = g_dir_open(path, 0, NULL);
+    const char *cell;
+    while (cells != NULL && (cell = g_dir_read_name(cells)) != NULL) {
+      g_autofree char *cell_path = g_build_filename(path, cell, NULL);
+      if (g_str_has_prefix(cell, "cell-"))
+        rmdir(cell_path);
+    }
+    rmdir(path);
+  }
+}
+
+/* mkdir + open a directory for this worker under MOUNT/OWN. */
+static int
+make_worker_cgroup(const char *mount_point, const char *own)
+{
+  g_autofree char *parent = g_strdup_printf("%s%s", mount_point, g_str_equal(own, "/") ? "" : own);
+  sweep_stale(parent);
+  g_snprintf(cg_name, sizeof cg_name, "cellexec-worker-%d", (int)getpid());
+  for (guint i = 0; i < G_N_ELEMENTS(cg_parents); i++) {
+    if (cg_parents[i] < 0) {
+      cg_parents[i] = open(parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+      break;
+    }
+  }
+  g_autofree char *path = g_build_filename(parent, cg_name, NULL);
+  if (mkdir(path, 0700) < 0 && errno != EEXIST)
+    return -1;
+  return open(path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+}
+
+void
+cx__worker_sandbox_finish(void)
+{
+  if (!cx__worker_sandboxed)
+    return;
+  GHashTableIter iter;
+  gpointer pid;
+  g_autoptr(GArray) pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+  g_hash_table_iter_init(&iter, cg.cells);
+  while (g_hash_table_iter_next(&iter, &pid, NULL)) {
+    pid_t p = GPOINTER_TO_INT(pid);
+    g_array_append_val(pids, p);
+  }
+  for (guint i = 0; i < pids->len; i++)
+    cx__worker_sandbox_release(g_array_index(pids, pid_t, i));
+  for (guint i = 0; i < G_N_ELEMENTS(cg_parents); i++)
+    if (cg_parents[i] >= 0)
+      unlinkat(cg_parents[i], cg_name, AT_REMOVEDIR);
+}
+
+static gboolean
+open_cgroups(guint64 memory, guint64 processes, GError **error)
+{
+  cg.memory_limit = memory;
+  cg.process_limit = processes;
+  cg.cells = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+  g_autofree char *v2 = own_cgroup(NULL);
+  g_autofree char *controllers = NULL;
+  if (v2 != NULL &&
+      g_file_get_contents("/sys/fs/cgroup/cgroup.controllers", &controllers, NULL, NULL) &&
+      strstr(controllers, "memory") != NULL && strstr(controllers, "pids") != NULL) {
+    cg.v2 = make_worker_cgroup("/sys/fs/cgroup", v2);
+    /* Controllers for the cells' cgroups below it. */
+    if (cg.v2 >= 0 && write_at(cg.v2, "cgroup.subtree_control", "+memory +pids"))
+      return TRUE;
+    if (cg.v2 >= 0)
+      close(cg.v2);
+    cg.v2 = -1;
+  }
+  g_autofree char *memory_own = own_cgroup("memory");
+  g_autofree char *pids_own = own_cgroup("pids");
+  if (pids_own != NULL)
+    cg.pids = make_worker_cgroup("/sys/fs/cgroup/pids", pids_own);
+  if (memory_own != NULL)
+    cg.memory = make_worker_cgroup("/sys/fs/cgroup/memory", memory_own);
+  if (cg.pids < 0 || (memory > 0 && cg.memory < 0)) {
+    int saved = errno;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "cgroup: no cgroup this worker may create children in (%s: %s); the sandbox "
+                "needs one per cell to bound and kill the cell's whole process tree",
+                cg.pids < 0 ? "pids controller" : "memory controller", g_strerror(saved));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+join_one(int parent, const char *name, pid_t pid, const char *limit_file, guint64 limit)
+{
+  if (mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
+    return FALSE;
+  int dir = openat(parent, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (dir < 0)
+    return FALSE;
+  char value[32];
+  gboolean ok = TRUE;
+  if (limit > 0) {
+    g_snprintf(value, sizeof value, "%" G_GUINT64_FORMAT, limit);
+    ok = write_at(dir, limit_file, value);
+  }
+  g_snprintf(value, sizeof value, "%d", (int)pid);
+  ok = ok && write_at(dir, "cgroup.procs", value);
+  close(dir);
+  return ok;
+}
+
+gboolean
+cx__worker_sandbox_adopt(pid_t pid, GError **error)
+{
+  if (!cx__worker_sandboxed)
+    return TRUE;
+  char *name = g_strdup_printf("cell-%u", ++cg.serial);
+  gboolean ok;
+  if (cg.v2 >= 0) {
+    ok = join_one(cg.v2, name, pid, "memory.max", cg.memory_limit) &&
+         (cg.process_limit == 0 ||
+          join_one(cg.v2, name, pid, "pids.max", cg.process_limit));
+  } else {
+    ok = join_one(cg.pids, name, pid, "pids.max", cg.process_limit) &&
+         (cg.memory < 0 || join_one(cg.memory, name, pid, "memory.limit_in_bytes",
+                                    cg.memory_limit));
+  }
+  if (!ok) {
+    int saved = errno;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "cgroup: cannot put a cell's process in a cgroup of its own: %s",
+                g_strerror(saved));
+  }
+  g_hash_table_insert(cg.cells, GINT_TO_POINTER(pid), name);
+  return ok;
+}
+
+/* Kill every process of the cgroup NAME under PARENT, then remove it. */
+static void
+empty_cgroup(int parent, const char *name)
+{
+  int dir = openat(parent, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (dir < 0)
+    return;
+  if (cg.v2 >= 0 && write_at(dir, "cgroup.kill", "1")) {
+    /* done */
+  } else {
+    for (int round = 0; round < 1000; round++) {
+      int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        break;
+      char buffer[4096];
+      gssize n = read(fd, buffer, sizeof buffer - 1);
+      close(fd);
+      if (n <= 0)
+        break;
+      buffer[n] = '\0';
+      for (char *p = buffer; *p != '\0';) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+          break;
+        if (pid > 0)
+          kill((pid_t)pid, SIGKILL);
+        p = end + (*end != '\0');
+      }
+      g_usleep(200);
+    }
+  }
+  close(dir);
+  /* The dead are reaped by the namespace's init; the directory goes once
+   * they are. */
+  for (int attempt = 0; attempt < 50 && unlinkat(parent, name, AT_REMOVEDIR) < 0 &&
+                        errno == EBUSY; attempt++)
+    g_usleep(1000);
+}
+
+void
+cx__worker_sandbox_release(pid_t pid)
+{
+  if (!cx__worker_sandboxed)
+    return;
+  g_autofree char *name = NULL;
+  if (!g_hash_table_steal_extended(cg.cells, GINT_TO_POINTER(pid), NULL, (gpointer *)&name))
+    return;
+  if (cg.v2 >= 0) {
+    empty_cgroup(cg.v2, name);
+  } else {
+    empty_cgroup(cg.pids, name);
+    if (cg.memory >= 0)
+      unlinkat(cg.memory, name, AT_REMOVEDIR);
+  }
+}
+
+/* ---- the filesystem view -------------------------------------------------------- */
+
+static gboolean
+fail_errno(GError **error, const char *measure, const char *path)
+{
+  int saved = errno;
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: %s%s%s", measure, path ? path : "",
+              path ? ": " : "", g_strerror(saved));
+  return FALSE;
+}
+
+static void
+make_dirs(const char *path)
+{
+  g_mkdir_with_parents(path, 0755);
+}
+
+/* Bind SOURCE at the same path under the new root; WRITABLE or not. */
+static gboolean
+bind_path(const char *source, gboolean writable, const char *measure, GError **error)
+{
+  gboolean device = g_str_has_prefix(source, "/dev/");
+  struct stat st;
+  if (stat(source, &st) < 0)
+    return fail_errno(error, measure, source);
+  g_autofree char *target = g_strconcat(NEW_ROOT, source, NULL);
+  if (S_ISDIR(st.st_mode)) {
+    make_dirs(target);
+  } else {
+    g_autofree char *parent = g_path_get_dirname(target);
+    make_dirs(parent);
+    int fd = open(target, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      close(fd);
+  }
+  if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return fail_errno(error, measure, source);
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_NOSUID | (device ? 0 : MS_NODEV) |
+                        (writable ? 0 : MS_RDONLY);
+  if (mount(NULL, target, NULL, flags, NULL) < 0)
+    return fail_errno(error, measure, source);
+  return TRUE;
+}
+
+/* Cover PATH (already under the new root, if it exists there) with
+ * something empty. */
+static gboolean
+hide_path(const char *path, GError **error)
+{
+  g_autofree char *target = g_strconcat(NEW_ROOT, path, NULL);
+  struct stat st;
+  if (lstat(target, &st) < 0) {
+    if (errno == ENOENT)
+      return TRUE; /* not in the view at all: hidden already */
+    return fail_errno(error, "hidden-paths", path);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=4k,mode=000") < 0)
+      return fail_errno(error, "hidden-paths", path);
+  } else if (mount("/dev/null", target, NULL, MS_BIND, NULL) < 0) {
+    return fail_errno(error, "hidden-paths", path);
+  }
+  return TRUE;
+}
+
+static gboolean
+bind_list(JsonObject *config, const char *key, gboolean writable, const char *measure,
+          GError **error)
+{
+  JsonArray *list = json_object_has_member(config, key)
+                      ? json_object_get_array_member(config, key) : NULL;
+  for (guint i = 0; list != NULL && i < json_array_get_length(list); i++) {
+    const char *path = json_array_get_string_element(list, i);
+    if (path == NULL || path[0] != '/') {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: \"%s\" is not an absolute path",
+                  measure, path ? path : "");
+      return FALSE;
+    }
+    if (!bind_path(path, writable, measure, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* The directories of the files the worker has mapped (its own program and
+ * libraries, libpython) that the system paths do not cover. */
+static gboolean
+bind_mapped_files(GError **error)
+{
+  g_autofree char *maps = NULL;
+  if (!g_file_get_contents("/proc/self/maps", &maps, NULL, NULL)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "filesystem view: cannot read /proc/self/maps");
+    return FALSE;
+  }
+  g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
+  for (char **line = lines; *line != NULL; line++) {
+    const char *path = strchr(*line, '/');
+    if (path == NULL || g_str_has_suffix(path, " (deleted)"))
+      continue;
+    gboolean covered = FALSE;
+    for (const char *const *system = system_paths; *system != NULL; system++)
+      covered = covered || (g_str_has_prefix(path, *system) && path[strlen(*system)] == '/');
+    if (covered)
+      continue;
+    char *dir = g_path_get_dirname(path);
+    if (g_hash_table_contains(done, dir)) {
+      g_free(dir);
+      continue;
+    }
+    g_hash_table_add(done, dir);
+    if (!bind_path(dir, FALSE, "filesystem view (the worker's libraries)", error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* TRUE when PATH is /, a system path, or inside or above one: binding it
+ * writable would hand cells the host's system (or, for /, everything). */
+static gboolean
+covers_system(const char *path)
+{
+  if (g_str_equal(path, "/"))
+    return TRUE;
+  static const char *const others[] = { "/proc", "/sys", "/dev", "/boot", "/run", NULL };
+  for (int list = 0; list < 2; list++) {
+    for (const char *const *system = list == 0 ? system_paths : others; *system != NULL;
+         system++) {
+      gsize n = strlen(*system), m = strlen(path);
+      if ((g_str_has_prefix(path, *system) && (path[n] == '\0' || path[n] == '/')) ||
+          (g_str_has_prefix(*system, path) && (*system)[m] == '/'))
+        return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+static gboolean
+build_root(JsonObject *config, const char *cwd, GError **error)
+{
+  if (cwd != NULL && covers_system(cwd)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "filesystem view: the cells' cwd %s would make the host's system writable; "
+                "set `cwd` to a directory of the cells' own", cwd);
+    return FALSE;
+  }
+  JsonArray *writable = json_object_has_member(config, "writable")
+                          ? json_object_get_array_member(config, "writable") : NULL;
+  for (guint i = 0; writable != NULL && i < json_array_get_length(writable); i++) {
+    const char *path = json_array_get_string_element(writable, i);
+    if (path != NULL && covers_system(path)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "writable-paths: %s would make the host's system writable", path);
+      return FALSE;
+    }
+  }
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return fail_errno(error, "mount namespace (private mounts)", NULL);
+  struct stat st;
+  if (stat(NEW_ROOT, &st) < 0 || !S_ISDIR(st.st_mode))
+    return fail_errno(error, "filesystem view (mount point " NEW_ROOT ")", NULL);
+  if (mount("tmpfs", NEW_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755") < 0)
+    return fail_errno(error, "filesystem view (root tmpfs)", NULL);
+  /* The private /tmp before anything is bound: paths under the host's
+   * /tmp (the worker's own files when built there, the cwd, the lists)
+   * are bound on top of it. */
+  if (mkdir(NEW_ROOT "/tmp", 01777) < 0 ||
+      mount("tmpfs", NEW_ROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+    return fail_errno(error, "filesystem view (private /tmp)", NULL);
+  for (const char *const *path = system_paths; *path != NULL; path++) {
+    char link[4096];
+    gssize n = readlink(*path, link, sizeof link - 1);
+    if (n > 0) {
+      link[n] = '\0';
+      g_autofree char *target = g_strconcat(NEW_ROOT, *path, NULL);
+      if (symlink(link, target) < 0)
+        return fail_errno(error, "filesystem view", *path);
+    } else if (stat(*path, &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (!bind_path(*path, FALSE, "filesystem view (system, read-only)", error))
+        return FALSE;
+    }
+  }
+  if (!bind_mapped_files(error))
+    return FALSE;
+
+  /* /dev: the harmless devices only; no terminal, no /dev/pts. */
+  if (mkdir(NEW_ROOT "/dev", 0755) < 0 ||
+      mount("tmpfs", NEW_ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755") < 0)
+    return fail_errno(error, "filesystem view (/dev)", NULL);
+  static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                         "/dev/urandom", NULL };
+  for (const char *const *device = devices; *device != NULL; device++)
+    if (!bind_path(*device, TRUE, "filesystem view (/dev)", error))
+      return FALSE;
+  if (symlink("/proc/self/fd", NEW_ROOT "/dev/fd") < 0 ||
+      symlink("/proc/self/fd/0", NEW_ROOT "/dev/stdin") < 0 ||
+      symlink("/proc/self/fd/1", NEW_ROOT "/dev/stdout") < 0 ||
+      symlink("/proc/self/fd/2", NEW_ROOT "/dev/stderr") < 0 ||
+      mkdir(NEW_ROOT "/dev/shm", 01777) < 0 ||
+      mount("tmpfs", NEW_ROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+    return fail_errno(error, "filesystem view (/dev)", NULL);
+
+  if (mkdir(NEW_ROOT "/proc", 0555) < 0)
+    return fail_errno(error, "filesystem view (/proc)", NULL);
+
+  if (!bind_list(config, "read_only", FALSE, "read-only-paths", error) ||
+      !bind_list(config, "writable", TRUE, "writable-paths", error))
+    return FALSE;
+  /* The cells' cwd, writable. */
+  if (cwd != NULL && !bind_path(cwd, TRUE, "filesystem view (the cells' cwd)", error))
+    return FALSE;
+
+  for (const char *const *secret = etc_secrets; *secret != NULL; secret++)
+    if (!hide_path(*secret, error))
+      return FALSE;
+  JsonArray *hidden = json_object_has_member(config, "hidden")
+                        ? json_object_get_array_member(config, "hidden") : NULL;
+  for (guint i = 0; hidden != NULL && i < json_array_get_length(hidden); i++) {
+    const char *path = json_array_get_string_element(hidden, i);
+    if (path == NULL || path[0] != '/') {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "hidden-paths: \"%s\" is not an absolute path", path ? path : "");
+      return FALSE;
+    }
+    if (!hide_path(path, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+switch_root(GError **error)
+{
+  if (chdir(NEW_ROOT) < 0 || mkdir(".old-root", 0700) < 0)
+    return fail_errno(error, "filesystem view (pivot_root)", NULL);
+  if (syscall(SYS_pivot_root, ".", ".old-root") < 0)
+    return fail_errno(error, "filesystem view (pivot_root)", NULL);
+  if (chdir("/") < 0 || umount2("/.old-root", MNT_DETACH) < 0 || rmdir("/.old-root") < 0)
+    return fail_errno(error, "filesystem view (detaching the host's root)", NULL);
+  if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+    return fail_errno(error, "filesystem view (read-only root)", NULL);
+  return TRUE;
+}
+
+/* ---- the PID namespace's init ------------------------------------------------- */
+
+static void
+on_child(int signal_number)
+{
+}
+
+static gboolean drop_privileges(gboolean in_init, GError **error);
+
+G_GNUC_NORETURN static void
+init_main(int report)
+{
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  char status = 0;
+  if (mount("proc", NEW_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            "hidepid=0") < 0 &&
+      mount("proc", NEW_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+    status = (char)errno;
+  if (write(report, &status, 1) != 1 || status != 0)
+    _exit(1);
+  close(report);
+  close_range(0, ~0U, 0);
+  prctl(PR_SET_NAME, "cellexec-init");
+  drop_privileges(TRUE, NULL);
+  struct sigaction action = { .sa_handler = on_child };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGCHLD, &action, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (;;) {
+    if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+      pause();
+  }
+}
+
+static gboolean
+start_init(GError **error)
+{
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+    return fail_errno(error, "PID namespace (init)", NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return fail_errno(error, "PID namespace (init)", NULL);
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    init_main(pipe_fds[1]);
+  }
+  close(pipe_fds[1]);
+  char status = 1;
+  gssize n = read(pipe_fds[0], &status, 1);
+  close(pipe_fds[0]);
+  if (n != 1 || status != 0) {
+    errno = n == 1 ? status : EIO;
+    return fail_errno(error, "/proc of the new PID namespace", NULL);
+  }
+  cx__worker_sandbox_init = pid;
+  return TRUE;
+}
+
+/* ---- privileges ----------------------------------------------------------------- */
+
+static gboolean
+drop_privileges(gboolean in_init, GError **error)
+{
+  for (int cap = 0; cap <= 63; cap++)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+      return fail_errno(error, "dropping capabilities (bounding set)", NULL);
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) < 0)
+    return fail_errno(error, "dropping capabilities (securebits)", NULL);
+  struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+  struct __user_cap_data_struct data[2] = { { 0 } };
+  if (syscall(SYS_capset, &header, data) < 0)
+    return fail_errno(error, "dropping capabilities", NULL);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return fail_errno(error, "PR_SET_NO_NEW_PRIVS", NULL);
+  (void)in_init;
+  return TRUE;
+}
+
+/* ---- network ---------------------------------------------------------------------- */
+
+static gboolean
+loopback_up(GError **error)
+{
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq request = { 0 };
+  g_strlcpy(request.ifr_name, "lo", IFNAMSIZ);
+  gboolean ok = fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &request) == 0;
+  request.ifr_flags |= IFF_UP | IFF_RUNNING;
+  ok = ok && ioctl(fd, SIOCSIFFLAGS, &request) == 0;
+  int saved = errno;
+  if (fd >= 0)
+    close(fd);
+  errno = saved;
+  return ok || fail_errno(error, "network = loopback (bringing up lo)", NULL);
+}
+
+static gboolean
+write_file(const char *path, const char *text)
+{
+  return g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE, 0, NULL);
+}
+
+/* ---- entry ---------------------------------------------------------------------- */
+
+gboolean
+cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new();
+  if (!json_parser_load_from_data(parser, spec, -1, NULL) ||
+      !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the sandbox description is not a JSON object");
+    return FALSE;
+  }
+  JsonObject *config = json_node_get_object(json_parser_get_root(parser));
+  gboolean loopback = g_strcmp0(json_object_get_string_member_with_default(config, "network",
+                                                                           "none"), "loopback") == 0;
+  guint64 memory = MAX(json_object_get_int_member_with_default(config, "memory", 0), 0);
+  guint64 processes = MAX(json_object_get_int_member_with_default(config, "processes", 0), 0);
+  g_autofree char *cwd = g_strdup(json_object_get_string_member_with_default(config, "cwd", NULL));
+  if (cwd == NULL)
+    cwd = g_get_current_dir();
+
+  if (!open_cgroups(memory, processes, error))
+    return FALSE;
+  g_ptr_array_add(measures, g_strdup(cg.v2 >= 0 ? "cgroup-v2" : "cgroup-v1"));
+  if (memory > 0)
+    g_ptr_array_add(measures, g_strdup("cgroup-memory"));
+  if (processes > 0)
+    g_ptr_array_add(measures, g_strdup("cgroup-pids"));
+
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+  if (uid != 0)
+    flags |= CLONE_NEWUSER;
+  if (unshare(flags) < 0)
+    return fail_errno(error, uid != 0 ? "namespaces (user, mount, PID, network, IPC, UTS)"
+                                      : "namespaces (mount, PID, network, IPC, UTS)", NULL);
+  if (uid != 0) {
+    g_autofree char *uid_map = g_strdup_printf("0 %u 1\n", (unsigned)uid);
+    g_autofree char *gid_map = g_strdup_printf("0 %u 1\n", (unsigned)gid);
+    if (!write_file("/proc/self/setgroups", "deny") ||
+        !write_file("/proc/self/uid_map", uid_map) || !write_file("/proc/self/gid_map", gid_map)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "user namespace: cannot map the user");
+      return FALSE;
+    }
+    g_ptr_array_add(measures, g_strdup("user-namespace"));
+  }
+  g_ptr_array_add(measures, g_strdup("mount-namespace"));
+  g_ptr_array_add(measures, g_strdup("pid-namespace"));
+  g_ptr_array_add(measures, g_strdup("network-namespace"));
+  g_ptr_array_add(measures, g_strdup("ipc-namespace"));
+  g_ptr_array_add(measures, g_strdup("uts-namespace"));
+  if (sethostname("cellexec", 8) < 0)
+    return fail_errno(error, "UTS namespace (hostname)", NULL);
+  if (loopback && !loopback_up(error))
+    return FALSE;
+  g_ptr_array_add(measures, g_strdup(loopback ? "network-loopback" : "network-none"));
+
+  if (!build_root(config, cwd, error) || !start_init(error) || !switch_root(error))
+    return FALSE;
+  if (chdir(cwd) < 0)
+    return fail_errno(error, "filesystem view (the cells' cwd)", cwd);
+  g_ptr_array_add(measures, g_strdup("filesystem-view"));
+  g_ptr_array_add(measures, g_strdup("private-proc"));
+
+  if (!drop_privileges(FALSE, error))
+    return FALSE;
+  g_ptr_array_add(measures, g_strdup("no-new-privs"));
+  g_ptr_array_add(measures, g_strdup("capabilities-dropped"));
+  if (!cx__worker_seccomp_apply(error))
+    return FALSE;
+  g_ptr_array_add(measures, g_strdup("seccomp"));
+  cx__worker_sandboxed = TRUE;
+  return TRUE;
+}

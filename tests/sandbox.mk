@@ -1,0 +1,10 @@
+# tests/: the subprocess backend's `isolation = sandbox`
+# (plugins/subprocess/worker/sandbox.c): each isolation test runs both
+# ways (none must allow, sandbox must deny), then the whole subprocess
+# suite again inside the sandbox.
+check_PROGRAMS += tests/test_sandbox
+TESTS += tests/test_sandbox tests/test_subprocess_sandbox.sh
+tests_test_sandbox_SOURCES = tests/test_sandbox.c
+tests_test_sandbox_CFLAGS = $(TEST_CFLAGS)
+tests_test_sandbox_LDADD = $(TEST_LDADD)
+EXTRA_DIST += tests/test_subprocess_sandbox.sh
