@@ -1,0 +1,109 @@
+/* plugins/jupyter: what kernel.c, message.c and execute.c share. */
+#ifndef CX_JUPYTER_KERNEL_PRIVATE_H
+#define CX_JUPYTER_KERNEL_PRIVATE_H
+
+#include "plugins/jupyter/kernel.h"
+
+G_BEGIN_DECLS
+
+/* Channels, in connection-file order of our arrays. */
+enum { JK_SHELL, JK_IOPUB, JK_STDIN, JK_CONTROL, JK_HB, JK_N_CHANNELS };
+
+struct jk_kernel {
+  void *zmq;
+  void *sockets[JK_N_CHANNELS];
+  int ports[JK_N_CHANNELS];
+  char *ip;
+  char *key;                 /* HMAC key; "" means unsigned */
+  char *session;             /* our session id */
+  char *connection_file;
+  char *spec_name;
+  jk_counters *counters;
+  JsonObject *info;          /* kernel_info_reply content */
+  GQueue *recent;            /* msg_ids we sent lately (char *) */
+  GMutex recent_lock;
+
+  pid_t pid;                 /* 0: attached */
+  int pidfd;                 /* readable once the process ended; -1 */
+  gboolean signal_interrupt;
+  GMutex process_lock;       /* reaped, kill() and waitpid() */
+  gboolean reaped;
+  gboolean dead;
+  char *died_how;
+  GMutex control_lock;       /* the control socket */
+  struct jk_gateway_kernel *gateway; /* gateway mode: no sockets of ours */
+};
+
+typedef struct {
+  int channel;               /* gateway mode: the channel it came on */
+  char *msg_type;
+  char *msg_id;
+  char *parent_id;           /* "" when none */
+  JsonObject *header, *parent, *metadata, *content;
+} jk_message;
+
+void jk_message_free(jk_message *message);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(jk_message, jk_message_free)
+
+typedef enum {
+  JK_RECV_NONE,     /* nothing waiting (ZMQ_DONTWAIT) or the socket failed */
+  JK_RECV_OK,       /* *MESSAGE set */
+  JK_RECV_DROPPED,  /* a message came and was dropped (counted) */
+} jk_recv_status;
+
+/* A new header for MSG_TYPE in our session; *MSG_ID gets its id, which is
+ * remembered as ours. */
+JsonObject *jk_message_header(jk_kernel *kernel, const char *msg_type, char **msg_id);
+/* Sign and send MSG_TYPE with CONTENT (borrowed) on CHANNEL; *MSG_ID (may
+ * be NULL) gets its id, which is remembered as ours. */
+gboolean jk_message_send(jk_kernel *kernel, int channel, const char *msg_type,
+                         JsonObject *content, char **msg_id, GError **error);
+/* Receive one message from CHANNEL, verified.  FLAGS: 0 or ZMQ_DONTWAIT. */
+jk_recv_status jk_message_recv(jk_kernel *kernel, int channel, int flags, jk_message **message);
+/* The JSON object in DATA (new), or NULL; bytes that are not UTF-8 are
+ * read as U+FFFD, as jupyter_client reads them, and the text with
+ * cx_json_from_string(), so a NUL or a lone surrogate is U+FFFD too. */
+JsonObject *jk_json_parse_object(const char *data, gsize len);
+/* Note MSG_ID as one of ours. */
+void jk_kernel_remember(jk_kernel *kernel, const char *msg_id);
+/* TRUE when MSG_ID is one of the last requests sent on this connection. */
+gboolean jk_kernel_sent_recently(jk_kernel *kernel, const char *msg_id);
+/* Replace the heartbeat socket (a REQ that lost its reply is stuck). */
+void jk_kernel_reopen_heartbeat(jk_kernel *kernel);
+
+/* The signature of the four JSON frames, hex; and its check, in constant
+ * time. */
+char *jk_sign(const char *key, const GBytes *const frames[4]);
+gboolean jk_signature_equal(const char *expected, const char *given, gsize given_len);
+
+/* One execute_request's collected state (execute.c), shared with the
+ * gateway's loop. */
+typedef struct {
+  jk_exec *exec;
+  char *ename, *evalue, *traceback;
+  gint64 execution_count; /* from execute_input; 0: none came */
+} jk_exec_state;
+JsonObject *jk_exec_request_content(const jk_exec *exec);
+/* The idle status may trail the execute_reply; not for ever. */
+#define JK_IDLE_AFTER_REPLY_US (2 * G_USEC_PER_SEC)
+/* The prompt of M (borrowed) when it is an input_request of request
+ * MSG_ID, else NULL. */
+const char *jk_input_prompt(const jk_message *m, const char *msg_id);
+/* The input_reply content for M when it is this request's input_request
+ * (new), else NULL. */
+JsonObject *jk_exec_input_reply(jk_exec *exec, const char *msg_id, jk_message *m);
+/* One IOPub message of this request; TRUE when it says idle. */
+gboolean jk_exec_handle_iopub(jk_exec_state *state, jk_message *m);
+void jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome);
+
+/* Gateway mode (gateway.c; stubs when libsoup is missing). */
+jk_exec_outcome jk_gateway_execute(jk_kernel *kernel, jk_exec *exec);
+void jk_gateway_free(jk_kernel *kernel);
+gboolean jk_gateway_interrupt(jk_kernel *kernel, GError **error);
+char *jk_gateway_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value,
+                                double timeout, GError **error);
+jk_kernel *jk_kernel_new(void *zmq, jk_counters *counters);
+
+G_END_DECLS
+
+#endif

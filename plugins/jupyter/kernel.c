@@ -1,0 +1,783 @@
+/* plugins/jupyter: a kernel's life (kernelspec, ports, connection file,
+ * process) and its five channels.  Messages are signed and checked in
+ * message.c; one execute_request is run by execute.c. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <zmq.h>
+
+#include "plugins/jupyter/kernel-private.h"
+
+/* ---- Kernelspecs ---------------------------------------------------------------- */
+
+void
+jk_spec_free(jk_spec *spec)
+{
+  if (spec == NULL)
+    return;
+  g_free(spec->name);
+  g_free(spec->resource_dir);
+  g_strfreev(spec->argv);
+  g_strfreev(spec->env);
+  g_free(spec);
+}
+
+/* The Jupyter data directories, in `jupyter --paths` order: JUPYTER_PATH,
+ * the user's (JUPYTER_DATA_DIR or XDG data home), then the system ones. */
+static GPtrArray *
+data_dirs(void)
+{
+  GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
+  const char *path = g_getenv("JUPYTER_PATH");
+  if (path != NULL && *path != '\0') {
+    g_auto(GStrv) parts = g_strsplit(path, ":", -1);
+    for (char **p = parts; *p != NULL; p++)
+      if (**p != '\0')
+        g_ptr_array_add(dirs, g_strdup(*p));
+  }
+  const char *user = g_getenv("JUPYTER_DATA_DIR");
+  g_ptr_array_add(dirs, user != NULL && *user != '\0'
+                          ? g_strdup(user)
+                          : g_build_filename(g_get_user_data_dir(), "jupyter", NULL));
+  g_ptr_array_add(dirs, g_strdup("/usr/local/share/jupyter"));
+  g_ptr_array_add(dirs, g_strdup("/usr/share/jupyter"));
+  return dirs;
+}
+
+/* "python3", "python": the interpreter configure chose, never the first
+ * python3 on PATH (which may not have ipykernel). */
+static char *
+resolve_program(const char *argv0)
+{
+  if (strchr(argv0, '/') == NULL &&
+      (g_str_equal(argv0, "python3") || g_str_equal(argv0, "python")))
+    return g_strdup(CX_PYTHON_EXECUTABLE);
+  return g_strdup(argv0);
+}
+
+static jk_spec *
+spec_from_file(const char *name, const char *dir, const char *file, GError **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new();
+  if (!json_parser_load_from_file(parser, file, error))
+    return NULL;
+  JsonNode *root = json_parser_get_root(parser);
+  JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+  JsonArray *argv = object != NULL && json_object_has_member(object, "argv") &&
+                        JSON_NODE_HOLDS_ARRAY(json_object_get_member(object, "argv"))
+                      ? json_object_get_array_member(object, "argv") : NULL;
+  if (argv == NULL || json_array_get_length(argv) == 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "jupyter: the kernelspec %s has no \"argv\" list", file);
+    return NULL;
+  }
+  jk_spec *spec = g_new0(jk_spec, 1);
+  spec->name = g_strdup(name);
+  spec->resource_dir = g_strdup(dir);
+  guint n = json_array_get_length(argv);
+  spec->argv = g_new0(char *, n + 1);
+  for (guint i = 0; i < n; i++) {
+    const char *arg = json_node_get_string(json_array_get_element(argv, i));
+    spec->argv[i] = i == 0 ? resolve_program(arg ? arg : "") : g_strdup(arg ? arg : "");
+  }
+  const char *mode = json_object_get_string_member_with_default(object, "interrupt_mode", "signal");
+  spec->signal_interrupt = g_strcmp0(mode, "message") != 0;
+  if (json_object_has_member(object, "env") &&
+      JSON_NODE_HOLDS_OBJECT(json_object_get_member(object, "env"))) {
+    JsonObject *env = json_object_get_object_member(object, "env");
+    GPtrArray *vars = g_ptr_array_new();
+    g_autoptr(GList) members = json_object_get_members(env);
+    for (GList *m = members; m != NULL; m = m->next) {
+      const char *value = json_object_get_string_member_with_default(env, m->data, "");
+      g_ptr_array_add(vars, g_strdup_printf("%s=%s", (char *)m->data, value));
+    }
+    g_ptr_array_add(vars, NULL);
+    spec->env = (char **)g_ptr_array_free(vars, FALSE);
+  }
+  return spec;
+}
+
+jk_spec *
+jk_spec_find(const char *name, GError **error)
+{
+  g_autoptr(GPtrArray) dirs = data_dirs();
+  for (guint i = 0; i < dirs->len; i++) {
+    g_autofree char *dir = g_build_filename(dirs->pdata[i], "kernels", name, NULL);
+    g_autofree char *file = g_build_filename(dir, "kernel.json", NULL);
+    if (g_file_test(file, G_FILE_TEST_IS_REGULAR))
+      return spec_from_file(name, dir, file, error);
+  }
+  /* jupyter_client's native kernel: python3 is there without a spec. */
+  if (g_str_equal(name, "python3")) {
+    jk_spec *spec = g_new0(jk_spec, 1);
+    spec->name = g_strdup(name);
+    const char *argv[] = { CX_PYTHON_EXECUTABLE, "-m", "ipykernel_launcher", "-f",
+                           "{connection_file}", NULL };
+    spec->argv = g_strdupv((char **)argv);
+    spec->signal_interrupt = TRUE;
+    return spec;
+  }
+  g_autoptr(GString) searched = g_string_new(NULL);
+  for (guint i = 0; i < dirs->len; i++)
+    g_string_append_printf(searched, "%s%s/kernels", i ? ", " : "", (char *)dirs->pdata[i]);
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+              "jupyter: no kernelspec named \"%s\" in %s (list them with `jupyter kernelspec list`)",
+              name, searched->str);
+  return NULL;
+}
+
+/* ---- Ports -------------------------------------------------------------------- */
+
+/* Ports handed to kernels of this process that are still alive: two
+ * kernels started at once never get the same one.  Another process may
+ * still take a port between our probe and the kernel's bind; the kernel
+ * then exits at once and the launch is retried with new ports. */
+static GMutex ports_lock;
+static GHashTable *ports_taken;
+
+static int
+probe_port(void)
+{
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = 0,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+      getsockname(fd, (struct sockaddr *)&addr, &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+static gboolean
+reserve_ports(int ports[JK_N_CHANNELS], GError **error)
+{
+  g_mutex_lock(&ports_lock);
+  if (ports_taken == NULL)
+    ports_taken = g_hash_table_new(NULL, NULL);
+  int n = 0;
+  for (int tries = 0; n < JK_N_CHANNELS && tries < 200; tries++) {
+    int port = probe_port();
+    if (port <= 0 || g_hash_table_contains(ports_taken, GINT_TO_POINTER(port)))
+      continue;
+    g_hash_table_add(ports_taken, GINT_TO_POINTER(port));
+    ports[n++] = port;
+  }
+  if (n < JK_N_CHANNELS) {
+    for (int i = 0; i < n; i++)
+      g_hash_table_remove(ports_taken, GINT_TO_POINTER(ports[i]));
+    g_mutex_unlock(&ports_lock);
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: no free TCP ports on 127.0.0.1");
+    return FALSE;
+  }
+  g_mutex_unlock(&ports_lock);
+  return TRUE;
+}
+
+static void
+release_ports(const int ports[JK_N_CHANNELS])
+{
+  g_mutex_lock(&ports_lock);
+  for (int i = 0; i < JK_N_CHANNELS; i++)
+    if (ports[i] > 0 && ports_taken != NULL)
+      g_hash_table_remove(ports_taken, GINT_TO_POINTER(ports[i]));
+  g_mutex_unlock(&ports_lock);
+}
+
+/* ---- Connection files ------------------------------------------------------------ */
+
+static const char *const channel_names[JK_N_CHANNELS] = {
+  "shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"
+};
+
+static char *
+runtime_dir(void)
+{
+  const char *dir = g_getenv("JUPYTER_RUNTIME_DIR");
+  if (dir != NULL && *dir != '\0')
+    return g_strdup(dir);
+  return g_build_filename(g_get_user_runtime_dir(), "cellexec-jupyter", NULL);
+}
+
+static gboolean
+write_connection_file(jk_kernel *kernel, GError **error)
+{
+  g_autofree char *dir = runtime_dir();
+  if (g_mkdir_with_parents(dir, 0700) < 0) {
+    int saved = errno;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot create %s: %s", dir,
+                g_strerror(saved));
+    return FALSE;
+  }
+  g_autofree char *id = g_uuid_string_random();
+  kernel->connection_file = g_strdup_printf("%s/kernel-cellexec-%s.json", dir, id);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  for (int i = 0; i < JK_N_CHANNELS; i++) {
+    json_builder_set_member_name(b, channel_names[i]);
+    json_builder_add_int_value(b, kernel->ports[i]);
+  }
+  json_builder_set_member_name(b, "ip");
+  json_builder_add_string_value(b, kernel->ip);
+  json_builder_set_member_name(b, "key");
+  json_builder_add_string_value(b, kernel->key);
+  json_builder_set_member_name(b, "transport");
+  json_builder_add_string_value(b, "tcp");
+  json_builder_set_member_name(b, "signature_scheme");
+  json_builder_add_string_value(b, "hmac-sha256");
+  json_builder_set_member_name(b, "kernel_name");
+  json_builder_add_string_value(b, kernel->spec_name ? kernel->spec_name : "");
+  json_builder_end_object(b);
+  g_autoptr(JsonNode) root = json_builder_get_root(b);
+  g_autofree char *text = cx_json_to_string(root, TRUE);
+  /* 0600 from the start: the key is a password. */
+  int fd = open(kernel->connection_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  gsize len = strlen(text);
+  gboolean ok = fd >= 0 && write(fd, text, len) == (gssize)len;
+  int saved = errno;
+  if (fd >= 0)
+    close(fd);
+  if (!ok) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot write %s: %s",
+                kernel->connection_file, g_strerror(saved));
+    unlink(kernel->connection_file);
+    g_clear_pointer(&kernel->connection_file, g_free);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+read_connection_file(jk_kernel *kernel, const char *path, GError **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new();
+  g_autoptr(GError) parse_error = NULL;
+  if (!json_parser_load_from_file(parser, path, &parse_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot read the connection file %s: %s",
+                path, parse_error->message);
+    return FALSE;
+  }
+  JsonNode *root = json_parser_get_root(parser);
+  JsonObject *o = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+  for (int i = 0; o != NULL && i < JK_N_CHANNELS; i++)
+    kernel->ports[i] = (int)json_object_get_int_member_with_default(o, channel_names[i], 0);
+  const char *transport = o ? json_object_get_string_member_with_default(o, "transport", "tcp") : NULL;
+  const char *scheme = o ? json_object_get_string_member_with_default(o, "signature_scheme", "hmac-sha256") : NULL;
+  gboolean ok = o != NULL && g_strcmp0(transport, "tcp") == 0;
+  for (int i = 0; ok && i < JK_N_CHANNELS; i++)
+    ok = kernel->ports[i] > 0 && kernel->ports[i] < 65536;
+  if (!ok) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "jupyter: %s is not a connection file for TCP (ports and \"transport\": \"tcp\")", path);
+    return FALSE;
+  }
+  if (g_strcmp0(scheme, "hmac-sha256") != 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "jupyter: %s uses signature_scheme \"%s\"; only hmac-sha256 is supported", path, scheme);
+    return FALSE;
+  }
+  kernel->ip = g_strdup(json_object_get_string_member_with_default(o, "ip", "127.0.0.1"));
+  kernel->key = g_strdup(json_object_get_string_member_with_default(o, "key", ""));
+  kernel->connection_file = g_strdup(path);
+  return TRUE;
+}
+
+/* ---- Channels ------------------------------------------------------------------ */
+
+static void *
+open_socket(jk_kernel *kernel, int type, int channel, GError **error)
+{
+  void *socket = zmq_socket(kernel->zmq, type);
+  if (socket == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: zmq_socket: %s", zmq_strerror(zmq_errno()));
+    return NULL;
+  }
+  int zero = 0;
+  zmq_setsockopt(socket, ZMQ_LINGER, &zero, sizeof zero);
+  if (type == ZMQ_SUB)
+    zmq_setsockopt(socket, ZMQ_SUBSCRIBE, "", 0);
+  /* One identity for shell, stdin and control, as jupyter_client does: the
+   * kernel sends a cell's input_request to the identity its
+   * execute_request came from, on the stdin channel. */
+  if (type == ZMQ_DEALER)
+    zmq_setsockopt(socket, ZMQ_ROUTING_ID, kernel->session, strlen(kernel->session));
+  g_autofree char *endpoint = g_strdup_printf("tcp://%s:%d", kernel->ip, kernel->ports[channel]);
+  if (zmq_connect(socket, endpoint) != 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot connect to %s: %s", endpoint,
+                zmq_strerror(zmq_errno()));
+    zmq_close(socket);
+    return NULL;
+  }
+  return socket;
+}
+
+static gboolean
+open_channels(jk_kernel *kernel, GError **error)
+{
+  static const int types[JK_N_CHANNELS] = { ZMQ_DEALER, ZMQ_SUB, ZMQ_DEALER, ZMQ_DEALER, ZMQ_REQ };
+  for (int i = 0; i < JK_N_CHANNELS; i++) {
+    kernel->sockets[i] = open_socket(kernel, types[i], i, error);
+    if (kernel->sockets[i] == NULL)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+void
+jk_kernel_reopen_heartbeat(jk_kernel *kernel)
+{
+  if (kernel->sockets[JK_HB] != NULL)
+    zmq_close(kernel->sockets[JK_HB]);
+  kernel->sockets[JK_HB] = open_socket(kernel, ZMQ_REQ, JK_HB, NULL);
+}
+
+static void
+close_channels(jk_kernel *kernel)
+{
+  for (int i = 0; i < JK_N_CHANNELS; i++)
+    if (kernel->sockets[i] != NULL) {
+      zmq_close(kernel->sockets[i]);
+      kernel->sockets[i] = NULL;
+    }
+}
+
+/* ---- Process state ------------------------------------------------------------- */
+
+static void
+set_died_how(jk_kernel *kernel, int status)
+{
+  g_free(kernel->died_how);
+  if (WIFSIGNALED(status))
+    kernel->died_how = g_strdup_printf("killed by signal %d (%s)", WTERMSIG(status),
+                                       g_strsignal(WTERMSIG(status)));
+  else
+    kernel->died_how = g_strdup_printf("exited with status %d", WEXITSTATUS(status));
+}
+
+gboolean
+jk_kernel_alive(jk_kernel *kernel)
+{
+  if (kernel->dead)
+    return FALSE;
+  if (kernel->pid <= 0)
+    return TRUE;
+  g_mutex_lock(&kernel->process_lock);
+  int status;
+  pid_t got = kernel->reaped ? kernel->pid : waitpid(kernel->pid, &status, WNOHANG);
+  if (got == kernel->pid && !kernel->reaped) {
+    kernel->reaped = TRUE;
+    set_died_how(kernel, status);
+  }
+  g_mutex_unlock(&kernel->process_lock);
+  if (got == kernel->pid)
+    kernel->dead = TRUE;
+  return !kernel->dead;
+}
+
+void
+jk_kernel_kill(jk_kernel *kernel)
+{
+  if (kernel->gateway != NULL)
+    kernel->dead = TRUE; /* jk_kernel_free deletes it on the server */
+  if (kernel->pid <= 0)
+    return;
+  g_mutex_lock(&kernel->process_lock);
+  if (!kernel->reaped) {
+    kill(-kernel->pid, SIGKILL); /* its group: what the kernel started goes too */
+    kill(kernel->pid, SIGKILL);
+    int status;
+    if (waitpid(kernel->pid, &status, 0) == kernel->pid && kernel->died_how == NULL)
+      set_died_how(kernel, status);
+    kernel->reaped = TRUE;
+  }
+  g_mutex_unlock(&kernel->process_lock);
+  kernel->dead = TRUE;
+}
+
+gboolean
+jk_kernel_interrupt(jk_kernel *kernel, GError **error)
+{
+  if (kernel->gateway != NULL)
+    return jk_gateway_interrupt(kernel, error);
+  if (kernel->pid > 0 && kernel->signal_interrupt) {
+    g_mutex_lock(&kernel->process_lock);
+    if (!kernel->reaped)
+      kill(kernel->pid, SIGINT);
+    g_mutex_unlock(&kernel->process_lock);
+    return TRUE;
+  }
+  g_mutex_lock(&kernel->control_lock);
+  /* Replies to earlier interrupts: read and forget. */
+  jk_message *old;
+  while (jk_message_recv(kernel, JK_CONTROL, ZMQ_DONTWAIT, &old) != JK_RECV_NONE)
+    g_clear_pointer(&old, jk_message_free);
+  g_autoptr(JsonObject) content = json_object_new();
+  gboolean ok = jk_message_send(kernel, JK_CONTROL, "interrupt_request", content, NULL, error);
+  g_mutex_unlock(&kernel->control_lock);
+  return ok;
+}
+
+gboolean
+jk_kernel_launched(const jk_kernel *kernel)
+{
+  return kernel->pid > 0;
+}
+
+pid_t
+jk_kernel_pid(const jk_kernel *kernel)
+{
+  return kernel->pid;
+}
+
+const char *
+jk_kernel_connection_file(const jk_kernel *kernel)
+{
+  return kernel->connection_file;
+}
+
+JsonObject *
+jk_kernel_info(const jk_kernel *kernel)
+{
+  return kernel->info;
+}
+
+/* ---- Start --------------------------------------------------------------------- */
+
+jk_kernel *
+jk_kernel_new(void *zmq, jk_counters *counters)
+{
+  jk_kernel *kernel = g_new0(jk_kernel, 1);
+  kernel->zmq = zmq;
+  kernel->counters = counters;
+  kernel->session = g_uuid_string_random();
+  kernel->pidfd = -1;
+  kernel->recent = g_queue_new();
+  g_mutex_init(&kernel->process_lock);
+  g_mutex_init(&kernel->control_lock);
+  g_mutex_init(&kernel->recent_lock);
+  return kernel;
+}
+
+void
+jk_kernel_free(jk_kernel *kernel)
+{
+  if (kernel == NULL)
+    return;
+  if (kernel->gateway != NULL)
+    jk_gateway_free(kernel);
+  close_channels(kernel);
+  if (kernel->pid > 0) {
+    jk_kernel_kill(kernel);
+    if (kernel->connection_file != NULL)
+      unlink(kernel->connection_file);
+    release_ports(kernel->ports);
+  }
+  if (kernel->pidfd >= 0)
+    close(kernel->pidfd);
+  g_free(kernel->connection_file);
+  g_free(kernel->ip);
+  g_free(kernel->key);
+  g_free(kernel->session);
+  g_free(kernel->spec_name);
+  g_free(kernel->died_how);
+  g_clear_pointer(&kernel->info, json_object_unref);
+  g_queue_free_full(kernel->recent, g_free);
+  g_mutex_clear(&kernel->process_lock);
+  g_mutex_clear(&kernel->control_lock);
+  g_mutex_clear(&kernel->recent_lock);
+  g_free(kernel);
+}
+
+static char *
+random_key(void)
+{
+  guint8 bytes[32];
+  for (gsize i = 0; i < sizeof bytes; i += 4) {
+    guint32 r = g_random_int();
+    memcpy(bytes + i, &r, 4);
+  }
+  /* g_random_int is seeded from /dev/urandom; mix in a fresh uuid too. */
+  g_autofree char *uuid = g_uuid_string_random();
+  g_autofree char *key = g_compute_checksum_for_data(G_CHECKSUM_SHA256, bytes, sizeof bytes);
+  return g_compute_hmac_for_string(G_CHECKSUM_SHA256, (const guchar *)key, strlen(key), uuid, -1);
+}
+
+/* Send kernel_info_request until the reply comes and IOPub has been seen
+ * to work (a SUB socket misses what is published before it is connected),
+ * the process dies, or DEADLINE passes. */
+static gboolean
+wait_ready(jk_kernel *kernel, gint64 deadline, const gint *cancel, GError **error)
+{
+  gboolean replied = FALSE, iopub = FALSE;
+  gint64 resend = 0;
+  while (!(replied && iopub)) {
+    gint64 now = g_get_monotonic_time();
+    if (cancel != NULL && g_atomic_int_get(cancel)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel's start was cancelled");
+      return FALSE;
+    }
+    if (now >= deadline) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "jupyter: the kernel did not answer kernel_info_request in time");
+      return FALSE;
+    }
+    if (!jk_kernel_alive(kernel)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel %s while starting",
+                  kernel->died_how ? kernel->died_how : "died");
+      return FALSE;
+    }
+    if (now >= resend) {
+      g_autoptr(JsonObject) content = json_object_new();
+      g_autofree char *id = NULL;
+      if (!jk_message_send(kernel, JK_SHELL, "kernel_info_request", content, &id, error))
+        return FALSE;
+      resend = now + (replied ? 50 : 250) * 1000;
+    }
+    zmq_pollitem_t items[3] = {
+      { kernel->sockets[JK_SHELL], 0, ZMQ_POLLIN, 0 },
+      { kernel->sockets[JK_IOPUB], 0, ZMQ_POLLIN, 0 },
+      { NULL, kernel->pidfd, ZMQ_POLLIN, 0 },
+    };
+    long wait_ms = MAX(1, MIN(resend, deadline) - now) / 1000;
+    /* Without a pidfd, to see the process die soon; with a cancel, to see
+     * a cancellation soon. */
+    if (kernel->pidfd < 0 || cancel != NULL)
+      wait_ms = MIN(wait_ms, 20);
+    zmq_poll(items, kernel->pidfd >= 0 ? 3 : 2, wait_ms);
+    jk_message *message;
+    jk_recv_status status;
+    while ((status = jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &message)) != JK_RECV_NONE) {
+      if (message != NULL && g_strcmp0(message->msg_type, "kernel_info_reply") == 0 &&
+          jk_kernel_sent_recently(kernel, message->parent_id)) {
+        replied = TRUE;
+        g_clear_pointer(&kernel->info, json_object_unref);
+        kernel->info = json_object_ref(message->content);
+      }
+      g_clear_pointer(&message, jk_message_free);
+    }
+    while ((status = jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &message)) != JK_RECV_NONE) {
+      if (message != NULL && jk_kernel_sent_recently(kernel, message->parent_id))
+        iopub = TRUE;
+      g_clear_pointer(&message, jk_message_free);
+    }
+  }
+  /* Let the idle status of the last request arrive, so that the first cell
+   * does not see it (it would count as someone else's). */
+  g_usleep(2000);
+  jk_message *message;
+  while (jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &message) != JK_RECV_NONE)
+    g_clear_pointer(&message, jk_message_free);
+  return TRUE;
+}
+
+/* Kernels are started by one thread that lives as long as the process:
+ * each gets PR_SET_PDEATHSIG, which fires when the thread that started it
+ * ends, so a kernel dies with its host however the host ends (SIGKILL
+ * included), never with a worker thread that merely went idle. */
+typedef struct {
+  char **argv, **envp;
+  const char *cwd;
+  GPid pid;
+  GError *error;
+  GMutex lock;
+  GCond done;
+  gboolean finished;
+} spawn_request;
+
+static GOnce spawner_once = G_ONCE_INIT;
+static GAsyncQueue *spawn_requests;
+
+static void
+kernel_child_setup(gpointer data)
+{
+  setsid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+static gpointer
+spawner_thread(gpointer data)
+{
+  for (;;) {
+    spawn_request *request = g_async_queue_pop(spawn_requests);
+    GSpawnFlags flags = G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL |
+                        G_SPAWN_STDERR_TO_DEV_NULL | G_SPAWN_STDIN_FROM_DEV_NULL;
+    if (strchr(request->argv[0], '/') == NULL)
+      flags |= G_SPAWN_SEARCH_PATH;
+    GPid pid = 0;
+    GError *error = NULL;
+    if (!g_spawn_async(request->cwd, request->argv, request->envp, flags, kernel_child_setup, NULL,
+                       &pid, &error))
+      pid = 0;
+    g_mutex_lock(&request->lock);
+    request->pid = pid;
+    request->error = error;
+    request->finished = TRUE;
+    g_cond_signal(&request->done);
+    g_mutex_unlock(&request->lock);
+  }
+  return NULL;
+}
+
+static gpointer
+spawner_start(gpointer data)
+{
+  spawn_requests = g_async_queue_new();
+  g_thread_unref(g_thread_new("cellexec-jupyter-spawner", spawner_thread, NULL));
+  return NULL;
+}
+
+static pid_t
+spawn_kernel(const jk_spec *spec, const char *connection_file, const char *cwd, GError **error)
+{
+  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+  for (char **arg = spec->argv; *arg != NULL; arg++) {
+    g_auto(GStrv) parts = g_strsplit(*arg, "{connection_file}", -1);
+    char *joined = g_strjoinv(connection_file, parts);
+    if (spec->resource_dir != NULL && strstr(joined, "{resource_dir}") != NULL) {
+      g_auto(GStrv) more = g_strsplit(joined, "{resource_dir}", -1);
+      g_free(joined);
+      joined = g_strjoinv(spec->resource_dir, more);
+    }
+    g_ptr_array_add(argv, joined);
+  }
+  /* An ipykernel of ours keeps its input history in memory: the kernel is
+   * private and short-lived, and the shared history.sqlite of the user
+   * costs every cell a write, and kernels running at once its lock. */
+  if (spec->memory_history) {
+    gboolean ipykernel = FALSE;
+    for (guint i = 0; i < argv->len; i++)
+      ipykernel |= strstr(argv->pdata[i], "ipykernel") != NULL;
+    if (ipykernel)
+      g_ptr_array_add(argv, g_strdup("--HistoryManager.hist_file=:memory:"));
+  }
+  g_ptr_array_add(argv, NULL);
+  g_auto(GStrv) envp = g_get_environ();
+  for (char **var = spec->env; var != NULL && *var != NULL; var++) {
+    g_auto(GStrv) kv = g_strsplit(*var, "=", 2);
+    envp = g_environ_setenv(envp, kv[0], kv[1] ? kv[1] : "", TRUE);
+  }
+  /* ipykernel exits when its parent does (ParentPollerUnix). */
+  g_autofree char *parent = g_strdup_printf("%d", (int)getpid());
+  envp = g_environ_setenv(envp, "JPY_PARENT_PID", parent, TRUE);
+  spawn_request request = { .argv = (char **)argv->pdata, .envp = envp, .cwd = cwd };
+  g_mutex_init(&request.lock);
+  g_cond_init(&request.done);
+  g_once(&spawner_once, spawner_start, NULL);
+  g_mutex_lock(&request.lock);
+  g_async_queue_push(spawn_requests, &request);
+  while (!request.finished)
+    g_cond_wait(&request.done, &request.lock);
+  g_mutex_unlock(&request.lock);
+  g_mutex_clear(&request.lock);
+  g_cond_clear(&request.done);
+  GPid pid = request.pid;
+  g_autoptr(GError) spawn_error = request.error;
+  gboolean ok = pid > 0;
+  g_ptr_array_unref(argv);
+  if (!ok) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot start the kernel %s: %s",
+                spec->name, spawn_error->message);
+    return 0;
+  }
+  return pid;
+}
+
+static jk_kernel *
+launch_once(void *zmq, const jk_spec *spec, const char *cwd, double start_timeout,
+            const gint *cancel, jk_counters *counters, gboolean *retry, GError **error)
+{
+  *retry = FALSE;
+  jk_kernel *kernel = jk_kernel_new(zmq, counters);
+  kernel->ip = g_strdup("127.0.0.1");
+  kernel->key = random_key();
+  kernel->spec_name = g_strdup(spec->name);
+  kernel->signal_interrupt = spec->signal_interrupt;
+  if (!reserve_ports(kernel->ports, error)) {
+    jk_kernel_free(kernel);
+    return NULL;
+  }
+  if (!write_connection_file(kernel, error) || !open_channels(kernel, error)) {
+    release_ports(kernel->ports);
+    if (kernel->connection_file)
+      unlink(kernel->connection_file);
+    jk_kernel_free(kernel);
+    return NULL;
+  }
+  kernel->pid = spawn_kernel(spec, kernel->connection_file, cwd, error);
+  if (kernel->pid <= 0) {
+    unlink(kernel->connection_file);
+    release_ports(kernel->ports);
+    kernel->pid = 0;
+    jk_kernel_free(kernel);
+    return NULL;
+  }
+#ifdef SYS_pidfd_open
+  kernel->pidfd = (int)syscall(SYS_pidfd_open, kernel->pid, 0);
+#endif
+  gint64 deadline = g_get_monotonic_time() + (gint64)(start_timeout * G_USEC_PER_SEC);
+  if (!wait_ready(kernel, deadline, cancel, error)) {
+    /* Dead at once: most likely a port taken by another process
+     * between our probe and its bind. */
+    *retry = kernel->dead;
+    jk_kernel_free(kernel);
+    return NULL;
+  }
+  /* It has read its connection file: nothing needs it any more, and
+   * nothing is left behind however the host ends. */
+  unlink(kernel->connection_file);
+  return kernel;
+}
+
+jk_kernel *
+jk_kernel_launch(void *zmq, const jk_spec *spec, const char *cwd, double start_timeout,
+                 const gint *cancel, jk_counters *counters, GError **error)
+{
+  for (int attempt = 0;; attempt++) {
+    gboolean retry;
+    g_autoptr(GError) attempt_error = NULL;
+    jk_kernel *kernel =
+      launch_once(zmq, spec, cwd, start_timeout, cancel, counters, &retry, &attempt_error);
+    if (kernel != NULL)
+      return kernel;
+    if (!retry || attempt >= 2) {
+      g_propagate_error(error, g_steal_pointer(&attempt_error));
+      return NULL;
+    }
+  }
+}
+
+jk_kernel *
+jk_kernel_attach(void *zmq, const char *connection_file, double start_timeout,
+                 jk_counters *counters, GError **error)
+{
+  jk_kernel *kernel = jk_kernel_new(zmq, counters);
+  if (!read_connection_file(kernel, connection_file, error) || !open_channels(kernel, error)) {
+    jk_kernel_free(kernel);
+    return NULL;
+  }
+  kernel->signal_interrupt = FALSE; /* not our process: ask on control */
+  gint64 deadline = g_get_monotonic_time() + (gint64)(start_timeout * G_USEC_PER_SEC);
+  g_autoptr(GError) ready_error = NULL;
+  if (!wait_ready(kernel, deadline, NULL, &ready_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "jupyter: the kernel of %s did not answer within %g s (is it running, and is the "
+                "key right?)", connection_file, start_timeout);
+    jk_kernel_free(kernel);
+    return NULL;
+  }
+  return kernel;
+}

@@ -1,0 +1,225 @@
+/* plugins/jupyter: Jupyter messages on the wire (messaging protocol 5.3):
+ *
+ *   [routing ids...] "<IDS|MSG>" HMAC header parent_header metadata content [buffers...]
+ *
+ * HMAC is the hex HMAC-SHA256 of the four JSON frames with the connection's
+ * key.  A message whose signature is missing or wrong, that is not JSON, or
+ * lacks a header is dropped and counted, never looked at further. */
+#include "config.h"
+
+#include <string.h>
+#include <zmq.h>
+
+#include "plugins/jupyter/kernel-private.h"
+
+#define DELIMITER "<IDS|MSG>"
+#define RECENT_MAX 32
+
+void
+jk_message_free(jk_message *message)
+{
+  if (message == NULL)
+    return;
+  g_free(message->msg_type);
+  g_free(message->msg_id);
+  g_free(message->parent_id);
+  g_clear_pointer(&message->header, json_object_unref);
+  g_clear_pointer(&message->parent, json_object_unref);
+  g_clear_pointer(&message->metadata, json_object_unref);
+  g_clear_pointer(&message->content, json_object_unref);
+  g_free(message);
+}
+
+char *
+jk_sign(const char *key, const GBytes *const frames[4])
+{
+  g_autoptr(GHmac) hmac = g_hmac_new(G_CHECKSUM_SHA256, (const guchar *)key, strlen(key));
+  for (int i = 0; i < 4; i++) {
+    gsize len;
+    const guchar *data = g_bytes_get_data((GBytes *)frames[i], &len);
+    g_hmac_update(hmac, data, len);
+  }
+  return g_strdup(g_hmac_get_string(hmac));
+}
+
+gboolean
+jk_signature_equal(const char *expected, const char *given, gsize given_len)
+{
+  gsize len = strlen(expected);
+  if (len != given_len)
+    return FALSE;
+  guint8 diff = 0;
+  for (gsize i = 0; i < len; i++)
+    diff |= (guint8)expected[i] ^ (guint8)given[i];
+  return diff == 0;
+}
+
+void
+jk_kernel_remember(jk_kernel *kernel, const char *msg_id)
+{
+  g_mutex_lock(&kernel->recent_lock);
+  g_queue_push_tail(kernel->recent, g_strdup(msg_id));
+  while (g_queue_get_length(kernel->recent) > RECENT_MAX)
+    g_free(g_queue_pop_head(kernel->recent));
+  g_mutex_unlock(&kernel->recent_lock);
+}
+
+gboolean
+jk_kernel_sent_recently(jk_kernel *kernel, const char *msg_id)
+{
+  if (msg_id == NULL || *msg_id == '\0')
+    return FALSE;
+  g_mutex_lock(&kernel->recent_lock);
+  gboolean found = g_queue_find_custom(kernel->recent, msg_id, (GCompareFunc)strcmp) != NULL;
+  g_mutex_unlock(&kernel->recent_lock);
+  return found;
+}
+
+static GBytes *
+object_bytes(JsonObject *object)
+{
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
+  char *text = cx_json_to_string(node, FALSE);
+  return g_bytes_new_take(text, strlen(text));
+}
+
+JsonObject *
+jk_message_header(jk_kernel *kernel, const char *msg_type, char **msg_id)
+{
+  *msg_id = g_uuid_string_random();
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+  g_autofree char *date = g_date_time_format_iso8601(now);
+  JsonObject *header = json_object_new();
+  json_object_set_string_member(header, "msg_id", *msg_id);
+  json_object_set_string_member(header, "session", kernel->session);
+  json_object_set_string_member(header, "username", "cellexec");
+  json_object_set_string_member(header, "date", date);
+  json_object_set_string_member(header, "msg_type", msg_type);
+  json_object_set_string_member(header, "version", "5.3");
+  jk_kernel_remember(kernel, *msg_id);
+  return header;
+}
+
+gboolean
+jk_message_send(jk_kernel *kernel, int channel, const char *msg_type, JsonObject *content,
+                char **msg_id, GError **error)
+{
+  g_autofree char *id = NULL;
+  g_autoptr(JsonObject) header = jk_message_header(kernel, msg_type, &id);
+  g_autoptr(JsonObject) empty = json_object_new();
+  GBytes *frames[4] = { object_bytes(header), object_bytes(empty), object_bytes(empty),
+                        object_bytes(content) };
+  g_autofree char *signature = *kernel->key ? jk_sign(kernel->key, (const GBytes *const *)frames)
+                                            : g_strdup("");
+  void *socket = kernel->sockets[channel];
+  gboolean ok = zmq_send(socket, DELIMITER, strlen(DELIMITER), ZMQ_SNDMORE) >= 0 &&
+                zmq_send(socket, signature, strlen(signature), ZMQ_SNDMORE) >= 0;
+  for (int i = 0; i < 4; i++) {
+    gsize len;
+    const void *data = g_bytes_get_data(frames[i], &len);
+    if (ok)
+      ok = zmq_send(socket, data, len, i < 3 ? ZMQ_SNDMORE : 0) >= 0;
+    g_bytes_unref(frames[i]);
+  }
+  if (!ok) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot send %s: %s", msg_type,
+                zmq_strerror(zmq_errno()));
+    return FALSE;
+  }
+  if (msg_id != NULL)
+    *msg_id = g_steal_pointer(&id);
+  return TRUE;
+}
+
+/* All frames of one multipart message. */
+static GPtrArray *
+recv_frames(void *socket, int flags)
+{
+  GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  for (;;) {
+    zmq_msg_t part;
+    zmq_msg_init(&part);
+    if (zmq_msg_recv(&part, socket, frames->len == 0 ? flags : 0) < 0) {
+      zmq_msg_close(&part);
+      g_ptr_array_unref(frames);
+      return NULL;
+    }
+    g_ptr_array_add(frames, g_bytes_new(zmq_msg_data(&part), zmq_msg_size(&part)));
+    gboolean more = zmq_msg_more(&part);
+    zmq_msg_close(&part);
+    if (!more)
+      return frames;
+  }
+}
+
+JsonObject *
+jk_json_parse_object(const char *data, gsize len)
+{
+  /* A kernel encodes text holding undecodable bytes with surrogateescape,
+   * so a message may carry bytes that are not UTF-8; jupyter_client reads
+   * them as U+FFFD (decode('utf8', 'replace')), and so do we, instead of
+   * dropping the message. */
+  g_autofree char *valid = g_utf8_validate_len(data, len, NULL) ? NULL
+                                                                 : g_utf8_make_valid(data, (gssize)len);
+  if (valid != NULL) {
+    data = valid;
+    len = strlen(valid);
+  }
+  g_autoptr(JsonNode) root = cx_json_from_string(data, (gssize)len, NULL);
+  return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_object_ref(json_node_get_object(root)) : NULL;
+}
+
+static JsonObject *
+parse_object(GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data(bytes, &len);
+  return jk_json_parse_object(data, len);
+}
+
+jk_recv_status
+jk_message_recv(jk_kernel *kernel, int channel, int flags, jk_message **message)
+{
+  *message = NULL;
+  g_autoptr(GPtrArray) frames = recv_frames(kernel->sockets[channel], flags);
+  if (frames == NULL)
+    return JK_RECV_NONE;
+  if (channel == JK_HB)
+    return JK_RECV_OK; /* the echo: no message */
+  guint delimiter = 0;
+  for (; delimiter < frames->len; delimiter++) {
+    gsize len;
+    const void *data = g_bytes_get_data(frames->pdata[delimiter], &len);
+    if (len == strlen(DELIMITER) && memcmp(data, DELIMITER, len) == 0)
+      break;
+  }
+  if (delimiter + 6 > frames->len) {
+    g_atomic_int_inc(&kernel->counters->malformed);
+    return JK_RECV_DROPPED;
+  }
+  const GBytes *json[4];
+  for (int i = 0; i < 4; i++)
+    json[i] = frames->pdata[delimiter + 2 + i];
+  gsize signature_len;
+  const char *signature = g_bytes_get_data(frames->pdata[delimiter + 1], &signature_len);
+  g_autofree char *expected = *kernel->key ? jk_sign(kernel->key, json) : g_strdup("");
+  if (!jk_signature_equal(expected, signature ? signature : "", signature_len)) {
+    g_atomic_int_inc(&kernel->counters->bad_signature);
+    return JK_RECV_DROPPED;
+  }
+  g_autoptr(jk_message) m = g_new0(jk_message, 1);
+  m->header = parse_object((GBytes *)json[0]);
+  m->parent = parse_object((GBytes *)json[1]);
+  m->metadata = parse_object((GBytes *)json[2]);
+  m->content = parse_object((GBytes *)json[3]);
+  const char *type = m->header ? json_object_get_string_member_with_default(m->header, "msg_type", NULL) : NULL;
+  if (m->parent == NULL || m->metadata == NULL || m->content == NULL || type == NULL) {
+    g_atomic_int_inc(&kernel->counters->malformed);
+    return JK_RECV_DROPPED;
+  }
+  m->msg_type = g_strdup(type);
+  m->msg_id = g_strdup(json_object_get_string_member_with_default(m->header, "msg_id", ""));
+  m->parent_id = g_strdup(json_object_get_string_member_with_default(m->parent, "msg_id", ""));
+  *message = g_steal_pointer(&m);
+  return JK_RECV_OK;
+}

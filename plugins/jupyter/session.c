@@ -1,0 +1,575 @@
+/* plugins/jupyter: sessions (one kernel each, state kept) and the executor
+ * operations the protocol can express.
+ *
+ * An executor environment is a dict kept by a helper object in the
+ * kernel's namespace (_cellexec_h); each operation is a silent
+ * execute_request whose answer comes back through user_expressions.
+ * Operations that need Python to call
+ * back into the host (create_dynamic_function) or that a kernel has no
+ * words for are not provided: the core reports CX_ERROR_UNSUPPORTED. */
+#include "config.h"
+
+#include <string.h>
+
+#include <cellexec/executor.h>
+
+#include "plugins/jupyter/jupyter.h"
+#include "pyembed/errors-py.h"   /* cx__py_errors_source: generated */
+#include "pyembed/executor-py.h" /* cx__py_executor_source: generated */
+
+/* What the kernel's input() prompt starts with when it calls a host
+ * function. */
+#define HOST_CALL_PREFIX "cellexec-host-call:"
+/* ... and when it answers the host function's call back into it. */
+#define NESTED_PREFIX "cellexec-nested-answer:"
+
+typedef struct {
+  int id;
+} jupyter_env;
+
+/* ---- Sessions ------------------------------------------------------------------------- */
+
+cx_session_instance *
+jupyter_session_open(cx_backend_instance *instance, GError **error)
+{
+  jupyter_backend *backend = instance;
+  jupyter_session *session = g_new0(jupyter_session, 1);
+  session->backend = backend;
+  g_rec_mutex_init(&session->lock);
+  if (backend->connection_file == NULL) {
+    session->kernel = jupyter_pool_take(backend, error);
+    if (session->kernel == NULL) {
+      g_rec_mutex_clear(&session->lock);
+      g_free(session);
+      return NULL;
+    }
+  }
+  return session;
+}
+
+/* The session's kernel, a new one when the last died (*RESTARTED).  With
+ * session->lock held; launch mode. */
+static jk_kernel *
+session_kernel(jupyter_session *session, gboolean *restarted, GError **error)
+{
+  jupyter_backend *backend = session->backend;
+  *restarted = FALSE;
+  if (session->kernel != NULL && jk_kernel_alive(session->kernel))
+    return session->kernel;
+  jk_kernel *fresh = jupyter_pool_take(backend, error);
+  if (fresh == NULL)
+    return NULL;
+  g_mutex_lock(&backend->lock);
+  jk_kernel *old = session->kernel;
+  session->kernel = fresh;
+  g_mutex_unlock(&backend->lock);
+  jupyter_discard(backend, old);
+  *restarted = TRUE;
+  return fresh;
+}
+
+cx_result *
+jupyter_session_run_cell(cx_session_instance *instance, const char *code,
+                         const cx_run_options *run, GError **error)
+{
+  jupyter_session *session = instance;
+  jupyter_backend *backend = session->backend;
+  gboolean restarted = FALSE;
+  cx_result *result;
+  g_rec_mutex_lock(&session->lock);
+  if (backend->connection_file != NULL) {
+    g_atomic_int_set(&session->busy, TRUE);
+    result = jupyter_run_attached(backend, code, run, &restarted, error);
+    g_atomic_int_set(&session->busy, FALSE);
+  } else {
+    jk_kernel *kernel = session_kernel(session, &restarted, error);
+    if (kernel == NULL) {
+      g_rec_mutex_unlock(&session->lock);
+      return NULL;
+    }
+    gboolean lost;
+    g_atomic_int_set(&session->busy, TRUE);
+    result = jupyter_run_on(backend, kernel, code, run, &lost, error);
+    g_atomic_int_set(&session->busy, FALSE);
+    if (lost)
+      jk_kernel_kill(kernel); /* replaced by the next call, which says so */
+  }
+  if (result != NULL && restarted)
+    cx_result_set_extra(result, "session_restarted", json_node_init_boolean(json_node_alloc(), TRUE));
+  g_rec_mutex_unlock(&session->lock);
+  return result;
+}
+
+void
+jupyter_session_close(cx_session_instance *instance)
+{
+  jupyter_session *session = instance;
+  jupyter_discard(session->backend, session->kernel);
+  g_clear_pointer(&session->host_functions, g_hash_table_unref);
+  g_rec_mutex_clear(&session->lock);
+  g_free(session);
+}
+
+gboolean
+jupyter_session_interrupt(cx_session_instance *instance, GError **error)
+{
+  jupyter_session *session = instance;
+  jupyter_backend *backend = session->backend;
+  if (!g_atomic_int_get(&session->busy))
+    return TRUE;
+  g_mutex_lock(&backend->lock);
+  jk_kernel *kernel = backend->connection_file != NULL ? backend->attached : session->kernel;
+  gboolean ok = kernel == NULL || jk_kernel_interrupt(kernel, error);
+  g_mutex_unlock(&backend->lock);
+  return ok;
+}
+
+/* Run CODE silently in the session's kernel with USER_EXPRESSIONS (may be
+ * NULL); the reply's content, or NULL with ERROR set (CX_ERROR_PYTHON when
+ * the code raised). */
+static char *on_input(const char *prompt, const char *msg_id, gpointer data);
+
+static JsonObject *
+session_exec(jupyter_session *session, const char *code, JsonObject *user_expressions,
+             gboolean host_calls, GError **error)
+{
+  jupyter_backend *backend = session->backend;
+  g_rec_mutex_lock(&session->lock);
+  if (session->depth > 0) {
+    /* A host function called from the kernel is calling back into it: the
+     * kernel waits for the host's answer and cannot run anything else. */
+    g_rec_mutex_unlock(&session->lock);
+    g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                "jupyter: a host function cannot call back into the kernel that called it (the "
+                "kernel waits for its answer); use the local or subprocess backend for that");
+    return NULL;
+  }
+  session->depth++;
+  jk_kernel *kernel;
+  gboolean restarted;
+  if (backend->connection_file != NULL) {
+    g_mutex_lock(&backend->attached_lock);
+    kernel = backend->attached;
+  } else {
+    kernel = session_kernel(session, &restarted, error);
+  }
+  JsonObject *reply = NULL;
+  if (kernel != NULL) {
+    jk_exec exec = { .code = code, .silent = TRUE, .user_expressions = user_expressions,
+                     .timeout = backend->timeout, .grace = backend->grace,
+                     .on_input = host_calls ? on_input : NULL, .input_data = session };
+    g_atomic_int_set(&session->busy, TRUE);
+    session->current_kernel = kernel;
+    jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
+    session->current_kernel = NULL;
+    g_atomic_int_set(&session->busy, FALSE);
+    const char *status = exec.reply ? json_object_get_string_member_with_default(exec.reply, "status", "") : "";
+    if (outcome != JK_EXEC_DONE) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel %s",
+                  outcome == JK_EXEC_TIMEOUT ? "did not answer in time" : "died");
+    } else if (g_strcmp0(status, "ok") != 0) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the executor helper failed: %s: %s",
+                  json_object_get_string_member_with_default(exec.reply, "ename", "Error"),
+                  json_object_get_string_member_with_default(exec.reply, "evalue", status));
+    } else {
+      reply = json_object_ref(exec.reply);
+    }
+    jk_exec_clear(&exec);
+  }
+  if (backend->connection_file != NULL)
+    g_mutex_unlock(&backend->attached_lock);
+  session->depth--;
+  g_rec_mutex_unlock(&session->lock);
+  return reply;
+}
+
+
+/* ---- Executor ------------------------------------------------------------------------- */
+
+/* The kernel side of the executor operations is the local backend's own
+ * (pyembed/errors.py and pyembed/executor.py, loaded as modules into the
+ * session's kernel once), so values, references, errors and line numbers
+ * are the same on both.  _cellexec_h holds it; each operation is one
+ * silent execute_request whose answer, ["ok", value] or ["error", type,
+ * message, traceback, line], is the text/plain of a user_expressions
+ * entry (the repr of an object holding the JSON).  A host function is
+ * called over the stdin channel: the kernel's input() sends an
+ * input_request whose prompt names the function and its arguments, and
+ * the input_reply carries the host's value. */
+static const char executor_boot[] =
+  "def _cellexec_boot(errors_source, executor_source):\n"
+  "    import json, sys, types\n"
+  "    def load(name, source):\n"
+  "        module = types.ModuleType(name)\n"
+  "        module.__file__ = '<' + name + '>'\n"
+  "        sys.modules[name] = module\n"
+  "        exec(compile(source, module.__file__, 'exec'), module.__dict__)\n"
+  "        return module\n"
+  "    load('_cellexec_errors', errors_source)\n"
+  "    class Helper:\n"
+  "        class Out:\n"
+  "            def __init__(self, answer): self.text = json.dumps(list(answer))\n"
+  "            def __repr__(self): return self.text\n"
+  "        x = load('_cellexec_executor', executor_source)\n"
+  "        def __init__(self):\n"
+  "            self.executor = self.x.new_executor()\n"
+  "            self.envs = {}\n"
+  "        def env(self, i):\n"
+  "            if i not in self.envs:\n"
+  "                self.envs[i] = self.x.new_env(self.executor)\n"
+  "            return self.envs[i]\n"
+  "        def free(self, i):\n"
+  "            env = self.envs.pop(i, None)\n"
+  "            if env is not None:\n"
+  "                self.x.close_env(env)\n"
+  "            return ('ok', None)\n"
+  "        def call_host(self, function):\n"
+  "            def call(arguments):\n"
+  "                prompt = '" HOST_CALL_PREFIX "' + json.dumps({'function': function, 'arguments': arguments})\n"
+  "                while True:\n"
+  "                    answer = json.loads(input(prompt))\n"
+  "                    if 'nested' not in answer:\n"
+  "                        break\n"
+  "                    # The host function calls back into this kernel.\n"
+  "                    try:\n"
+  "                        text = self.Out(eval(answer['nested'], {'_cellexec_h': self})).text\n"
+  "                    except BaseException as e:\n"
+  "                        text = json.dumps(['error', type(e).__name__, str(e), '', 0])\n"
+  "                    prompt = '" NESTED_PREFIX "' + text\n"
+  "                if 'error' in answer:\n"
+  "                    raise RuntimeError(answer['error'])\n"
+  "                return answer['value']\n"
+  "            return call\n"
+  "    return Helper()\n"
+  "_cellexec_h = _cellexec_boot(%s, %s)\n"
+  "del _cellexec_boot\n";
+
+typedef struct {
+  cx_host_function function;
+  gpointer user_data;
+  GDestroyNotify destroy;
+  int env;
+} host_function;
+
+static void
+host_function_free(gpointer data)
+{
+  host_function *f = data;
+  if (f->destroy != NULL)
+    f->destroy(f->user_data);
+  g_free(f);
+}
+
+/* An input_request of an executor operation: a host function to call. */
+static char *
+on_input(const char *prompt, const char *msg_id, gpointer data)
+{
+  jupyter_session *session = data;
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  g_autoptr(JsonNode) request = g_str_has_prefix(prompt, HOST_CALL_PREFIX)
+                                  ? json_from_string(prompt + strlen(HOST_CALL_PREFIX), NULL) : NULL;
+  JsonObject *call = request != NULL && JSON_NODE_HOLDS_OBJECT(request) ? json_node_get_object(request) : NULL;
+  host_function *f = call != NULL && session->host_functions != NULL
+    ? g_hash_table_lookup(session->host_functions,
+                          GINT_TO_POINTER(json_object_get_int_member_with_default(call, "function", 0)))
+    : NULL;
+  JsonNode *arguments = call != NULL ? json_object_get_member(call, "arguments") : NULL;
+  if (f == NULL || arguments == NULL || !JSON_NODE_HOLDS_OBJECT(arguments)) {
+    json_builder_set_member_name(b, "error");
+    json_builder_add_string_value(b, "input() is not available to executor operations");
+  } else {
+    g_autoptr(GError) error = NULL;
+    const char *outer = session->call_msg_id;
+    session->call_msg_id = msg_id;
+    JsonNode *value = f->function(json_node_get_object(arguments), f->user_data, &error);
+    session->call_msg_id = outer;
+    if (error != NULL) {
+      json_builder_set_member_name(b, "error");
+      json_builder_add_string_value(b, error->message);
+    } else {
+      g_autofree char *text = value != NULL ? cx_json_to_string(value, FALSE) : g_strdup("null");
+      json_builder_set_member_name(b, "value");
+      json_builder_add_string_value(b, text);
+    }
+    g_clear_pointer(&value, json_node_unref);
+  }
+  json_builder_end_object(b);
+  g_autoptr(JsonNode) root = json_builder_get_root(b);
+  return cx_json_to_string(root, FALSE);
+}
+
+/* Load the helper into KERNEL unless it is there already. */
+static gboolean
+ensure_helper(jupyter_session *session, GError **error)
+{
+  g_autofree char *errors = jupyter_py_literal(cx__py_errors_source);
+  g_autofree char *executor = jupyter_py_literal(cx__py_executor_source);
+  g_autofree char *code = g_strdup_printf(executor_boot, errors, executor);
+  g_autoptr(JsonObject) reply = session_exec(session, code, NULL, FALSE, error);
+  return reply != NULL;
+}
+
+/* The answer text of CALL when a host function of this session, called
+ * by the kernel, calls back into it: sent as the reply to the kernel's
+ * input_request, whose next prompt carries the answer. */
+static char *
+nested_call(jupyter_session *session, const char *call, GError **error)
+{
+  if (session->current_kernel == NULL || session->call_msg_id == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                "jupyter: this session is busy with another operation");
+    return NULL;
+  }
+  g_autoptr(JsonObject) o = json_object_new();
+  json_object_set_string_member(o, "nested", call);
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), o);
+  g_autofree char *value = cx_json_to_string(node, FALSE);
+  g_autofree char *prompt = jk_kernel_stdin_exchange(session->current_kernel, session->call_msg_id,
+                                                     value, session->backend->timeout, error);
+  if (prompt == NULL)
+    return NULL;
+  if (!g_str_has_prefix(prompt, NESTED_PREFIX)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: unexpected input_request: %s", prompt);
+    return NULL;
+  }
+  return g_strdup(prompt + strlen(NESTED_PREFIX));
+}
+
+/* The answer text of CALL run in the session's kernel. */
+static char *
+direct_call(jupyter_session *session, const char *call, GError **error)
+{
+  g_autofree char *code = g_strdup_printf("_cellexec_answer = _cellexec_h.Out(%s)\n", call);
+  g_autoptr(JsonObject) expressions = json_object_new();
+  json_object_set_string_member(expressions, "answer", "_cellexec_answer");
+  g_autoptr(JsonObject) reply = NULL;
+  for (int attempt = 0; reply == NULL && attempt < 2; attempt++) {
+    g_autoptr(GError) call_error = NULL;
+    reply = session_exec(session, code, expressions, TRUE, &call_error);
+    /* A new kernel (the session's first operation, or a restart): the
+     * helper goes in first. */
+    if (reply == NULL && attempt == 0 && call_error->domain == CX_ERROR &&
+        call_error->code == CX_ERROR_BACKEND && strstr(call_error->message, "NameError") != NULL) {
+      if (!ensure_helper(session, error))
+        return NULL;
+      continue;
+    }
+    if (reply == NULL) {
+      g_propagate_error(error, g_steal_pointer(&call_error));
+      return NULL;
+    }
+  }
+  JsonNode *all = json_object_get_member(reply, "user_expressions");
+  JsonObject *value = all != NULL && JSON_NODE_HOLDS_OBJECT(all)
+                        ? json_object_get_object_member(json_node_get_object(all), "answer") : NULL;
+  JsonNode *data = value != NULL ? json_object_get_member(value, "data") : NULL;
+  const char *text = data != NULL && JSON_NODE_HOLDS_OBJECT(data)
+                       ? json_object_get_string_member_with_default(json_node_get_object(data), "text/plain", NULL)
+                       : NULL;
+  if (text == NULL)
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel did not answer the operation");
+  return g_strdup(text);
+}
+
+/* The answer of CALL (a Python expression on _cellexec_h) in the session's
+ * kernel: its "value" (a new node; JSON null for None), or NULL with ERROR
+ * set (CX_ERROR_PYTHON when the code raised). */
+static JsonNode *
+helper_call(jupyter_session *session, const char *call, GError **error)
+{
+  g_autofree char *text = session->depth > 0 ? nested_call(session, call, error)
+                                             : direct_call(session, call, error);
+  if (text == NULL)
+    return NULL;
+  g_autoptr(JsonNode) parsed = json_from_string(text, NULL);
+  JsonArray *answer = parsed != NULL && JSON_NODE_HOLDS_ARRAY(parsed) ? json_node_get_array(parsed) : NULL;
+  const char *status = answer != NULL && json_array_get_length(answer) >= 2
+                         ? json_array_get_string_element(answer, 0) : NULL;
+  if (g_strcmp0(status, "ok") == 0)
+    return json_node_copy(json_array_get_element(answer, 1));
+  if (g_strcmp0(status, "error") == 0 && json_array_get_length(answer) >= 5) {
+    cx_set_python_error(error, json_array_get_string_element(answer, 1),
+                        json_array_get_string_element(answer, 2),
+                        json_array_get_string_element(answer, 3),
+                        (int)json_array_get_int_element(answer, 4));
+    return NULL;
+  }
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel's answer is not the executor's: %s",
+              text);
+  return NULL;
+}
+
+/* OBJECT (may be NULL) as a Python literal of its JSON text, or None. */
+static char *
+json_literal(JsonObject *object)
+{
+  if (object == NULL)
+    return g_strdup("None");
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
+  return jupyter_py_literal(text);
+}
+
+static cx_env_instance *
+jupyter_execute_prelude_incremental(cx_session_instance *instance, cx_env_instance *env_instance,
+                                    const char *code, GError **error)
+{
+  jupyter_session *session = instance;
+  jupyter_env *env = env_instance;
+  gboolean fresh = env == NULL;
+  if (fresh) {
+    env = g_new0(jupyter_env, 1);
+    env->id = g_atomic_int_add(&session->next_env, 1) + 1;
+  }
+  g_autofree char *literal = jupyter_py_literal(code);
+  g_autofree char *call = g_strdup_printf("_cellexec_h.x.execute(_cellexec_h.env(%d), %s, None, 0, "
+                                          "'<prelude>')", env->id, literal);
+  g_autoptr(JsonNode) value = helper_call(session, call, error);
+  if (value == NULL) {
+    if (fresh)
+      g_free(env);
+    return NULL;
+  }
+  return env;
+}
+
+static cx_env_instance *
+jupyter_execute_prelude(cx_session_instance *instance, const char *code, GError **error)
+{
+  return jupyter_execute_prelude_incremental(instance, NULL, code, error);
+}
+
+/* OPERATION(env, CODE, LOCALS as JSON text or None) of executor.py. */
+static JsonNode *
+value_call(cx_session_instance *instance, cx_env_instance *env_instance, const char *operation,
+           const char *code, JsonObject *locals, gboolean with_locals, GError **error)
+{
+  jupyter_env *env = env_instance;
+  g_autofree char *code_literal = jupyter_py_literal(code);
+  g_autofree char *locals_literal = with_locals ? json_literal(locals) : NULL;
+  g_autofree char *call = g_strdup_printf("_cellexec_h.x.%s(_cellexec_h.env(%d), %s%s%s)", operation,
+                                          env != NULL ? env->id : 0, code_literal,
+                                          with_locals ? ", " : "", with_locals ? locals_literal : "");
+  return helper_call(instance, call, error);
+}
+
+static JsonNode *
+jupyter_evaluate_inline(cx_session_instance *instance, cx_env_instance *env,
+                        const char *code, JsonObject *locals, GError **error)
+{
+  return value_call(instance, env, "evaluate_inline", code, locals, TRUE, error);
+}
+
+static JsonNode *
+jupyter_execute_block(cx_session_instance *instance, cx_env_instance *env,
+                      const char *code, JsonObject *locals, GError **error)
+{
+  JsonNode *value = value_call(instance, env, "execute_block", code, locals, TRUE, error);
+  if (value != NULL && JSON_NODE_HOLDS_NULL(value))
+    g_clear_pointer(&value, json_node_unref); /* None */
+  return value;
+}
+
+static JsonNode *
+jupyter_evaluate_type_expression(cx_session_instance *instance, cx_env_instance *env,
+                                 const char *code, GError **error)
+{
+  return value_call(instance, env, "evaluate_type_expression", code, NULL, FALSE, error);
+}
+
+static gboolean
+jupyter_execute_side_effects(cx_session_instance *instance, cx_env_instance *env_instance,
+                             const char *code, JsonObject *bindings, int line_offset,
+                             GError **error)
+{
+  jupyter_env *env = env_instance;
+  g_autofree char *literal = jupyter_py_literal(code);
+  g_autofree char *bound = json_literal(bindings);
+  g_autofree char *call = g_strdup_printf("_cellexec_h.x.execute(_cellexec_h.env(%d), %s, %s, %d, "
+                                          "'<side effects>')", env->id, literal, bound, line_offset);
+  g_autoptr(JsonNode) value = helper_call(instance, call, error);
+  return value != NULL;
+}
+
+static gboolean
+jupyter_create_dynamic_function(cx_session_instance *instance, cx_env_instance *env_instance,
+                                const char *name, const char *const *params,
+                                JsonObject *defaults, cx_host_function function,
+                                gpointer user_data, GDestroyNotify destroy, GError **error)
+{
+  jupyter_session *session = instance;
+  jupyter_env *env = env_instance;
+  host_function *f = g_new0(host_function, 1);
+  *f = (host_function){ function, user_data, destroy, env->id };
+  int id = g_atomic_int_add(&session->next_env, 1) + 1;
+  if (session->host_functions == NULL)
+    session->host_functions = g_hash_table_new_full(NULL, NULL, NULL, host_function_free);
+  g_hash_table_insert(session->host_functions, GINT_TO_POINTER(id), f);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_array(b);
+  for (const char *const *p = params; p != NULL && *p != NULL; p++)
+    json_builder_add_string_value(b, *p);
+  json_builder_end_array(b);
+  g_autoptr(JsonNode) list = json_builder_get_root(b);
+  g_autofree char *list_text = cx_json_to_string(list, FALSE);
+  g_autofree char *name_literal = jupyter_py_literal(name);
+  g_autofree char *defaults_literal = json_literal(defaults);
+  g_autofree char *call = g_strdup_printf(
+    "_cellexec_h.x.bind_function(_cellexec_h.env(%d), %s, %s, %s, _cellexec_h.call_host(%d))",
+    env->id, name_literal, list_text, defaults_literal, id);
+  g_autoptr(JsonNode) value = helper_call(session, call, error);
+  if (value == NULL) {
+    g_hash_table_remove(session->host_functions, GINT_TO_POINTER(id)); /* destroys once */
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static JsonObject *
+jupyter_env_snapshot(cx_session_instance *instance, cx_env_instance *env_instance, GError **error)
+{
+  jupyter_env *env = env_instance;
+  g_autofree char *call = g_strdup_printf("_cellexec_h.x.snapshot(_cellexec_h.env(%d))",
+                                          env != NULL ? env->id : 0);
+  g_autoptr(JsonNode) value = helper_call(instance, call, error);
+  if (value == NULL)
+    return NULL;
+  if (!JSON_NODE_HOLDS_OBJECT(value)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the snapshot is not an object");
+    return NULL;
+  }
+  return json_object_ref(json_node_get_object(value));
+}
+
+static gboolean
+env_owns(gpointer key, gpointer value, gpointer data)
+{
+  return ((host_function *)value)->env == GPOINTER_TO_INT(data);
+}
+
+static void
+jupyter_env_free(cx_session_instance *instance, cx_env_instance *env_instance)
+{
+  jupyter_session *session = instance;
+  jupyter_env *env = env_instance;
+  g_autofree char *call = g_strdup_printf("_cellexec_h.free(%d)", env->id);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) value = helper_call(instance, call, &error);
+  if (session->host_functions != NULL)
+    g_hash_table_foreach_remove(session->host_functions, env_owns, GINT_TO_POINTER(env->id));
+  g_free(env);
+}
+
+const cx_executor_vtable jupyter_executor_vtable = {
+  .struct_size = sizeof(cx_executor_vtable),
+  .execute_prelude = jupyter_execute_prelude,
+  .execute_prelude_incremental = jupyter_execute_prelude_incremental,
+  .evaluate_inline = jupyter_evaluate_inline,
+  .execute_block = jupyter_execute_block,
+  .execute_side_effects = jupyter_execute_side_effects,
+  .create_dynamic_function = jupyter_create_dynamic_function,
+  .evaluate_type_expression = jupyter_evaluate_type_expression,
+  .env_snapshot = jupyter_env_snapshot,
+  .env_free = jupyter_env_free,
+};

@@ -1,0 +1,883 @@
+/* The jupyter backend (plugins/jupyter) against real ipykernel kernels
+ * started on loopback by these tests, and a scripted kernel (pyzmq and
+ * the kernel's own key) for what a real one never does: forged
+ * signatures, replies to someone else's request, malformed JSON, a
+ * heartbeat that stops.
+ *
+ * Connection files go to a directory of this program's own
+ * (JUPYTER_RUNTIME_DIR), so that what is left behind can be counted. */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/cx_test.h"
+#include "tests/test_jupyter_server.h"
+
+static char *runtime_dir;   /* JUPYTER_RUNTIME_DIR of this program */
+static char *spec_dir;      /* JUPYTER_PATH: a kernelspec "cxtest" */
+static char *mode_file;     /* where "cxtest" notes its connection file's mode */
+
+static gboolean
+under_valgrind(void)
+{
+  const char *preload = g_getenv("LD_PRELOAD");
+  return preload != NULL && strstr(preload, "vgpreload") != NULL;
+}
+
+/* How much slower than a plain build the host runs. */
+static double
+slowdown(void)
+{
+  return under_valgrind() ? 10 : g_getenv("CELLEXEC_SANITIZED") != NULL ? 3 : 1;
+}
+
+static const char *
+python(void)
+{
+  const char *p = g_getenv("CELLEXEC_PYTHON");
+  return p != NULL ? p : "/usr/bin/python3";
+}
+
+static void
+setup_dirs(void)
+{
+  if (runtime_dir != NULL)
+    return;
+  runtime_dir = cx_test_tmpdir();
+  g_setenv("JUPYTER_RUNTIME_DIR", runtime_dir, TRUE);
+  spec_dir = cx_test_tmpdir();
+  g_autofree char *kernels = g_build_filename(spec_dir, "kernels", "cxtest", NULL);
+  g_mkdir_with_parents(kernels, 0700);
+  /* "python3" is resolved to the configured interpreter; the kernel
+   * notes the mode of its connection file before it starts. */
+  mode_file = g_build_filename(spec_dir, "connection-file-mode", NULL);
+  g_autofree char *json = g_strdup_printf(
+    "{\"argv\": [\"python3\", \"-c\", \"import os, sys, runpy; "
+    "open(os.environ['CX_MODE_FILE'], 'w').write(oct(os.stat(sys.argv[1]).st_mode & 0o777)); "
+    "sys.argv = ['ipykernel_launcher', '-f', sys.argv[1]]; "
+    "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)\", "
+    "\"{connection_file}\"],\n"
+    " \"display_name\": \"cellexec test\", \"language\": \"python\",\n"
+    " \"env\": {\"CX_SPEC_ENV\": \"from-the-spec\", \"CX_MODE_FILE\": \"%s\"}}\n", mode_file);
+  g_autofree char *file = cx_test_write_file(kernels, "kernel.json", json);
+  g_setenv("JUPYTER_PATH", spec_dir, TRUE);
+}
+
+/* Connection files in the runtime directory now. */
+static guint
+connection_files(void)
+{
+  guint n = 0;
+  g_autoptr(GDir) dir = g_dir_open(runtime_dir, 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name(dir)) != NULL)
+    n += g_str_has_prefix(name, "kernel-cellexec-");
+  return n;
+}
+
+static cx_backend *
+open_jupyter(const char *first_key, ...) G_GNUC_NULL_TERMINATED;
+static cx_backend *
+open_jupyter(const char *first_key, ...)
+{
+  setup_dirs();
+  va_list args;
+  va_start(args, first_key);
+  cx_backend *backend = cx_test_open_backend_valist("jupyter", first_key, args);
+  va_end(args);
+  return backend;
+}
+
+static cx_options *
+options_of(const char *first_key, ...) G_GNUC_NULL_TERMINATED;
+static cx_options *
+options_of(const char *first_key, ...)
+{
+  va_list args;
+  va_start(args, first_key);
+  cx_options *options = cx_test_options_valist("jupyter", first_key, args);
+  va_end(args);
+  return options;
+}
+
+/* One backend for the cases that need nothing special. */
+static cx_backend *shared_backend;
+
+static cx_backend *
+shared(void)
+{
+  if (shared_backend == NULL)
+    shared_backend = open_jupyter("pool-size", "2", NULL);
+  return shared_backend;
+}
+
+static JsonObject *
+info_of(cx_backend *backend)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) info = cx_backend_query(backend, "info", &error);
+  CX_ASSERT_NO_ERROR(error);
+  return json_object_ref(json_node_get_object(info));
+}
+
+static gint64
+dropped(cx_backend *backend, const char *what)
+{
+  g_autoptr(JsonObject) info = info_of(backend);
+  return json_object_get_int_member(json_object_get_object_member(info, "dropped"), what);
+}
+
+/* Wait until BACKEND starts no kernel (the pool refilled). */
+static void
+settle(cx_backend *backend)
+{
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time() < deadline) {
+    g_autoptr(JsonObject) info = info_of(backend);
+    if (json_object_get_int_member(info, "kernels_starting") == 0)
+      return;
+    g_usleep(20 * 1000);
+  }
+}
+
+static const char *
+plain_of(const cx_result *result, guint index)
+{
+  JsonObject *bundle = cx_result_get_output(result, index);
+  return bundle != NULL ? json_object_get_string_member_with_default(bundle, "text/plain", NULL) : NULL;
+}
+
+/* ---- Cells ------------------------------------------------------------------------ */
+
+/* A cell printing a NUL, and what a kernel's stream gives of it. */
+#define NUL_CELL "print('a\\x00b\\udcff'); print('after')"
+#define NUL_CELL_STDOUT "a\xef\xbf\xbd" "b\xef\xbf\xbd\nafter\n"
+
+static void
+test_jupyter_runs_cells(void)
+{
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(), "print('hello')\n1 + 1", NULL);
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "hello\n");
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
+  CU_ASSERT_STRING_EQUAL(plain_of(result, 0), "2");
+  JsonNode *count = cx_result_get_extra(result, "execution_count");
+  CU_ASSERT_TRUE(count != NULL && json_node_get_int(count) >= 1);
+
+  g_autoptr(cx_result) failed = cx_test_run_cell(shared(), "def f():\n    return 1 / 0\nf()", NULL);
+  CX_ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(failed), "division by zero");
+  const char *traceback = cx_result_get_error_traceback(failed);
+  CX_ASSERT_CONTAINS(traceback, "return 1 / 0");
+  CU_ASSERT_PTR_NULL(strchr(traceback, '\x1b')); /* ANSI colours stripped */
+
+  g_autoptr(cx_result) stderr_cell = cx_test_run_cell(shared(), "import sys; print('e', file=sys.stderr)", NULL);
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(stderr_cell, NULL), "e\n");
+
+  /* A NUL in a stream: json-glib cannot hold it in a string, so it comes
+   * as U+FFFD, and what follows it is kept; a lone surrogate (json-glib
+   * would drop the whole message) too, as nbclient shows it. */
+  g_autoptr(cx_result) nul = cx_test_run_cell(shared(), NUL_CELL, NULL);
+  CX_ASSERT_STDOUT(nul, NUL_CELL_STDOUT);
+
+  /* Help pages come as the extra "payload", as on the other backends,
+   * without the kernel's colour codes. */
+  g_autoptr(cx_result) help = cx_test_run_cell(shared(), "len?", NULL);
+  CX_ASSERT_CELL_OK(help);
+  JsonNode *payload = cx_result_get_extra(help, "payload");
+  CU_ASSERT_TRUE_FATAL(payload != NULL && JSON_NODE_HOLDS_ARRAY(payload));
+  g_autofree char *pages = cx_json_to_string(payload, FALSE);
+  CX_ASSERT_CONTAINS(pages, "\"source\":\"page\"");
+  CX_ASSERT_CONTAINS(pages, "Return the number of items in a container.");
+  CU_ASSERT_PTR_NULL(strstr(pages, "\\u001b"));
+
+  /* A cwd the kernel cannot enter is a wrong run option, as on the other
+   * backends: no result, CX_ERROR_OPTION (the CLI's exit 2). */
+  g_autoptr(cx_run_options) nowhere = cx_run_options_new();
+  cx_run_options_set_cwd(nowhere, "/no/such/cellexec/dir");
+  g_autoptr(GError) cwd_error = NULL;
+  g_autoptr(cx_result) refused = cx_backend_run_cell(shared(), "1", nowhere, &cwd_error);
+  CU_ASSERT_PTR_NULL(refused);
+  CX_ASSERT_ERROR(cwd_error, CX_ERROR_OPTION);
+  CX_ASSERT_CONTAINS(cwd_error->message, "/no/such/cellexec/dir");
+
+  /* A kernel of ours keeps its history in memory (history = memory). */
+  g_autoptr(cx_result) history = cx_test_run_cell(shared(), "print(get_ipython().history_manager.hist_file)", NULL);
+  CX_ASSERT_STDOUT(history, ":memory:\n");
+}
+
+static void
+test_jupyter_input_fails_at_once(void)
+{
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(), "input('name? ')", NULL);
+  CX_ASSERT_ERROR_TYPE(result, "StdinNotImplementedError");
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 10 * slowdown());
+}
+
+static void
+test_jupyter_display_updates_and_clear(void)
+{
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(),
+    "from IPython.display import display, clear_output\n"
+    "h = display('first', display_id=True)\n"
+    "h.update('second')\n"
+    "display('kept')\n"
+    "print('gone')\n"
+    "clear_output()\n"
+    "print('after')\n"
+    "display('shown')\n"
+    "h2 = display('old', display_id='d2')\n"
+    "h2.update('new')\n", NULL);
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "after\n");
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 2);
+  CU_ASSERT_STRING_EQUAL(plain_of(result, 0), "'shown'");
+  CU_ASSERT_STRING_EQUAL(plain_of(result, 1), "'new'");
+}
+
+typedef struct {
+  GMutex lock;
+  gint64 first_stream_at;
+  GString *text;
+} streamed;
+
+static void
+on_output(JsonObject *output, gpointer data)
+{
+  streamed *s = data;
+  g_mutex_lock(&s->lock);
+  if (g_strcmp0(json_object_get_string_member_with_default(output, "output_type", ""), "stream") == 0) {
+    if (s->first_stream_at == 0)
+      s->first_stream_at = g_get_monotonic_time();
+    g_string_append(s->text, json_object_get_string_member_with_default(output, "text", ""));
+  }
+  g_mutex_unlock(&s->lock);
+}
+
+static void
+test_jupyter_streams_output_live(void)
+{
+  streamed s = { .text = g_string_new(NULL) };
+  g_mutex_init(&s.lock);
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_output_callback(run, on_output, &s);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(),
+    "import time\nprint('early', flush=True)\ntime.sleep(0.5)\nprint('late')", run);
+  gint64 end = g_get_monotonic_time();
+  CX_ASSERT_CELL_OK(result);
+  CX_ASSERT_STDOUT(result, "early\nlate\n");
+  CU_ASSERT_STRING_EQUAL(s.text->str, "early\nlate\n");
+  /* The first line came while the cell still slept. */
+  CU_ASSERT_TRUE(s.first_stream_at > start && end - s.first_stream_at > 300 * 1000);
+  g_string_free(s.text, TRUE);
+  g_mutex_clear(&s.lock);
+}
+
+static void
+test_jupyter_stateless_cells_get_fresh_kernels(void)
+{
+  g_autoptr(cx_result) a = cx_test_run_cell(shared(), "import os\nleft = 1\nos.getpid()", NULL);
+  g_autoptr(cx_result) b = cx_test_run_cell(shared(), "import os\nprint('left' in globals())\nos.getpid()", NULL);
+  CX_ASSERT_CELL_OK(a);
+  CX_ASSERT_STDOUT(b, "False\n");
+  CU_ASSERT_STRING_NOT_EQUAL(plain_of(a, 0), plain_of(b, 0));
+  /* The pool refills in the background: a warm kernel answers fast. */
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  gint64 ready = 0;
+  while (g_get_monotonic_time() < deadline) {
+    g_autoptr(JsonObject) info = info_of(shared());
+    ready = json_object_get_int_member(info, "pool_ready");
+    if (ready == 2)
+      break;
+    g_usleep(50 * 1000);
+  }
+  CU_ASSERT_EQUAL(ready, 2);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) warm = cx_test_run_cell(shared(), "1", NULL);
+  double seconds = cx_test_seconds_since(start);
+  if (seconds > 0.5 * slowdown())
+    fprintf(stderr, "\n  a cell on a warm kernel took %.3f s\n", seconds);
+  CU_ASSERT_TRUE(seconds < 0.5 * slowdown());
+}
+
+static void
+test_jupyter_run_options(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_cwd(run, dir);
+  cx_run_options_add_env(run, "CX_JUPYTER_TEST=it's \"quoted\" \\ here");
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(),
+    "import os\nprint(os.getcwd())\nprint(os.environ['CX_JUPYTER_TEST'])", run);
+  g_autofree char *real = realpath(dir, NULL);
+  g_autofree char *expected = g_strdup_printf("%s\nit's \"quoted\" \\ here\n", real);
+  CX_ASSERT_STDOUT(result, expected);
+
+  g_autoptr(cx_run_options) mime = cx_run_options_new();
+  cx_run_options_add_allowed_mime_type(mime, "text/html");
+  g_autoptr(cx_result) html = cx_test_run_cell(shared(),
+    "from IPython.display import HTML, display\ndisplay(HTML('<b>x</b>'))", mime);
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(html), 1);
+  JsonObject *bundle = cx_result_get_output(html, 0);
+  CU_ASSERT_TRUE(json_object_has_member(bundle, "text/html"));
+  CU_ASSERT_FALSE(json_object_has_member(bundle, "text/plain"));
+}
+
+/* ---- Kernelspecs, connection files --------------------------------------------------- */
+
+static void
+test_jupyter_kernelspec_is_found_and_python_resolved(void)
+{
+  g_autoptr(cx_backend) backend = open_jupyter("kernel", "cxtest", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend,
+    "import os, sys\nprint(os.environ.get('CX_SPEC_ENV'))\nprint(sys.executable)", NULL);
+  g_autofree char *expected = g_strdup_printf("from-the-spec\n%s\n", python());
+  CX_ASSERT_STDOUT(result, expected);
+  /* Its connection file was the user's only, and is gone once the kernel
+   * has read it. */
+  g_autofree char *mode = NULL;
+  CU_ASSERT_TRUE(g_file_get_contents(mode_file, &mode, NULL, NULL));
+  CU_ASSERT_STRING_EQUAL(mode != NULL ? mode : "", "0o600");
+  settle(backend);
+  if (shared_backend != NULL)
+    settle(shared_backend);
+  CU_ASSERT_EQUAL(connection_files(), 0);
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) missing = cx_backend_open(cx_test_registry(), "jupyter",
+                                                  options_of("kernel", "no-such-kernel", NULL), &error);
+  CU_ASSERT_PTR_NULL(missing);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  CX_ASSERT_CONTAINS(error->message, "no kernelspec named \"no-such-kernel\"");
+  CX_ASSERT_CONTAINS(error->message, spec_dir);
+}
+
+typedef struct {
+  cx_backend *backend;
+  cx_result *result;
+} opener;
+
+/* Open a session (a kernel launch with pool-size 0) and ask its pid. */
+static gpointer
+open_and_run(gpointer data)
+{
+  opener *o = data;
+  GError *error = NULL;
+  cx_session *session = cx_session_open(o->backend, &error);
+  if (session != NULL) {
+    o->result = cx_session_run_cell(session, "import os\nos.getpid()", NULL, &error);
+    cx_session_close(session);
+  }
+  g_clear_error(&error);
+  return NULL;
+}
+
+static void
+test_jupyter_eight_kernels_at_once(void)
+{
+  if (under_valgrind()) {
+    fprintf(stderr, "(skipped under valgrind: eight kernel starts at once outlast its pace) ");
+    return;
+  }
+  g_autoptr(cx_backend) backend = open_jupyter("pool-size", "0", NULL);
+  enum { N = 8 };
+  opener openers[N];
+  GThread *threads[N];
+  for (int i = 0; i < N; i++) {
+    openers[i] = (opener){ backend, NULL };
+    threads[i] = g_thread_new("open-session", open_and_run, &openers[i]);
+  }
+  for (int i = 0; i < N; i++)
+    g_thread_join(threads[i]);
+  g_autoptr(GHashTable) pids = g_hash_table_new(g_str_hash, g_str_equal);
+  for (int i = 0; i < N; i++) {
+    CU_ASSERT_PTR_NOT_NULL_FATAL(openers[i].result);
+    CX_ASSERT_CELL_OK(openers[i].result);
+    const char *pid = plain_of(openers[i].result, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pid);
+    g_hash_table_add(pids, (gpointer)pid);
+  }
+  CU_ASSERT_EQUAL(g_hash_table_size(pids), N);
+  for (int i = 0; i < N; i++)
+    cx_result_free(openers[i].result);
+}
+
+/* ---- Sessions, death, timeouts ------------------------------------------------------- */
+
+/* A session of BACKEND in which kept = 41 was set and seen by a later
+ * cell. */
+static cx_session *
+session_keeping_state(cx_backend *backend)
+{
+  g_autoptr(GError) error = NULL;
+  cx_session *session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) set = cx_session_run_cell(session, "kept = 41", NULL, &error);
+  g_autoptr(cx_result) got = cx_session_run_cell(session, "print(kept + 1)", NULL, &error);
+  CX_ASSERT_STDOUT(got, "42\n");
+  CU_ASSERT_PTR_NULL(cx_result_get_extra(got, "session_restarted"));
+  return session;
+}
+
+static void
+test_jupyter_session_keeps_state_and_survives_a_kill(void)
+{
+  g_autoptr(cx_backend) backend = open_jupyter("pool-size", "1", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = session_keeping_state(backend);
+
+  /* Killed mid-cell: KernelDied, as soon as the process is gone.  The
+   * cell prints when it will kill itself, and gives IOPub time to send
+   * that line first. */
+  g_autoptr(cx_result) killed = cx_session_run_cell(session,
+    "import os, time\nprint('before', flush=True)\ntime.sleep(0.2)\n"
+    "print(repr(time.time() + 0.1), flush=True)\ntime.sleep(0.1)\nos.kill(os.getpid(), 9)\n"
+    "time.sleep(30)", NULL, &error);
+  gint64 seen = g_get_real_time();
+  CU_ASSERT_PTR_NOT_NULL_FATAL(killed);
+  CX_ASSERT_ERROR_TYPE(killed, "KernelDied");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(killed), "signal 9");
+  /* No reply came: the number is the one execute_input announced. */
+  CU_ASSERT_PTR_NOT_NULL(cx_result_get_extra(killed, "execution_count"));
+  CU_ASSERT_PTR_NOT_NULL(cx_result_get_extra(killed, "duration_ms"));
+  const char *out = cx_result_get_stdout(killed, NULL);
+  CX_ASSERT_CONTAINS(out, "before\n");
+  const char *stamp = strchr(out, '\n');
+  double killed_at = stamp != NULL ? g_ascii_strtod(stamp + 1, NULL) : 0;
+  double late = seen / 1e6 - killed_at;
+  if (late > 0.05 * slowdown())
+    fprintf(stderr, "\n  KernelDied came %.3f s after the kill\n", late);
+  CU_ASSERT_TRUE(killed_at > 0 && late < 0.05 * slowdown());
+
+  /* The next call gets a new kernel, and says so. */
+  g_autoptr(cx_result) after = cx_session_run_cell(session, "print('kept' in globals())", NULL, &error);
+  CX_ASSERT_STDOUT(after, "False\n");
+  JsonNode *restarted = cx_result_get_extra(after, "session_restarted");
+  CU_ASSERT_TRUE(restarted != NULL && json_node_get_boolean(restarted));
+  g_autoptr(cx_result) later = cx_session_run_cell(session, "1", NULL, &error);
+  CU_ASSERT_PTR_NULL(cx_result_get_extra(later, "session_restarted"));
+}
+
+static void
+test_jupyter_os_exit_is_kernel_died(void)
+{
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(), "import os\nos._exit(3)", NULL);
+  CX_ASSERT_ERROR_TYPE(result, "KernelDied");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "status 3");
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 5 * slowdown());
+  g_autoptr(cx_result) next = cx_test_run_cell(shared(), "print('fine')", NULL);
+  CX_ASSERT_STDOUT(next, "fine\n");
+}
+
+static void
+test_jupyter_timeout_interrupts_a_busy_loop(void)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_timeout(run, 0.5);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(),
+    "print('started', flush=True)\nwhile True:\n    pass", run);
+  double seconds = cx_test_seconds_since(start);
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_STDOUT(result, "started\n");      /* the output so far */
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "KeyboardInterrupt");
+  CU_ASSERT_TRUE(seconds < 0.5 + 1.0 * slowdown());
+}
+
+static void
+test_jupyter_timeout_kills_a_cell_blocked_in_c(void)
+{
+  g_autoptr(cx_backend) backend = open_jupyter("interrupt-grace", "0.3", "timeout", "0.5", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  gint64 start = g_get_monotonic_time();
+  /* sum() over a range never looks at signals: only the kill stops it.
+   * (It holds the GIL too, so ipykernel's IOPub thread sends what was
+   * printed only if it gets a moment first.) */
+  g_autoptr(cx_result) result = cx_session_run_cell(session,
+    "import time\nprint('in C', flush=True)\ntime.sleep(0.2)\nsum(range(10**12))", NULL, &error);
+  double seconds = cx_test_seconds_since(start);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "killed");
+  CX_ASSERT_STDOUT(result, "in C\n");
+  CU_ASSERT_TRUE(seconds < 0.8 + 1.0 * slowdown());
+  if (seconds >= 0.8 + 1.0 * slowdown())
+    fprintf(stderr, "\n  the blocked cell came back after %.2f s\n", seconds);
+  g_autoptr(cx_result) next = cx_session_run_cell(session, "print('back')", NULL, &error);
+  CX_ASSERT_STDOUT(next, "back\n");
+  JsonNode *restarted = cx_result_get_extra(next, "session_restarted");
+  CU_ASSERT_TRUE(restarted != NULL && json_node_get_boolean(restarted));
+}
+
+/* ---- A kernel of someone else's ---------------------------------------------------- */
+
+/* Start ARGV quietly; wait (30 s at most) until it has written FILE. */
+static GPid
+spawn_until_file(const char *const *argv, const char *file)
+{
+  GPid pid = 0;
+  g_autoptr(GError) error = NULL;
+  g_spawn_async(NULL, (char **)argv, NULL,
+                G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                NULL, NULL, &pid, &error);
+  CX_ASSERT_NO_ERROR(error);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (!g_file_test(file, G_FILE_TEST_EXISTS) && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  return pid;
+}
+
+/* A real ipykernel the test starts itself; its connection file. */
+static GPid
+start_own_kernel(char **connection_file)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  *connection_file = g_build_filename(dir, "own-kernel.json", NULL);
+  const char *argv[] = { python(), "-m", "ipykernel_launcher", "-f", *connection_file, NULL };
+  /* ipykernel writes the file once it has bound its ports. */
+  GPid pid = spawn_until_file(argv, *connection_file);
+  g_usleep(100 * 1000);
+  return pid;
+}
+
+static gboolean
+process_alive(GPid pid)
+{
+  return waitpid(pid, NULL, WNOHANG) == 0;
+}
+
+static void
+test_jupyter_attach_by_connection_file(void)
+{
+  g_autofree char *file = NULL;
+  GPid pid = start_own_kernel(&file);
+  {
+    g_autoptr(cx_backend) backend = open_jupyter("connection-file", file, NULL);
+    g_autoptr(cx_result) set = cx_test_run_cell(backend, "shared_state = 'yes'", NULL);
+    CX_ASSERT_CELL_OK(set);
+    /* One kernel, shared: its state is the owner's too. */
+    g_autoptr(cx_result) seen = cx_test_run_cell(backend, "print(shared_state)", NULL);
+    CX_ASSERT_STDOUT(seen, "yes\n");
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_session) session = cx_session_open(backend, &error);
+    CX_ASSERT_NO_ERROR(error);
+    g_autoptr(cx_result) in_session = cx_session_run_cell(session, "print(shared_state)", NULL, &error);
+    CX_ASSERT_STDOUT(in_session, "yes\n");
+    /* Interrupt is a message on control for a kernel we did not start. */
+    g_autoptr(cx_run_options) run = cx_run_options_new();
+    cx_run_options_set_timeout(run, 0.5);
+    g_autoptr(cx_result) timed = cx_test_run_cell(backend, "import time\ntime.sleep(30)", run);
+    CX_ASSERT_ERROR_TYPE(timed, "TimeoutError");
+    g_autoptr(JsonObject) info = info_of(backend);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(info, "mode"), "attach");
+  }
+  /* Never shut down by us. */
+  g_usleep(300 * 1000);
+  CU_ASSERT_TRUE(process_alive(pid));
+  CU_ASSERT_TRUE(g_file_test(file, G_FILE_TEST_EXISTS));
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
+/* A kernel that lies: it binds the five channels, writes a connection
+ * file, and answers each execute_request with a forged stream message, a
+ * signed one for another parent, a signed one that is not JSON, then the
+ * real output.  Mode "die": it exits on execute_request. */
+static const char scripted_kernel[] =
+  "import sys, json, hmac, hashlib, uuid, datetime, os, zmq\n"
+  "conn, mode = sys.argv[1], sys.argv[2]\n"
+  "key = uuid.uuid4().hex.encode()\n"
+  "ctx = zmq.Context()\n"
+  "def bind(t):\n"
+  "    s = ctx.socket(t)\n"
+  "    return s, s.bind_to_random_port('tcp://127.0.0.1')\n"
+  "shell, sp = bind(zmq.ROUTER); iopub, ip = bind(zmq.PUB); control, cp = bind(zmq.ROUTER)\n"
+  "stdin, inp = bind(zmq.ROUTER); hb, hp = bind(zmq.REP)\n"
+  "with open(conn + '.tmp', 'w') as f:\n"
+  "    json.dump(dict(shell_port=sp, iopub_port=ip, control_port=cp, stdin_port=inp, hb_port=hp,\n"
+  "                   ip='127.0.0.1', key=key.decode(), transport='tcp', signature_scheme='hmac-sha256'), f)\n"
+  "os.rename(conn + '.tmp', conn)\n"
+  "def frames(msg_type, parent, content, raw=None, bad=False):\n"
+  "    header = json.dumps(dict(msg_id=uuid.uuid4().hex, msg_type=msg_type, session='s', username='u',\n"
+  "                             date=datetime.datetime.utcnow().isoformat() + 'Z', version='5.3')).encode()\n"
+  "    parts = [header, json.dumps(parent).encode(), b'{}', raw if raw is not None else json.dumps(content).encode()]\n"
+  "    h = hmac.new(key, digestmod=hashlib.sha256)\n"
+  "    for p in parts: h.update(p)\n"
+  "    return [b'<IDS|MSG>', b'0' * 64 if bad else h.hexdigest().encode()] + parts\n"
+  "def pub(t, parent, content, **kw): iopub.send_multipart([t.encode()] + frames(t, parent, content, **kw))\n"
+  "poller = zmq.Poller()\n"
+  "for s in (shell, control, hb): poller.register(s, zmq.POLLIN)\n"
+  "while True:\n"
+  "    for sock, _ in poller.poll():\n"
+  "        if sock is hb:\n"
+  "            hb.send(hb.recv()); continue\n"
+  "        msg = sock.recv_multipart(); i = msg.index(b'<IDS|MSG>')\n"
+  "        ids, header = msg[:i], json.loads(msg[i + 2])\n"
+  "        t = header['msg_type']\n"
+  "        pub('status', header, {'execution_state': 'busy'})\n"
+  "        if t == 'kernel_info_request':\n"
+  "            sock.send_multipart(ids + frames('kernel_info_reply', header, {'status': 'ok', 'protocol_version': '5.3'}))\n"
+  "        elif t == 'execute_request':\n"
+  "            if mode == 'die': os._exit(1)\n"
+  "            pub('stream', header, {'name': 'stdout', 'text': 'FORGED\\n'}, bad=True)\n"
+  "            pub('stream', dict(header, msg_id='someone-else'), {'name': 'stdout', 'text': 'OTHER\\n'})\n"
+  "            pub('stream', header, None, raw=b'{not json')\n"
+  "            iopub.send_multipart([b'junk', b'no delimiter'])\n"
+  "            pub('stream', header, {'name': 'stdout', 'text': 'good\\n'})\n"
+  "            sock.send_multipart(ids + frames('execute_reply', header, {'status': 'ok', 'execution_count': 1, 'user_expressions': {}}))\n"
+  "        pub('status', header, {'execution_state': 'idle'})\n";
+
+static GPid
+start_scripted_kernel(const char *mode, char **connection_file)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *script = cx_test_write_file(dir, "scripted_kernel.py", scripted_kernel);
+  *connection_file = g_build_filename(dir, "scripted.json", NULL);
+  const char *argv[] = { python(), script, *connection_file, mode, NULL };
+  return spawn_until_file(argv, *connection_file);
+}
+
+static void
+test_jupyter_drops_forged_misdirected_and_malformed_messages(void)
+{
+  g_autofree char *file = NULL;
+  GPid pid = start_scripted_kernel("lie", &file);
+  {
+    g_autoptr(cx_backend) backend = open_jupyter("connection-file", file, NULL);
+    gint64 forged = dropped(backend, "bad_signature"), other = dropped(backend, "wrong_parent"),
+           malformed = dropped(backend, "malformed");
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "anything", NULL);
+    CX_ASSERT_CELL_OK(result);
+    CX_ASSERT_STDOUT(result, "good\n");
+    CU_ASSERT_EQUAL(dropped(backend, "bad_signature"), forged + 1);
+    CU_ASSERT_EQUAL(dropped(backend, "wrong_parent"), other + 1);
+    CU_ASSERT_EQUAL(dropped(backend, "malformed"), malformed + 2);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
+static void
+test_jupyter_attached_kernel_death_by_heartbeat(void)
+{
+  g_autofree char *file = NULL;
+  GPid pid = start_scripted_kernel("die", &file);
+  g_autoptr(cx_backend) backend = open_jupyter("connection-file", file, NULL);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "anything", NULL);
+  double seconds = cx_test_seconds_since(start);
+  CX_ASSERT_ERROR_TYPE(result, "KernelDied");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "heartbeat");
+  /* Within the heartbeat's timeout (1 s) and a period (0.1 s), and a
+   * margin for a loaded machine. */
+  CU_ASSERT_TRUE(seconds < 1.1 + 0.1 * slowdown());
+  waitpid(pid, NULL, 0);
+}
+
+/* ---- Gateway mode: a real jupyter_server ---------------------------------------------- */
+
+#define SERVER_TOKEN "cellexec-test-token"
+
+static GPid server_pid;
+static int server_port;
+static char *server_runtime; /* its kernels' connection files: a marker */
+
+static void
+stop_server(void)
+{
+  if (server_pid <= 0)
+    return;
+  kill(server_pid, SIGTERM);
+  gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+  while (waitpid(server_pid, NULL, WNOHANG) == 0 && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  kill(server_pid, SIGKILL);
+  waitpid(server_pid, NULL, 0);
+  server_pid = 0;
+  cx_test_kill_processes_with(server_runtime);
+}
+
+/* The server's URL, started once per program (127.0.0.1, a token). */
+static char *
+server_url(void)
+{
+  setup_dirs();
+  if (server_pid == 0) {
+    g_autofree char *root = cx_test_tmpdir();
+    server_runtime = g_build_filename(root, "server-runtime", NULL);
+    server_port = jupyter_server_free_port();
+    g_autoptr(GError) error = NULL;
+    server_pid = jupyter_server_start(python(), server_port, SERVER_TOKEN, root, server_runtime, &error);
+    CX_ASSERT_NO_ERROR(error);
+    atexit(stop_server);
+  }
+  return g_strdup_printf("http://127.0.0.1:%d", server_port);
+}
+
+static void
+test_jupyter_gateway_runs_cells(void)
+{
+  g_autofree char *url = server_url();
+  {
+    g_autoptr(cx_backend) backend = open_jupyter("gateway-url", url, "token", SERVER_TOKEN, NULL);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "print('hello')\n1 + 1", NULL);
+    CX_ASSERT_CELL_OK(result);
+    CX_ASSERT_STDOUT(result, "hello\n");
+    CU_ASSERT_STRING_EQUAL(plain_of(result, 0), "2");
+    g_autoptr(cx_result) failed = cx_test_run_cell(backend, "1 / 0", NULL);
+    CX_ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
+    g_autoptr(cx_result) fresh = cx_test_run_cell(backend, "print('result' in globals())", NULL);
+    CX_ASSERT_STDOUT(fresh, "False\n");
+    g_autoptr(cx_result) nul = cx_test_run_cell(backend, NUL_CELL, NULL);
+    CX_ASSERT_STDOUT(nul, NUL_CELL_STDOUT);
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_session) session = session_keeping_state(backend);
+    /* Timeout: the server interrupts its kernel. */
+    g_autoptr(cx_run_options) run = cx_run_options_new();
+    cx_run_options_set_timeout(run, 0.5);
+    gint64 start = g_get_monotonic_time();
+    g_autoptr(cx_result) timed = cx_session_run_cell(session,
+      "import time\nprint('waiting', flush=True)\ntime.sleep(30)", run, &error);
+    CX_ASSERT_ERROR_TYPE(timed, "TimeoutError");
+    CX_ASSERT_STDOUT(timed, "waiting\n");
+    CU_ASSERT_TRUE(cx_test_seconds_since(start) < 0.5 + 1.5 * slowdown());
+    g_autoptr(cx_result) still = cx_session_run_cell(session, "print(kept)", NULL, &error);
+    CX_ASSERT_STDOUT(still, "41\n");
+    /* A kernel that dies behind the server: KernelDied, never a hang. */
+    g_autoptr(cx_result) died = cx_session_run_cell(session, "import os\nos._exit(1)", NULL, &error);
+    CX_ASSERT_ERROR_TYPE(died, "KernelDied");
+    g_autoptr(cx_result) again = cx_session_run_cell(session, "print('again')", NULL, &error);
+    CX_ASSERT_STDOUT(again, "again\n");
+    g_autoptr(JsonObject) info = info_of(backend);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(info, "mode"), "gateway");
+  }
+  /* Every kernel it started there is deleted again. */
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(server_runtime, 10), 0);
+}
+
+/* Ctrl-C on `cellexec run` through a gateway: the kernels it started on
+ * the server (the cell's and the pool's spare) are shut down. */
+static void
+test_jupyter_gateway_ctrl_c_leaves_no_kernel_on_the_server(void)
+{
+  g_autofree char *url = server_url();
+  g_autofree char *gateway = g_strdup_printf("gateway-url=%s", url);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *started = g_build_filename(dir, "started", NULL);
+  g_autofree char *code = g_strdup_printf("import pathlib, time\npathlib.Path('%s').touch()\n"
+                                          "time.sleep(60)", started);
+  g_autoptr(GSubprocess) host = cx_test_cellexec_start("run", "-b", "jupyter", "-o", gateway,
+                                                       "-o", "token=" SERVER_TOKEN, "-c", code, NULL);
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while (!g_file_test(started, G_FILE_TEST_EXISTS) && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  CU_ASSERT_TRUE(cx_test_count_processes_with(server_runtime) > 0);
+  g_subprocess_send_signal(host, SIGINT);
+  g_auto(cx_test_cli_run) run = cx_test_cellexec_finish(host, NULL);
+  CU_ASSERT_EQUAL(run.status, 130);
+  g_autofree char *printed = g_strconcat(run.out, run.err, NULL);
+  CX_ASSERT_CONTAINS(printed, "KeyboardInterrupt");
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(server_runtime, 10), 0);
+}
+
+static void
+test_jupyter_gateway_wrong_token_and_server_down(void)
+{
+  g_autofree char *url = server_url();
+  g_autofree char *token = g_strdup_printf("token=%s", "not-the-token");
+  g_autofree char *gateway = g_strdup_printf("gateway-url=%s", url);
+  gint64 start = g_get_monotonic_time();
+  g_auto(cx_test_cli_run) wrong = cx_test_cellexec(NULL, "run", "-b", "jupyter", "-o", gateway,
+                                                   "-o", token, "-c", "1", NULL);
+  CU_ASSERT_EQUAL(wrong.status, 2);
+  CX_ASSERT_CONTAINS(wrong.err, "refused the token");
+  CU_ASSERT_PTR_NOT_NULL(wrong.err);
+  if (wrong.err != NULL)
+    CU_ASSERT_PTR_NULL(strchr(wrong.err, '\n') != NULL ? strchr(strchr(wrong.err, '\n') + 1, '\n') : NULL);
+
+  g_autofree char *down = g_strdup_printf("gateway-url=http://127.0.0.1:%d", jupyter_server_free_port());
+  g_auto(cx_test_cli_run) nobody = cx_test_cellexec(NULL, "run", "-b", "jupyter", "-o", down,
+                                                    "-o", token, "-c", "1", NULL);
+  CU_ASSERT_EQUAL(nobody.status, 2);
+  CX_ASSERT_CONTAINS(nobody.err, "cannot reach the Jupyter server");
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 20 * slowdown());
+}
+
+/* ---- Shutdown ----------------------------------------------------------------------- */
+
+static void
+test_jupyter_shutdown_leaves_nothing(void)
+{
+  g_clear_pointer(&shared_backend, cx_backend_free);
+  {
+    g_autoptr(cx_backend) backend = open_jupyter("pool-size", "3", NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_session) session = cx_session_open(backend, &error);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "1", NULL);
+    CX_ASSERT_CELL_OK(result);
+    CU_ASSERT_TRUE(cx_test_count_processes_with(runtime_dir) > 0);
+  }
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(runtime_dir, 5), 0);
+  CU_ASSERT_EQUAL(connection_files(), 0);
+
+  /* The CLI: a cell, exit, nothing left. */
+  g_auto(cx_test_cli_run) run = cx_test_cellexec(NULL, "run", "-b", "jupyter", "-c", "print(6 * 7)", NULL);
+  CU_ASSERT_EQUAL(run.status, 0);
+  CU_ASSERT_STRING_EQUAL(run.out, "42\n");
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(runtime_dir, 5), 0);
+  CU_ASSERT_EQUAL(connection_files(), 0);
+
+  /* The host killed outright (SIGKILL): its kernels die with it, and
+   * there is no connection file to leave behind once they have started. */
+  g_autoptr(GSubprocess) host = cx_test_cellexec_start("run", "-b", "jupyter", "-o", "pool-size=1",
+                                                       "-c", "import time\ntime.sleep(60)", NULL);
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while ((cx_test_count_processes_with(runtime_dir) < 2 || connection_files() > 0) &&
+         g_get_monotonic_time() < deadline)
+    g_usleep(50 * 1000);
+  CU_ASSERT_EQUAL(cx_test_count_processes_with(runtime_dir), 2); /* its cell's, a warm one */
+  g_subprocess_force_exit(host);
+  g_subprocess_wait(host, NULL, NULL);
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(runtime_dir, 5), 0);
+  CU_ASSERT_EQUAL(connection_files(), 0);
+  cx_test_kill_processes_with(runtime_dir);
+}
+
+void
+cx_test_register(void)
+{
+  static const cx_test_case tests[] = {
+    { "test_jupyter_runs_cells", test_jupyter_runs_cells },
+    { "test_jupyter_input_fails_at_once", test_jupyter_input_fails_at_once },
+    { "test_jupyter_display_updates_and_clear", test_jupyter_display_updates_and_clear },
+    { "test_jupyter_streams_output_live", test_jupyter_streams_output_live },
+    { "test_jupyter_stateless_cells_get_fresh_kernels", test_jupyter_stateless_cells_get_fresh_kernels },
+    { "test_jupyter_run_options", test_jupyter_run_options },
+    { "test_jupyter_os_exit_is_kernel_died", test_jupyter_os_exit_is_kernel_died },
+    { "test_jupyter_timeout_interrupts_a_busy_loop", test_jupyter_timeout_interrupts_a_busy_loop },
+    { "test_jupyter_kernelspec_is_found_and_python_resolved", test_jupyter_kernelspec_is_found_and_python_resolved },
+    { "test_jupyter_eight_kernels_at_once", test_jupyter_eight_kernels_at_once },
+    { "test_jupyter_session_keeps_state_and_survives_a_kill", test_jupyter_session_keeps_state_and_survives_a_kill },
+    { "test_jupyter_timeout_kills_a_cell_blocked_in_c", test_jupyter_timeout_kills_a_cell_blocked_in_c },
+    { "test_jupyter_attach_by_connection_file", test_jupyter_attach_by_connection_file },
+    { "test_jupyter_drops_forged_misdirected_and_malformed_messages", test_jupyter_drops_forged_misdirected_and_malformed_messages },
+    { "test_jupyter_attached_kernel_death_by_heartbeat", test_jupyter_attached_kernel_death_by_heartbeat },
+    { "test_jupyter_gateway_runs_cells", test_jupyter_gateway_runs_cells },
+    { "test_jupyter_gateway_ctrl_c_leaves_no_kernel_on_the_server",
+      test_jupyter_gateway_ctrl_c_leaves_no_kernel_on_the_server },
+    { "test_jupyter_gateway_wrong_token_and_server_down", test_jupyter_gateway_wrong_token_and_server_down },
+    { "test_jupyter_shutdown_leaves_nothing", test_jupyter_shutdown_leaves_nothing },
+    { NULL }
+  };
+  cx_test_add_suite("jupyter", tests);
+}
