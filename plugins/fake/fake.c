@@ -2,7 +2,10 @@
  * users can test code that runs cells without running Python.
  *
  * Options:
- *   responses = FILE.json   scripted results (see script.h)
+ *   responses = FILE        scripted results, or a recording to replay (see
+ *                           script.h and recording.h)
+ *   unmatched = error|default  a call a recording has no result for fails
+ *                           (error), or gets what `default` says
  *   record = FILE.jsonl     also append every call to this JSON Lines file
  *   default = success|error what a call gets when the script has nothing
  *   fail-with = TYPE        every call fails with error TYPE (e.g. TimeoutError)
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "plugins/fake/script.h"
+#include "plugins/fake/recording.h"
 
 typedef struct {
   GMutex lock;            /* guards everything below */
@@ -25,6 +29,7 @@ typedef struct {
   FILE *record;           /* NULL: no record file */
   char *record_path;
   gboolean default_error;
+  gboolean unmatched_default; /* unmatched = default */
   char *fail_with;        /* NULL: no injected failure */
   guint next_session;
   guint interrupts;
@@ -33,10 +38,12 @@ typedef struct {
 typedef struct {
   fake_backend *backend;
   guint id;
+  guint cells; /* run so far: the core runs one at a time */
 } fake_session;
 
 static const cx_option_spec fake_options[] = {
-  { "responses", CX_OPTION_PATH, NULL, "JSON file of scripted result bundles and match rules" },
+  { "responses", CX_OPTION_PATH, NULL, "JSON file of scripted result bundles and match rules, or a recording (cellexec run --record) to replay" },
+  { "unmatched", CX_OPTION_STRING, "error", "a call the recording has no result for: error (fails the cell) or default" },
   { "record", CX_OPTION_PATH, NULL, "append every call to this JSON Lines file" },
   { "default", CX_OPTION_STRING, "success", "result when no scripted response is left: success or error" },
   { "fail-with", CX_OPTION_STRING, NULL, "make every call fail with this error type, e.g. TimeoutError" },
@@ -45,20 +52,33 @@ static const cx_option_spec fake_options[] = {
 
 static void fake_destroy(cx_backend_instance *instance);
 
+/* Option KEY, one of FIRST (its default) and SECOND: into *IS_SECOND. */
+static gboolean
+read_choice(const cx_options *options, const char *key, const char *first, const char *second,
+            gboolean *is_second, GError **error)
+{
+  const char *value = cx_options_get_string(options, key, first);
+  *is_second = strcmp(value, second) == 0;
+  if (*is_second || strcmp(value, first) == 0)
+    return TRUE;
+  g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+              "option '%s' of backend 'fake' must be '%s' or '%s', not '%s'", key, first, second,
+              value);
+  return FALSE;
+}
+
 static cx_backend_instance *
 fake_create(const cx_options *options, GError **error)
 {
-  const char *fallback = cx_options_get_string(options, "default", "success");
-  if (strcmp(fallback, "success") != 0 && strcmp(fallback, "error") != 0) {
-    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
-                "option 'default' of backend 'fake' must be 'success' or 'error', not '%s'",
-                fallback);
+  gboolean default_error = FALSE, unmatched_default = FALSE;
+  if (!read_choice(options, "default", "success", "error", &default_error, error) ||
+      !read_choice(options, "unmatched", "error", "default", &unmatched_default, error))
     return NULL;
-  }
   fake_backend *backend = g_new0(fake_backend, 1);
+  backend->unmatched_default = unmatched_default;
   g_mutex_init(&backend->lock);
   backend->calls = json_array_new();
-  backend->default_error = strcmp(fallback, "error") == 0;
+  backend->default_error = default_error;
   const char *fail_with = cx_options_get_string(options, "fail-with", NULL);
   backend->fail_with = fail_with != NULL && *fail_with != '\0' ? g_strdup(fail_with) : NULL;
 
@@ -119,8 +139,24 @@ record_call(fake_backend *backend, const char *code, const cx_run_options *run, 
   json_object_unref(call);
 }
 
+/* A call no recording answers: the error that names it. */
 static cx_result *
-respond(fake_backend *backend, const char *code, const cx_run_options *run, guint session)
+unrecorded(const char *code, const char *recordings)
+{
+  const char *newline = strchr(code, '\n');
+  g_autofree char *first = g_strndup(code, newline != NULL ? (gsize)(newline - code) : strlen(code));
+  g_autofree char *message = g_strdup_printf(
+    "no recorded result for the cell whose first line is \"%s\" in the recording %s; record "
+    "it again against the real backend, or set the fake backend option unmatched = default",
+    first, recordings);
+  cx_result *result = cx_result_new();
+  cx_result_set_error(result, "UnrecordedCell", message, "");
+  return result;
+}
+
+static cx_result *
+respond(fake_backend *backend, const char *code, const cx_run_options *run, guint session,
+        guint cell, GError **error)
 {
   g_mutex_lock(&backend->lock);
   record_call(backend, code, run, session);
@@ -130,8 +166,11 @@ respond(fake_backend *backend, const char *code, const cx_run_options *run, guin
     g_autofree char *message =
       g_strdup_printf("injected failure (fake backend option fail-with = %s)", backend->fail_with);
     cx_result_set_error(result, backend->fail_with, message, "");
-  } else {
-    result = fake_script_next(backend->script, code);
+  } else if (fake_script_next(backend->script, code, session, cell, &result, error)) {
+    g_mutex_unlock(&backend->lock);
+    return result; /* NULL: a recorded failure, in ERROR */
+  } else if (fake_script_recordings(backend->script) != NULL && !backend->unmatched_default) {
+    result = unrecorded(code, fake_script_recordings(backend->script));
   }
   if (result == NULL) {
     result = cx_result_new();
@@ -148,7 +187,7 @@ static cx_result *
 fake_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
               GError **error)
 {
-  return respond(instance, code, run, 0);
+  return respond(instance, code, run, 0, 0, error);
 }
 
 static cx_session_instance *
@@ -168,7 +207,7 @@ fake_session_run_cell(cx_session_instance *instance, const char *code, const cx_
                       GError **error)
 {
   fake_session *session = instance;
-  return respond(session->backend, code, run, session->id);
+  return respond(session->backend, code, run, session->id, ++session->cells, error);
 }
 
 static void
@@ -239,5 +278,8 @@ static const cx_backend_vtable fake_backend_vtable = {
   .query = fake_query,
 };
 
-CX_PLUGIN_DEFINE("fake", PACKAGE_VERSION, "records calls and replays scripted results, for tests",
-                 fake_options, &fake_backend_vtable, NULL, NULL)
+/* A test double records use_subprocess like every other run option. */
+CX_PLUGIN_DESCRIBE(.name = "fake", .version = PACKAGE_VERSION,
+                   .description = "records calls and replays scripted results, for tests",
+                   .options = fake_options, .backend = &fake_backend_vtable,
+                   .flags = CX_PLUGIN_HANDLES_USE_SUBPROCESS)
