@@ -1,7 +1,11 @@
 #!/bin/sh
-# examples/executor_demo.c, built as a user would: against an installed
-# cellexec (a staged install), with nothing but pkg-config, then run on
-# every backend that has the executor operations.
+# The examples, built as a user would: against an installed cellexec (a
+# staged install), with nothing but pkg-config.  examples/executor_demo.c
+# runs on every backend that has the executor operations;
+# examples/notebook_grader.c grades a notebook on the subprocess backend;
+# examples/hello-plugin is built with its own Makefile and must pass the
+# installed cellexec's conformance check (`make check` there runs
+# `cellexec plugins --check ./hello.so`).
 builddir=${CELLEXEC_BUILDDIR:?run with make check}
 srcdir=${CELLEXEC_SRCDIR:?run with make check}
 passed=0 failed=0
@@ -29,7 +33,7 @@ fi
 
 # Every usable backend whose plugin has the executor operations.
 backends=$(CELLEXEC_PLUGIN_PATH="$builddir/plugins/.libs" "$builddir/tools/cellexec" plugins |
-  awk '/^[a-z0-9_-]+ .*: ok$/ { name = $1 } /^  executor operations: yes$/ { print name }')
+  awk '/^[a-z0-9_-]+ .*: ok$/ { name = $1 } /^  executor operations: / && !/: (none|no)$/ { print name }')
 echo "backends with executor operations: $backends"
 [ -n "$backends" ] || { echo "FAIL no backend with executor operations"; failed=1; }
 for backend in $backends; do
@@ -48,5 +52,47 @@ for backend in $backends; do
     failed=$((failed + 1))
   fi
 done
+# The notebook grader: a notebook with a failing cell, graded on the
+# subprocess backend; the graded copy must hold that cell's error.
+if ${CC:-cc} ${EXAMPLE_CFLAGS:-} -o "$tmp/notebook_grader" "$srcdir/examples/notebook_grader.c" $flags; then
+  out=$(cd "$tmp" && LD_LIBRARY_PATH="$libdir" CELLEXEC_PLUGIN_PATH="$builddir/plugins/.libs" \
+        ./notebook_grader "$srcdir/tests/notebooks/errors.ipynb" graded.ipynb 2>&1)
+  status=$?
+  if [ $status -eq 1 ] && printf '%s\n' "$out" | grep -q '^cell 4: failed, ZeroDivisionError: division by zero$' &&
+     printf '%s\n' "$out" | grep -q '^2 failed$' && grep -q '"ename": "ZeroDivisionError"' "$tmp/graded.ipynb"; then
+    echo "ok   test_example_notebook_grader"; passed=$((passed + 1))
+  else
+    echo "FAIL test_example_notebook_grader (exit $status):"; printf '%s\n' "$out" | sed 's/^/  /'
+    failed=$((failed + 1))
+  fi
+else
+  echo "FAIL test_example_notebook_grader_builds_with_pkg_config"; failed=$((failed + 1))
+fi
+# The example plugin: its Makefile, then its `make check` with the staged
+# cellexec (the conformance kit), which must pass every case that applies.
+mkdir "$tmp/hello"
+cp "$srcdir/examples/hello-plugin/hello.c" "$srcdir/examples/hello-plugin/Makefile" "$tmp/hello/"
+staged_cellexec="env LD_LIBRARY_PATH=$libdir $(dirname "$libdir")/bin/cellexec"
+# CFLAGS from the environment: the Makefile adds pkg-config's to them.
+export PKG_CONFIG_PATH="$(dirname "$pc")" MAKEFLAGS= MFLAGS=
+if CC="${CC:-cc}" CFLAGS="${EXAMPLE_CFLAGS:-} -O2 -g" make -s -C "$tmp/hello" >"$tmp/hello.log" 2>&1; then
+  echo "ok   test_example_hello_plugin_builds_with_its_makefile"; passed=$((passed + 1))
+  make -s -C "$tmp/hello" check CELLEXEC="$staged_cellexec" >"$tmp/check.log" 2>&1
+  status=$?
+  if [ $status -eq 0 ] && grep -q '^[0-9]* passed, 0 failed, [0-9]* skipped$' "$tmp/check.log" &&
+     grep -q '^ok - session_keeps_state_across_cells$' "$tmp/check.log" &&
+     grep -q '^ok - sessions_are_isolated$' "$tmp/check.log" &&
+     grep -q '^ok - interrupt_with_nothing_running_is_harmless$' "$tmp/check.log" &&
+     grep -q '^ok - query_info_is_a_json_object$' "$tmp/check.log"; then
+    echo "ok   test_example_hello_plugin_passes_the_conformance_check"; passed=$((passed + 1))
+  else
+    echo "FAIL test_example_hello_plugin_passes_the_conformance_check (exit $status):"
+    sed 's/^/  /' "$tmp/check.log"; failed=$((failed + 1))
+  fi
+else
+  echo "FAIL test_example_hello_plugin_builds_with_its_makefile:"; sed 's/^/  /' "$tmp/hello.log"
+  failed=$((failed + 1))
+fi
+
 echo "test_example: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

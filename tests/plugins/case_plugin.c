@@ -86,7 +86,7 @@ CX_PLUGIN_EXPORT const cx_plugin *
 cellexec_plugin_entry(void)
 {
   static const future_descriptor descriptor = {
-    .base = { CX_ABI_MAJOR, CX_ABI_MINOR + 1, sizeof(future_descriptor), "newer-minor", "9.9",
+    .base = { CX_ABI_MAJOR, CX_ABI_MINOR + 1, sizeof(future_descriptor), "newer_minor", "9.9",
               "built against a newer minor ABI", echo_options, &vtable.base, NULL, NULL },
     .field_from_the_future = "ignored",
   };
@@ -114,7 +114,7 @@ CX_PLUGIN_EXPORT const cx_plugin *
 cellexec_plugin_entry(void)
 {
   static const cx_plugin descriptor = { CX_ABI_MAJOR, CX_ABI_MINOR,
-                                        offsetof(cx_plugin, options), "short-descriptor", "1.0",
+                                        offsetof(cx_plugin, options), "short_descriptor", "1.0",
                                         "descriptor cut short", NULL, &vtable, NULL, NULL };
   return &descriptor;
 }
@@ -126,7 +126,7 @@ CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void);
 CX_PLUGIN_EXPORT const cx_plugin *
 cellexec_plugin_entry(void)
 {
-  static const cx_plugin descriptor = { CX_ABI_MAJOR, CX_ABI_MINOR, SIZE_MAX, "huge-descriptor",
+  static const cx_plugin descriptor = { CX_ABI_MAJOR, CX_ABI_MINOR, SIZE_MAX, "huge_descriptor",
                                         "1.0", "descriptor claims SIZE_MAX bytes", NULL, &vtable,
                                         NULL, NULL };
   return &descriptor;
@@ -134,18 +134,18 @@ cellexec_plugin_entry(void)
 
 #elif defined(CASE_HUGE_VTABLE)
 static const cx_backend_vtable vtable = { SIZE_MAX, echo_create, echo_destroy, echo_run_cell };
-CX_PLUGIN_DEFINE("huge-vtable", "1.0", "backend vtable claims SIZE_MAX bytes", NULL, &vtable,
+CX_PLUGIN_DEFINE("huge_vtable", "1.0", "backend vtable claims SIZE_MAX bytes", NULL, &vtable,
                  NULL, NULL)
 
 #elif defined(CASE_SHORT_VTABLE)
 static const cx_backend_vtable vtable = { offsetof(cx_backend_vtable, run_cell), echo_create,
                                           echo_destroy, echo_run_cell };
-CX_PLUGIN_DEFINE("short-vtable", "1.0", "backend vtable cut short", NULL, &vtable, NULL, NULL)
+CX_PLUGIN_DEFINE("short_vtable", "1.0", "backend vtable cut short", NULL, &vtable, NULL, NULL)
 
 #elif defined(CASE_NULL_METHOD)
 static const cx_backend_vtable vtable = { .struct_size = sizeof(cx_backend_vtable),
                                           .create = echo_create, .destroy = echo_destroy };
-CX_PLUGIN_DEFINE("null-method", "1.0", "run_cell left NULL", NULL, &vtable, NULL, NULL)
+CX_PLUGIN_DEFINE("null_method", "1.0", "run_cell left NULL", NULL, &vtable, NULL, NULL)
 
 #elif defined(CASE_PARTIAL_SESSIONS)
 static cx_session_instance *
@@ -156,7 +156,7 @@ open_session(cx_backend_instance *backend, GError **error)
 static const cx_backend_vtable vtable = { .struct_size = sizeof(cx_backend_vtable),
                                           .create = echo_create, .destroy = echo_destroy,
                                           .run_cell = echo_run_cell, .session_open = open_session };
-CX_PLUGIN_DEFINE("partial-sessions", "1.0", "session_open without the rest", NULL, &vtable, NULL, NULL)
+CX_PLUGIN_DEFINE("partial_sessions", "1.0", "session_open without the rest", NULL, &vtable, NULL, NULL)
 
 #elif defined(CASE_INIT_REFUSED)
 static gboolean
@@ -167,7 +167,7 @@ refuse(GError **error)
 }
 static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
                                           echo_run_cell };
-CX_PLUGIN_DEFINE("init-refused", "1.0", "refuses to load", NULL, &vtable, NULL, refuse)
+CX_PLUGIN_DEFINE("init_refused", "1.0", "refuses to load", NULL, &vtable, NULL, refuse)
 
 #elif defined(CASE_ENTRY_CRASH)
 #include <signal.h>
@@ -189,7 +189,7 @@ crash_in_init(GError **error)
 }
 static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
                                           echo_run_cell };
-CX_PLUGIN_DEFINE("init-crash", "1.0", "aborts in its init", NULL, &vtable, NULL, crash_in_init)
+CX_PLUGIN_DEFINE("init_crash", "1.0", "aborts in its init", NULL, &vtable, NULL, crash_in_init)
 
 #elif defined(CASE_ENTRY_EXIT)
 #include <stdio.h>
@@ -212,14 +212,14 @@ exit_in_init(GError **error)
 }
 static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
                                           echo_run_cell };
-CX_PLUGIN_DEFINE("init-exit", "1.0", "calls _exit in its init", NULL, &vtable, NULL, exit_in_init)
+CX_PLUGIN_DEFINE("init_exit", "1.0", "calls _exit in its init", NULL, &vtable, NULL, exit_in_init)
 
 #elif defined(CASE_INIT_HANG)
 #include <signal.h>
 #include <unistd.h>
 /* Hangs in init with SIGALRM blocked and ignored: only the host's own
  * deadline can end it. */
-static gboolean
+G_GNUC_NORETURN static gboolean
 hang_in_init(GError **error)
 {
   signal(SIGALRM, SIG_IGN);
@@ -232,7 +232,7 @@ hang_in_init(GError **error)
 }
 static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
                                           echo_run_cell };
-CX_PLUGIN_DEFINE("init-hang", "1.0", "hangs in its init", NULL, &vtable, NULL, hang_in_init)
+CX_PLUGIN_DEFINE("init_hang", "1.0", "hangs in its init", NULL, &vtable, NULL, hang_in_init)
 
 #elif defined(CASE_COUNTING_INIT)
 #include <stdio.h>
@@ -250,7 +250,58 @@ count_init(GError **error)
 }
 static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
                                           echo_run_cell };
-CX_PLUGIN_DEFINE("counting-init", "1.0", "counts its inits", NULL, &vtable, NULL, count_init)
+CX_PLUGIN_DEFINE("counting_init", "1.0", "counts its inits", NULL, &vtable, NULL, count_init)
+
+#elif defined(CASE_RUN_CELL_ABORT) || defined(CASE_RUN_CELL_EXIT) || defined(CASE_RUN_CELL_HANG)
+#include <stdlib.h>
+#include <unistd.h>
+/* Loads cleanly, then takes the process down with the first cell it runs:
+ * `cellexec plugins --check` must report each case and carry on. */
+G_GNUC_NORETURN static cx_result *
+fatal_run_cell(cx_backend_instance *backend, const char *code, const cx_run_options *run,
+               GError **error)
+{
+#if defined(CASE_RUN_CELL_ABORT)
+  abort();
+#elif defined(CASE_RUN_CELL_EXIT)
+  _exit(7);
+#else
+  for (;;)
+    pause();
+#endif
+}
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          fatal_run_cell };
+#if defined(CASE_RUN_CELL_ABORT)
+CX_PLUGIN_DEFINE("run_cell_abort", "1.0", "aborts in run_cell", echo_options, &vtable, NULL, NULL)
+#elif defined(CASE_RUN_CELL_EXIT)
+CX_PLUGIN_DEFINE("run_cell_exit", "1.0", "calls _exit(7) in run_cell", echo_options, &vtable, NULL, NULL)
+#else
+CX_PLUGIN_DEFINE("run_cell_hang", "1.0", "never returns from run_cell", echo_options, &vtable, NULL, NULL)
+#endif
+
+#elif defined(CASE_NONCONFORMING)
+/* Loads, but breaks the contract at run time: every cell "fails" without
+ * an error, and query("info") is not a JSON object.  `cellexec plugins
+ * --check` must say so. */
+static cx_result *
+failing_run_cell(cx_backend_instance *backend, const char *code, const cx_run_options *run,
+                 GError **error)
+{
+  cx_result *result = cx_result_new();
+  cx_result_set_success(result, FALSE);
+  return result;
+}
+static JsonNode *
+string_query(cx_backend_instance *backend, const char *what, GError **error)
+{
+  return json_node_init_string(json_node_alloc(), "not an object");
+}
+static const cx_backend_vtable vtable = { .struct_size = sizeof(cx_backend_vtable),
+                                          .create = echo_create, .destroy = echo_destroy,
+                                          .run_cell = failing_run_cell, .query = string_query };
+CX_PLUGIN_DEFINE("nonconforming", "1.0", "fails cells without an error", echo_options, &vtable,
+                 NULL, NULL)
 
 #elif defined(CASE_NO_ENTRY)
 /* A shared object that is not a plugin: it exports something else. */
@@ -282,8 +333,45 @@ static const cx_option_spec bad_options[] = {
 };
 static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
                                           echo_run_cell };
-CX_PLUGIN_DEFINE("bad-default", "1.0", "an option default of the wrong type", bad_options,
+CX_PLUGIN_DEFINE("bad_default", "1.0", "an option default of the wrong type", bad_options,
                  &vtable, NULL, NULL)
+
+#elif defined(CASE_NULL_VERSION)
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("null_version", NULL, "declares no version", NULL, &vtable, NULL, NULL)
+
+#elif defined(CASE_BAD_OPTION_NAME)
+static const cx_option_spec badly_named_options[] = {
+  { "Max Retries", CX_OPTION_INT, "3", "a name no config key can spell" },
+  { NULL, 0, NULL, NULL }
+};
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("bad_option_name", "1.0", "an option name that is not a key",
+                 badly_named_options, &vtable, NULL, NULL)
+
+#elif defined(CASE_NEEDS_NEWER_CORE)
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DESCRIBE(.name = "needs_newer_core", .version = "1.0",
+                   .description = "needs a core minor newer than this one",
+                   .backend = &vtable, .min_core_abi_minor = CX_ABI_MINOR + 1)
+
+#elif defined(CASE_CHATTY_INIT)
+#include <stdio.h>
+/* Writes to the host's stdout and stderr while it loads. */
+static gboolean
+chatter(GError **error)
+{
+  printf("chatty_init was here\n");
+  fflush(stdout);
+  fprintf(stderr, "chatty_init on stderr\n");
+  return TRUE;
+}
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("chatty_init", "1.0", "prints while it loads", NULL, &vtable, NULL, chatter)
 
 #else /* CASE_ECHO, CASE_NO_RESULT */
 #ifdef CASE_NO_RESULT
@@ -317,7 +405,7 @@ static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create
                                           echo_run_cell, silent_session_open,
                                           silent_session_run_cell, silent_session_close,
                                           silent_interrupt, silent_query };
-CX_PLUGIN_DEFINE("no-result", "1.0", "returns neither a result nor an error", echo_options,
+CX_PLUGIN_DEFINE("no_result", "1.0", "returns neither a result nor an error", echo_options,
                  &vtable, NULL, NULL)
 #else
 static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
