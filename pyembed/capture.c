@@ -39,11 +39,11 @@ static const char *const stream_names[3] = { NULL, "stdout", "stderr" };
 static const char *const original_names[3] = { NULL, "__stdout__", "__stderr__" };
 
 static void
-append_to_cell(cx__pyembed_cell *cell, int fd, const char *data, Py_ssize_t size)
+append_to_cell(cx__py_cell *cell, int fd, const char *data, Py_ssize_t size)
 {
   /* What reached fds 1 and 2 before this write comes first. */
-  cx__pyembed_fdcapture_deliver(cell);
-  cx__pyembed_note_stream(cell, fd);
+  cx__py_fdcapture_deliver(cell);
+  cx__py_note_stream(cell, fd);
   if (fd == 1)
     cx_result_append_stdout(cell->result, data, size);
   else
@@ -78,9 +78,9 @@ text_write(CaptureStream *self, PyObject *text)
   if (!PyUnicode_Check(text))
     return PyErr_Format(PyExc_TypeError, "write() argument must be str, not %.100s",
                         Py_TYPE(text)->tp_name);
-  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  cx__py_cell *cell = cx__py_output_cell();
   if (cell == NULL)
-    return cx__pyembed_output_orphaned() ? PyLong_FromSsize_t(PyUnicode_GET_LENGTH(text))
+    return cx__py_output_orphaned() ? PyLong_FromSsize_t(PyUnicode_GET_LENGTH(text))
                                          : forward(self, "write", text);
 
   Py_ssize_t size;
@@ -106,8 +106,8 @@ text_write(CaptureStream *self, PyObject *text)
 static PyObject *
 binary_write(CaptureStream *self, PyObject *data)
 {
-  cx__pyembed_cell *cell = cx__pyembed_output_cell();
-  if (cell == NULL && !cx__pyembed_output_orphaned())
+  cx__py_cell *cell = cx__py_output_cell();
+  if (cell == NULL && !cx__py_output_orphaned())
     return forward(self, "write", data);
   Py_buffer view;
   if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
@@ -147,7 +147,7 @@ stream_flush(CaptureStream *self, PyObject *unused)
   /* Captured output is in the result already.  Output forwarded to the
    * process's own stream is flushed when the cell ends, or here: a process
    * a cell forked ends no cell, and flushes before os._exit(). */
-  if (cx__pyembed_output_cell() == NULL && !cx__pyembed_output_orphaned()) {
+  if (cx__py_output_cell() == NULL && !cx__py_output_orphaned()) {
     PyObject *done = forward(self, "flush", NULL);
     if (done == NULL)
       PyErr_Clear(); /* a closed or broken stdout is the host's business */
@@ -159,7 +159,7 @@ stream_flush(CaptureStream *self, PyObject *unused)
 static PyObject *
 stream_fileno(CaptureStream *self, PyObject *unused)
 {
-  if (capture_users == 0 && !cx__pyembed_output_orphaned())
+  if (capture_users == 0 && !cx__py_output_orphaned())
     return forward(self, "fileno", NULL); /* standing in for the host's stream */
   PyErr_SetString(unsupported_operation,
                   "a cell's output stream is captured and has no file descriptor; "
@@ -273,7 +273,7 @@ new_stream(PyTypeObject *type, int fd, PyObject *buffer)
 }
 
 gboolean
-cx__pyembed_capture_init(void)
+cx__py_capture_init(void)
 {
   if (PyType_Ready(&text_stream_type) < 0 || PyType_Ready(&binary_stream_type) < 0)
     return FALSE;
@@ -294,7 +294,7 @@ cx__pyembed_capture_init(void)
 }
 
 void
-cx__pyembed_capture_begin(void)
+cx__py_capture_begin(void)
 {
   for (int fd = 1; fd <= 2; fd++) {
     if (!installed)
@@ -337,7 +337,7 @@ restore_streams(gboolean only_ours)
 }
 
 void
-cx__pyembed_capture_end(void)
+cx__py_capture_end(void)
 {
   if (--capture_users == 0) {
     if (cell_threads == 0) {
@@ -352,13 +352,13 @@ cx__pyembed_capture_end(void)
 }
 
 void
-cx__pyembed_capture_thread_begin(void)
+cx__py_capture_thread_begin(void)
 {
   cell_threads++;
 }
 
 void
-cx__pyembed_capture_thread_end(void)
+cx__py_capture_thread_end(void)
 {
   if (--cell_threads == 0 && capture_users == 0 && installed)
     restore_streams(TRUE);

@@ -5,7 +5,7 @@
 
 #include "pyembed/pyembed-private.h"
 
-struct cx_pyembed_session {
+struct cx__py_session {
   PyObject *namespace;  /* the dict cells run in */
   PyObject *runner;     /* helper.AsyncRunner: the event loop of top-level await */
   gint64 execution_count; /* cells run so far, as a kernel counts them */
@@ -16,13 +16,13 @@ struct cx_pyembed_session {
 static GRecMutex context_lock;
 
 static void
-set_error_from_exception(cx_result *result, PyObject *exception, const cx__pyembed_cell *cell,
+set_error_from_exception(cx_result *result, PyObject *exception, const cx__py_cell *cell,
                          const cx_run_options *run)
 {
   PyObject *timeout = cell->timed_out ? PyFloat_FromDouble(cx_run_options_get_timeout(run))
                                       : Py_NewRef(Py_None);
   PyObject *args[] = { exception, timeout };
-  PyObject *described = timeout != NULL ? cx__pyembed_call_helper("describe_error", args, 2) : NULL;
+  PyObject *described = timeout != NULL ? cx__py_call_helper("describe_error", args, 2) : NULL;
   Py_XDECREF(timeout);
   const char *type = NULL, *message = NULL, *traceback = NULL;
   if (described != NULL && PyTuple_Check(described) && PyTuple_GET_SIZE(described) == 3) {
@@ -70,22 +70,22 @@ take_exception_text(void)
 
 /* The cell's value (helper.execute's (data, metadata)) as its execute_result. */
 static gboolean
-publish_value(cx__pyembed_cell *cell, PyObject *value)
+publish_value(cx__py_cell *cell, PyObject *value)
 {
   if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 2) {
     PyErr_SetString(PyExc_TypeError, "execute() must return (data, metadata) or None");
     return FALSE;
   }
-  return cx__pyembed_publish(cell, CX__PYEMBED_EXECUTE_RESULT, PyTuple_GET_ITEM(value, 0),
-                             PyTuple_GET_ITEM(value, 1), NULL);
+  return cx__py_publish(cell, CX__PY_EXECUTE_RESULT, PyTuple_GET_ITEM(value, 0),
+                        PyTuple_GET_ITEM(value, 1), NULL);
 }
 
 /* What the cell paged (`len?`), as the extra key "payload". */
 static void
 set_payload(cx_result *result)
 {
-  PyObject *payload = cx__pyembed_call_helper("take_payload", NULL, 0);
-  JsonNode *node = payload != NULL && payload != Py_None ? cx__pyembed_to_json(payload) : NULL;
+  PyObject *payload = cx__py_call_helper("take_payload", NULL, 0);
+  JsonNode *node = payload != NULL && payload != Py_None ? cx__py_to_json(payload) : NULL;
   if (node != NULL)
     cx_result_set_extra(result, "payload", node);
   PyErr_Clear(); /* a payload that is not JSON is dropped, as a front end would */
@@ -122,7 +122,7 @@ native_save_signal(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
   long signum = PyLong_AsLong(args[0]);
   if (signum == -1 && PyErr_Occurred())
     return NULL;
-  if (signum <= 0 || signum >= NSIG || saved_signals[signum] != NULL || !cx__pyembed_in_cell())
+  if (signum <= 0 || signum >= NSIG || saved_signals[signum] != NULL || !cx__py_in_cell())
     return Py_NewRef(Py_None);
   saved_signal *saved = g_new0(saved_signal, 1);
   if (sigaction((int)signum, NULL, &saved->action) != 0) {
@@ -144,13 +144,13 @@ static PyMethodDef signal_methods[] = {
 };
 
 gboolean
-cx__pyembed_signals_init(PyObject *module)
+cx__py_signals_init(PyObject *module)
 {
   return PyModule_AddFunctions(module, signal_methods) == 0;
 }
 
 void
-cx__pyembed_signals_restore(void)
+cx__py_signals_restore(void)
 {
   if (G_LIKELY(!signals_saved))
     return;
@@ -193,11 +193,11 @@ cx__pyembed_signals_restore(void)
 
 /* Runs SOURCE with cwd and env already applied. */
 static void
-execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObject *source,
-        const cx_run_options *run, cx_pyembed_run_flags flags)
+execute(cx_result *result, const void *owner, cx__py_session *session, PyObject *source,
+        const cx_run_options *run, cx__py_run_flags flags)
 {
   PyObject *namespace = session != NULL ? Py_NewRef(session->namespace)
-                                        : cx__pyembed_new_namespace();
+                                        : cx__py_new_namespace();
   if (namespace == NULL) {
     PyErr_Clear();
     cx_result_set_error(result, "MemoryError", "cannot create the cell's namespace", "");
@@ -205,23 +205,23 @@ execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObj
   }
   double timeout = cx_run_options_get_timeout(run);
   gint64 start = g_get_monotonic_time();
-  cx__pyembed_cell cell = {
+  cx__py_cell cell = {
     .owner = owner,
     .deadline = timeout > 0 ? start + (gint64)(timeout * G_USEC_PER_SEC) : 0,
     .result = result,
     .run = run,
     /* A stateless cell is the first of a fresh kernel. */
     .execution_count = session != NULL ? ++session->execution_count : 1,
-    .record_events = (flags & CX_PYEMBED_RUN_RECORD_EVENTS) != 0,
+    .record_events = (flags & CX__PY_RUN_RECORD_EVENTS) != 0,
   };
   if (cell.record_events)
-    cx__pyembed_events_reset();
+    cx__py_events_reset();
   PyObject *args[] = { source, namespace, session != NULL ? session->runner : Py_None };
 
-  cx__pyembed_fdcapture_begin(flags);
-  cx__pyembed_capture_begin();
-  cx__pyembed_running_begin(&cell);
-  PyObject *value = cx__pyembed_call_helper("execute", args, 3);
+  cx__py_fdcapture_begin(flags);
+  cx__py_capture_begin();
+  cx__py_running_begin(&cell);
+  PyObject *value = cx__py_call_helper("execute", args, 3);
   /* Fetched first: capture_end runs Python code (flush), which must not
    * start with an exception pending. */
   PyObject *exception = value == NULL ? take_exception() : NULL;
@@ -229,11 +229,11 @@ execute(cx_result *result, const void *owner, cx_pyembed_session *session, PyObj
    * _repr_html_ may print, and a recording worker streams it in order. */
   if (value != NULL && value != Py_None && !publish_value(&cell, value))
     exception = take_exception(); /* e.g. a _repr_json_ that is not JSON */
-  cx__pyembed_running_end(&cell);
+  cx__py_running_end(&cell);
   if (cell.outer == NULL)
-    cx__pyembed_signals_restore();
-  cx__pyembed_capture_end();
-  cx__pyembed_fdcapture_end(flags, &cell);
+    cx__py_signals_restore();
+  cx__py_capture_end();
+  cx__py_fdcapture_end(flags, &cell);
   Py_DECREF(namespace);
   Py_XDECREF(value);
 
@@ -264,11 +264,12 @@ env_list(const char *const *env)
 
 /* With the GIL held.  NULL with ERROR set when cwd or env cannot be applied. */
 static cx_result *
-run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
-             const cx_run_options *run, cx_pyembed_run_flags flags, gboolean with_context,
+run_with_gil(const void *owner, cx__py_session *session, const char *code,
+             const cx_run_options *run, cx__py_run_flags flags, gboolean with_context,
              GError **error)
 {
-  g_autoptr(cx_result) result = cx_result_new();
+  /* Built as the cell runs: its output streams to the run's callback. */
+  g_autoptr(cx_result) result = cx_result_new_streaming(run);
   PyObject *context = NULL;
   if (with_context) {
     const char *cwd = cx_run_options_get_cwd(run);
@@ -276,14 +277,14 @@ run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
     PyObject *assignments = env_list(cx_run_options_get_env(run));
     PyObject *args[] = { directory, assignments };
     if (directory != NULL && assignments != NULL)
-      context = cx__pyembed_call_helper("enter_context", args, 2);
+      context = cx__py_call_helper("enter_context", args, 2);
     Py_XDECREF(directory);
     Py_XDECREF(assignments);
     if (context == NULL) {
-      cx__pyembed_error_from_python(error, CX_ERROR_BACKEND,
-                                    "cannot run the cell in directory %s with its environment; "
-                                    "check the cwd and env options",
-                                    cwd != NULL ? cwd : "(unchanged)");
+      cx__py_error_from_python(error, CX_ERROR_BACKEND,
+                               "cannot run the cell in directory %s with its environment; "
+                               "check the cwd and env options",
+                               cwd != NULL ? cwd : "(unchanged)");
       return NULL;
     }
   }
@@ -300,7 +301,7 @@ run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
   }
 
   if (context != NULL) {
-    PyObject *restored = cx__pyembed_call_helper("leave_context", &context, 1);
+    PyObject *restored = cx__py_call_helper("leave_context", &context, 1);
     if (restored == NULL) {
       /* The cell ran; say what could not be undone where the user looks. */
       g_autofree char *message = take_exception_text();
@@ -315,8 +316,8 @@ run_with_gil(const void *owner, cx_pyembed_session *session, const char *code,
 }
 
 cx_result *
-cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session, const char *code,
-                    const cx_run_options *run, cx_pyembed_run_flags flags, GError **error)
+cx__py_run_cell(const void *owner, cx__py_session *session, const char *code,
+                const cx_run_options *run, cx__py_run_flags flags, GError **error)
 {
   g_return_val_if_fail(code != NULL && run != NULL, NULL);
   gboolean with_context = cx_run_options_get_cwd(run) != NULL ||
@@ -331,9 +332,9 @@ cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session, const char *
       g_rec_mutex_lock(&context_lock);
     }
   }
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   cx_result *result = run_with_gil(owner, session, code, run, flags, with_context, error);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   if (with_context)
     g_rec_mutex_unlock(&context_lock);
   return result;
@@ -341,31 +342,31 @@ cx_pyembed_run_cell(const void *owner, cx_pyembed_session *session, const char *
 
 /* ---- Sessions -------------------------------------------------------------- */
 
-cx_pyembed_session *
-cx_pyembed_session_new(GError **error)
+cx__py_session *
+cx__py_session_new(GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
-  PyObject *namespace = cx__pyembed_new_namespace();
-  PyObject *runner = namespace != NULL ? cx__pyembed_call_helper("AsyncRunner", NULL, 0) : NULL;
-  cx_pyembed_session *session = NULL;
+  PyGILState_STATE gil = cx__py_gil_acquire();
+  PyObject *namespace = cx__py_new_namespace();
+  PyObject *runner = namespace != NULL ? cx__py_call_helper("AsyncRunner", NULL, 0) : NULL;
+  cx__py_session *session = NULL;
   if (runner != NULL) {
-    session = g_new0(cx_pyembed_session, 1);
+    session = g_new0(cx__py_session, 1);
     session->namespace = namespace;
     session->runner = runner;
   } else {
     Py_XDECREF(namespace);
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot create a session namespace");
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot create a session namespace");
   }
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   return session;
 }
 
 void
-cx_pyembed_session_free(cx_pyembed_session *session)
+cx__py_session_free(cx__py_session *session)
 {
   if (session == NULL)
     return;
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *closed = PyObject_CallMethod(session->runner, "close", NULL);
   if (closed == NULL)
     PyErr_WriteUnraisable(session->runner);
@@ -375,6 +376,6 @@ cx_pyembed_session_free(cx_pyembed_session *session)
   PyDict_Clear(session->namespace);
   Py_DECREF(session->namespace);
   Py_DECREF(session->runner);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   g_free(session);
 }

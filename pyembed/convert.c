@@ -69,7 +69,7 @@ array_node(PyObject *sequence)
   JsonNode *node = json_node_init_array(json_node_alloc(), array);
   json_array_unref(array);
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {
-    JsonNode *element = cx__pyembed_to_json(PySequence_Fast_GET_ITEM(sequence, i));
+    JsonNode *element = cx__py_to_json(PySequence_Fast_GET_ITEM(sequence, i));
     if (element == NULL) {
       json_node_unref(node);
       return NULL;
@@ -95,7 +95,7 @@ object_node(PyObject *dict)
       return NULL;
     }
     const char *name = utf8_without_nul(key);
-    JsonNode *member = name != NULL ? cx__pyembed_to_json(value) : NULL;
+    JsonNode *member = name != NULL ? cx__py_to_json(value) : NULL;
     if (member == NULL) {
       json_node_unref(node);
       return NULL;
@@ -106,7 +106,7 @@ object_node(PyObject *dict)
 }
 
 JsonNode *
-cx__pyembed_to_json(PyObject *value)
+cx__py_to_json(PyObject *value)
 {
   if (value == Py_None)
     return json_node_init_null(json_node_alloc());

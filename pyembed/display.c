@@ -6,7 +6,7 @@
  * _repr_html_, IPython's formatters, binary data as base64); this file
  * filters a bundle by the run's allowed MIME types and hands it to the
  * result, which keeps outputs in order.  In a worker that streams its
- * cells' outputs (CX_PYEMBED_RUN_RECORD_EVENTS), they are recorded as events
+ * cells' outputs (CX__PY_RUN_RECORD_EVENTS), they are recorded as events
  * for the host instead, which applies them to its own result.
  */
 #include "config.h"
@@ -18,7 +18,7 @@ static JsonArray *recorded_events; /* under the GIL */
 /* BUNDLE as a JSON object of the MIME types CELL's run allows; NULL with a
  * Python exception set when it is not a {str: data} dict of JSON values. */
 static JsonObject *
-bundle_to_json(cx__pyembed_cell *cell, PyObject *bundle, gboolean filter)
+bundle_to_json(cx__py_cell *cell, PyObject *bundle, gboolean filter)
 {
   if (!PyDict_Check(bundle)) {
     PyErr_Format(PyExc_TypeError, "display data and metadata must be a dict {mime: data}, "
@@ -38,7 +38,7 @@ bundle_to_json(cx__pyembed_cell *cell, PyObject *bundle, gboolean filter)
     }
     if (filter && !cx_run_options_mime_allowed(cell->run, mime))
       continue;
-    JsonNode *data = cx__pyembed_to_json(value);
+    JsonNode *data = cx__py_to_json(value);
     if (data == NULL)
       return NULL;
     json_object_set_member(object, mime, data);
@@ -47,7 +47,7 @@ bundle_to_json(cx__pyembed_cell *cell, PyObject *bundle, gboolean filter)
 }
 
 static void
-record_event(cx__pyembed_cell *cell, JsonObject *event)
+record_event(cx__py_cell *cell, JsonObject *event)
 {
   gsize out_len, err_len;
   cx_result_get_stdout(cell->result, &out_len);
@@ -55,7 +55,7 @@ record_event(cx__pyembed_cell *cell, JsonObject *event)
   /* Where in the streams it happened: the host interleaves by these. */
   json_object_set_int_member(event, "stdout_at", (gint64)out_len);
   json_object_set_int_member(event, "stderr_at", (gint64)err_len);
-  json_array_add_object_element(cx__pyembed_events(), event);
+  json_array_add_object_element(cx__py_events(), event);
 }
 
 /* Switches of stream recorded per cell at most: a cell alternating stdout
@@ -64,7 +64,7 @@ record_event(cx__pyembed_cell *cell, JsonObject *event)
 #define MAX_STREAM_SWITCHES 4096
 
 void
-cx__pyembed_note_stream(cx__pyembed_cell *cell, int fd)
+cx__py_note_stream(cx__py_cell *cell, int fd)
 {
   if (!cell->record_events || cell->last_stream == fd)
     return;
@@ -79,16 +79,16 @@ cx__pyembed_note_stream(cx__pyembed_cell *cell, int fd)
 }
 
 gboolean
-cx__pyembed_publish(cx__pyembed_cell *cell, cx__pyembed_output_kind kind, PyObject *bundle,
-                    PyObject *metadata, const char *display_id)
+cx__py_publish(cx__py_cell *cell, cx__py_output_kind kind, PyObject *bundle,
+               PyObject *metadata, const char *display_id)
 {
-  cx__pyembed_fdcapture_deliver(cell); /* what reached fds 1 and 2 before comes first */
+  cx__py_fdcapture_deliver(cell); /* what reached fds 1 and 2 before comes first */
   g_autoptr(JsonObject) data = bundle_to_json(cell, bundle, TRUE);
   g_autoptr(JsonObject) meta = data != NULL && metadata != NULL && metadata != Py_None
                                  ? bundle_to_json(cell, metadata, FALSE) : NULL;
   if (data == NULL || (meta == NULL && metadata != NULL && metadata != Py_None))
     return FALSE;
-  if (kind == CX__PYEMBED_UPDATE_DISPLAY && display_id == NULL) {
+  if (kind == CX__PY_UPDATE_DISPLAY && display_id == NULL) {
     PyErr_SetString(PyExc_TypeError, "display_id required for update_display");
     return FALSE;
   }
@@ -102,19 +102,19 @@ cx__pyembed_publish(cx__pyembed_cell *cell, cx__pyembed_output_kind kind, PyObje
       json_object_set_object_member(event, "metadata", json_object_ref(meta));
     if (display_id != NULL)
       json_object_set_string_member(event, "display_id", display_id);
-    if (kind == CX__PYEMBED_EXECUTE_RESULT)
+    if (kind == CX__PY_EXECUTE_RESULT)
       json_object_set_int_member(event, "execution_count", cell->execution_count);
     record_event(cell, event);
     return TRUE;
   }
   switch (kind) {
-  case CX__PYEMBED_DISPLAY:
+  case CX__PY_DISPLAY:
     cx_result_add_display(cell->result, data, meta, display_id); /* {} alone adds nothing */
     break;
-  case CX__PYEMBED_UPDATE_DISPLAY:
+  case CX__PY_UPDATE_DISPLAY:
     cx_result_update_display(cell->result, display_id, data, meta);
     break;
-  case CX__PYEMBED_EXECUTE_RESULT:
+  case CX__PY_EXECUTE_RESULT:
     cx_result_add_execute_result(cell->result, data, meta, cell->execution_count);
     break;
   }
@@ -122,10 +122,10 @@ cx__pyembed_publish(cx__pyembed_cell *cell, cx__pyembed_output_kind kind, PyObje
 }
 
 void
-cx__pyembed_show_error(cx__pyembed_cell *cell, const char *ename, const char *evalue,
-                       const char *traceback)
+cx__py_show_error(cx__py_cell *cell, const char *ename, const char *evalue,
+                  const char *traceback)
 {
-  cx__pyembed_fdcapture_deliver(cell);
+  cx__py_fdcapture_deliver(cell);
   if (cell->record_events) {
     JsonObject *event = json_object_new();
     json_object_set_string_member(event, "event", "error");
@@ -139,9 +139,9 @@ cx__pyembed_show_error(cx__pyembed_cell *cell, const char *ename, const char *ev
 }
 
 void
-cx__pyembed_clear_output(cx__pyembed_cell *cell, gboolean wait)
+cx__py_clear_output(cx__py_cell *cell, gboolean wait)
 {
-  cx__pyembed_fdcapture_deliver(cell);
+  cx__py_fdcapture_deliver(cell);
   if (cell->record_events) {
     JsonObject *event = json_object_new();
     json_object_set_string_member(event, "event", "clear");
@@ -153,14 +153,14 @@ cx__pyembed_clear_output(cx__pyembed_cell *cell, gboolean wait)
 }
 
 void
-cx__pyembed_events_reset(void)
+cx__py_events_reset(void)
 {
   g_clear_pointer(&recorded_events, json_array_unref);
   recorded_events = json_array_new();
 }
 
 JsonArray *
-cx__pyembed_events(void)
+cx__py_events(void)
 {
   if (recorded_events == NULL)
     recorded_events = json_array_new();

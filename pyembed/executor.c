@@ -8,12 +8,12 @@
 
 #include "pyembed/pyembed-private.h"
 #include "pyembed/executor.h"
-#include "pyembed/executor-py.h" /* cx__pyembed_executor_source, from executor.py */
+#include "pyembed/executor-py.h" /* cx__py_executor_source, from executor.py */
 
 #define EXECUTOR_FILENAME "<cellexec-executor>"
 #define EXECUTOR_MODULE "_cellexec_executor"
 
-struct cx_pyembed_executor {
+struct cx__py_executor {
   PyObject *state; /* executor.Executor */
 };
 
@@ -22,7 +22,7 @@ typedef struct {
   gpointer data;
 } host_data;
 
-struct cx_pyembed_env {
+struct cx__py_env {
   PyObject *state;        /* executor.Env */
   GArray *host_data;      /* host_data, destroyed with the env */
   GPtrArray *capsules;    /* PyObject* capsules of its host functions (owned refs) */
@@ -51,17 +51,8 @@ load_module(void)
 {
   if (module != NULL)
     return module;
-  PyObject *code = Py_CompileString(cx__pyembed_executor_source, EXECUTOR_FILENAME, Py_file_input);
-  PyObject *m = code != NULL ? PyImport_AddModule(EXECUTOR_MODULE) : NULL; /* borrowed */
-  PyObject *globals = m != NULL ? PyModule_GetDict(m) : NULL;
-  PyObject *file = globals != NULL ? PyUnicode_FromString(EXECUTOR_FILENAME) : NULL;
-  int ok = file != NULL && PyDict_SetItemString(globals, "__file__", file) == 0 &&
-           PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0;
-  PyObject *done = ok ? PyEval_EvalCode(code, globals, globals) : NULL;
-  Py_XDECREF(done);
-  Py_XDECREF(file);
-  Py_XDECREF(code);
-  if (done != NULL)
+  PyObject *m = cx__py_load_module(cx__py_executor_source, EXECUTOR_FILENAME, EXECUTOR_MODULE);
+  if (m != NULL)
     module = Py_NewRef(m);
   return module;
 }
@@ -86,7 +77,7 @@ static PyObject *
 unpack(PyObject *outcome, GError **error)
 {
   if (outcome == NULL) {
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "the executor helper failed");
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "the executor helper failed");
     return NULL;
   }
   PyObject *payload = NULL;
@@ -103,7 +94,7 @@ unpack(PyObject *outcome, GError **error)
     if (type != NULL && message != NULL && traceback != NULL)
       cx_set_python_error(error, type, message, traceback, (int)line);
     else
-      cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot read a Python exception");
+      cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot read a Python exception");
   } else {
     PyErr_Clear();
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the executor helper returned a bad outcome");
@@ -118,9 +109,9 @@ payload_to_json(PyObject *payload, GError **error)
 {
   if (payload == NULL)
     return NULL;
-  JsonNode *node = cx__pyembed_to_json(payload);
+  JsonNode *node = cx__py_to_json(payload);
   if (node == NULL)
-    cx__pyembed_error_from_python(error, CX_ERROR_JSON, "a value did not convert to JSON");
+    cx__py_error_from_python(error, CX_ERROR_JSON, "a value did not convert to JSON");
   Py_DECREF(payload);
   return node;
 }
@@ -138,49 +129,49 @@ json_text(JsonObject *object)
 
 /* ---- Executors and environments ------------------------------------------------ */
 
-cx_pyembed_executor *
-cx_pyembed_executor_new(GError **error)
+cx__py_executor *
+cx__py_executor_new(GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *state = call("new_executor", NULL, 0);
   if (state == NULL)
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot start the executor");
-  cx__pyembed_gil_release(gil);
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot start the executor");
+  cx__py_gil_release(gil);
   if (state == NULL)
     return NULL;
-  cx_pyembed_executor *executor = g_new0(cx_pyembed_executor, 1);
+  cx__py_executor *executor = g_new0(cx__py_executor, 1);
   executor->state = state;
   return executor;
 }
 
 void
-cx_pyembed_executor_free(cx_pyembed_executor *executor)
+cx__py_executor_free(cx__py_executor *executor)
 {
   if (executor == NULL)
     return;
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *args[] = { executor->state };
   PyObject *closed = call("close_executor", args, 1);
   if (closed == NULL)
     PyErr_Clear(); /* nothing to report to: the executor goes anyway */
   Py_XDECREF(closed);
   Py_DECREF(executor->state);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   g_free(executor);
 }
 
-cx_pyembed_env *
-cx_pyembed_env_new(cx_pyembed_executor *executor, GError **error)
+cx__py_env *
+cx__py_env_new(cx__py_executor *executor, GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *args[] = { executor->state };
   PyObject *state = call("new_env", args, 1);
   if (state == NULL)
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot create an environment");
-  cx__pyembed_gil_release(gil);
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot create an environment");
+  cx__py_gil_release(gil);
   if (state == NULL)
     return NULL;
-  cx_pyembed_env *env = g_new0(cx_pyembed_env, 1);
+  cx__py_env *env = g_new0(cx__py_env, 1);
   env->state = state;
   env->host_data = g_array_new(FALSE, FALSE, sizeof(host_data));
   env->capsules = g_ptr_array_new();
@@ -188,11 +179,11 @@ cx_pyembed_env_new(cx_pyembed_executor *executor, GError **error)
 }
 
 void
-cx_pyembed_env_free(cx_pyembed_env *env)
+cx__py_env_free(cx__py_env *env)
 {
   if (env == NULL)
     return;
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *args[] = { env->state };
   PyObject *closed = call("close_env", args, 1);
   if (closed == NULL)
@@ -206,7 +197,7 @@ cx_pyembed_env_free(cx_pyembed_env *env)
   }
   g_ptr_array_unref(env->capsules);
   Py_DECREF(env->state);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   for (guint i = 0; i < env->host_data->len; i++) {
     host_data *d = &g_array_index(env->host_data, host_data, i);
     if (d->destroy != NULL)
@@ -217,10 +208,10 @@ cx_pyembed_env_free(cx_pyembed_env *env)
 }
 
 gboolean
-cx_pyembed_env_execute(cx_pyembed_env *env, const char *code, JsonObject *bindings,
-                       int line_offset, const char *filename, GError **error)
+cx__py_env_execute(cx__py_env *env, const char *code, JsonObject *bindings,
+                   int line_offset, const char *filename, GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *args[] = { env->state, PyUnicode_FromString(code), json_text(bindings),
                        PyLong_FromLong(line_offset), PyUnicode_FromString(filename) };
   PyObject *outcome = args[1] && args[2] && args[3] && args[4] ? call("execute", args, 5) : NULL;
@@ -228,53 +219,53 @@ cx_pyembed_env_execute(cx_pyembed_env *env, const char *code, JsonObject *bindin
     Py_XDECREF(args[i]);
   PyObject *payload = unpack(outcome, error);
   Py_XDECREF(payload);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   return payload != NULL;
 }
 
 /* Call executor.NAME(env, code, json(object)) and return its JSON value. */
 static JsonNode *
-value_call(cx_pyembed_env *env, const char *name, const char *code, JsonObject *object,
+value_call(cx__py_env *env, const char *name, const char *code, JsonObject *object,
            gboolean with_object, GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *args[] = { env->state, PyUnicode_FromString(code), with_object ? json_text(object) : NULL };
   size_t nargs = with_object ? 3 : 2;
   PyObject *outcome = args[1] && (!with_object || args[2]) ? call(name, args, nargs) : NULL;
   Py_XDECREF(args[1]);
   Py_XDECREF(args[2]);
   JsonNode *value = payload_to_json(unpack(outcome, error), error);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   return value;
 }
 
 JsonNode *
-cx_pyembed_env_evaluate_inline(cx_pyembed_env *env, const char *code, JsonObject *locals,
-                               GError **error)
+cx__py_env_evaluate_inline(cx__py_env *env, const char *code, JsonObject *locals,
+                           GError **error)
 {
   return value_call(env, "evaluate_inline", code, locals, TRUE, error);
 }
 
 JsonNode *
-cx_pyembed_env_execute_block(cx_pyembed_env *env, const char *code, JsonObject *locals,
-                             GError **error)
+cx__py_env_execute_block(cx__py_env *env, const char *code, JsonObject *locals,
+                         GError **error)
 {
   return value_call(env, "execute_block", code, locals, TRUE, error);
 }
 
 JsonNode *
-cx_pyembed_env_evaluate_type_expression(cx_pyembed_env *env, const char *code, GError **error)
+cx__py_env_evaluate_type_expression(cx__py_env *env, const char *code, GError **error)
 {
   return value_call(env, "evaluate_type_expression", code, NULL, FALSE, error);
 }
 
 JsonObject *
-cx_pyembed_env_snapshot(cx_pyembed_env *env, GError **error)
+cx__py_env_snapshot(cx__py_env *env, GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *args[] = { env->state };
   JsonNode *node = payload_to_json(unpack(call("snapshot", args, 1), error), error);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   if (node == NULL)
     return NULL;
   JsonObject *object = JSON_NODE_HOLDS_OBJECT(node) ? json_object_ref(json_node_get_object(node)) : NULL;
@@ -301,7 +292,7 @@ call_host(PyObject *capsule, PyObject *arg)
     PyErr_SetString(PyExc_TypeError, "host function arguments must be a dict");
     return NULL;
   }
-  g_autoptr(JsonNode) arguments = cx__pyembed_to_json(arg);
+  g_autoptr(JsonNode) arguments = cx__py_to_json(arg);
   if (arguments == NULL)
     return NULL;
 
@@ -330,11 +321,11 @@ static PyMethodDef call_host_def = { "call_host", call_host, METH_O,
                                      "Call the host program's function with JSON arguments." };
 
 gboolean
-cx_pyembed_env_bind_function(cx_pyembed_env *env, const char *name, const char *const *params,
-                             JsonObject *defaults, cx_host_function function, gpointer user_data,
-                             GDestroyNotify destroy, GError **error)
+cx__py_env_bind_function(cx__py_env *env, const char *name, const char *const *params,
+                         JsonObject *defaults, cx_host_function function, gpointer user_data,
+                         GDestroyNotify destroy, GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   host_call *host = g_new0(host_call, 1);
   host->function = function;
   host->user_data = user_data;
@@ -358,7 +349,7 @@ cx_pyembed_env_bind_function(cx_pyembed_env *env, const char *name, const char *
   Py_XDECREF(payload);
   if (capsule != NULL)
     g_ptr_array_add(env->capsules, capsule); /* the env keeps our reference */
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
 
   if (payload == NULL) {
     if (destroy != NULL)

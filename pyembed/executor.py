@@ -15,22 +15,11 @@ import types
 import typing
 import weakref
 
+# Loaded before this module: formats exceptions (describe_exception) and
+# keeps the source lines of our pseudo files for tracebacks (remember_lines).
+import _cellexec_errors as _errors
+
 _OWN_FILE = __file__
-
-# Source lines of every code object compiled here (and the code objects nested
-# in it), for tracebacks: linecache does not know our pseudo files.  Bounded.
-_lines_by_code = {}
-_MAX_REMEMBERED = 4096
-
-
-def _remember(code, lines):
-    stack = [code]
-    while stack:
-        c = stack.pop()
-        if len(_lines_by_code) >= _MAX_REMEMBERED:
-            _lines_by_code.pop(next(iter(_lines_by_code)))
-        _lines_by_code[c] = lines
-        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
 
 
 # ---- Values ------------------------------------------------------------------
@@ -146,51 +135,20 @@ def close_env(env):
 
 # ---- Errors ------------------------------------------------------------------
 
-def _own_frame(tb):
-    return tb.tb_frame.f_code.co_filename == _OWN_FILE
-
-
 def _describe(exc, filename, line_offset=0):
     """("error", type, message, traceback, line) for EXC raised by the step
     whose code is FILENAME."""
-    import traceback
-
     line = 0
     if isinstance(exc, SyntaxError) and exc.filename == filename and exc.lineno:
         line = exc.lineno
-    kept = []
-    tb = exc.__traceback__
-    while tb is not None:
-        if not _own_frame(tb):  # this module's frames are not the user's
-            kept.append(tb)
-        tb = tb.tb_next
-    for frame, following in zip(kept, kept[1:] + [None]):
-        frame.tb_next = following
-    exc.__traceback__ = kept[0] if kept else None
+    # This module's frames are not the user's (and go first).
+    type_name, message, text = _errors.describe_exception(exc, (_OWN_FILE,))
     walk = exc.__traceback__
     while walk is not None:
         if walk.tb_frame.f_code.co_filename == filename:
             line = walk.tb_lineno
         walk = walk.tb_next
-    try:
-        te = traceback.TracebackException(type(exc), exc, exc.__traceback__,
-                                          lookup_lines=False, compact=True)
-        for summary, (frame, _) in zip(te.stack, traceback.walk_tb(exc.__traceback__)):
-            lines = _lines_by_code.get(frame.f_code)
-            if lines is not None and 0 < summary.lineno <= len(lines):
-                summary._line = lines[summary.lineno - 1]  # 3.11: FrameSummary caches it here
-        text = "".join(te.format())
-    except BaseException as failure:
-        text = f"{type(exc).__name__}: {exc}\n(traceback unavailable: {failure!r})\n"
-    try:
-        message = str(exc)
-    except BaseException:
-        message = f"<str() failed>"
-    return ("error", type(exc).__name__, _utf8(message), _utf8(text), line)
-
-
-def _utf8(text):
-    return text.encode("utf-8", "replace").decode("utf-8")
+    return ("error", type_name, message, text, line)
 
 
 def _compile(source, filename, mode, line_offset=0, tree_hook=None):
@@ -209,7 +167,7 @@ def _compile(source, filename, mode, line_offset=0, tree_hook=None):
     if tree_hook is not None:
         tree = tree_hook(tree)
     code = compile(tree, filename, mode, dont_inherit=True)
-    _remember(code, [""] * line_offset + source.splitlines())
+    _errors.remember_lines(code, [""] * line_offset + source.splitlines())
     return code
 
 
@@ -225,12 +183,17 @@ def execute(env, source, bindings_json, line_offset, filename):
         return _describe(exc, filename, line_offset)
 
 
+def _arguments(params):
+    """Positional-or-keyword parameters named PARAMS."""
+    return ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params],
+                         kwonlyargs=[], kw_defaults=[], defaults=[])
+
+
 def _as_lambda(params):
     """An AST hook turning the expression into `lambda PARAMS: expression`,
     so that nested scopes (comprehensions, lambdas) see the locals too."""
     def hook(tree):
-        args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params],
-                             kwonlyargs=[], kw_defaults=[], defaults=[])
+        args = _arguments(params)
         body = ast.Lambda(args=args, body=tree.body)
         ast.copy_location(body, tree.body)
         ast.copy_location(args, tree.body)
@@ -239,15 +202,21 @@ def _as_lambda(params):
     return hook
 
 
-def evaluate_inline(env, source, locals_json):
-    filename = "<inline>"
+def _call_with_locals(env, source, locals_json, filename, mode, make_hook, define):
+    """Compile SOURCE (MODE) with the tree hook MAKE_HOOK(names of the
+    locals) gives, DEFINE(code) the function it makes, call that with the
+    locals and return ("ok", its value as plain data) or the error."""
     try:
         local_values = env.executor.loads(locals_json)
-        code = _compile(source, filename, "eval", tree_hook=_as_lambda(list(local_values)))
-        function = eval(code, env.namespace)
-        return ("ok", env.executor.to_plain(function(**local_values)))
+        code = _compile(source, filename, mode, tree_hook=make_hook(list(local_values)))
+        return ("ok", env.executor.to_plain(define(code)(**local_values)))
     except BaseException as exc:
         return _describe(exc, filename)
+
+
+def evaluate_inline(env, source, locals_json):
+    return _call_with_locals(env, source, locals_json, "<inline>", "eval", _as_lambda,
+                             lambda code: eval(code, env.namespace))
 
 
 def _as_function(params, namespace):
@@ -256,8 +225,7 @@ def _as_function(params, namespace):
     are written back) and every other assigned name stays local."""
     def hook(tree):
         body = tree.body or [ast.Pass()]
-        args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params],
-                             kwonlyargs=[], kw_defaults=[], defaults=[])
+        args = _arguments(params)
         probe = ast.Module(body=[ast.FunctionDef(name="__cellexec_block__", args=args, body=body,
                                                  decorator_list=[], returns=None)],
                            type_ignores=[])
@@ -279,16 +247,13 @@ def _as_function(params, namespace):
 
 
 def execute_block(env, source, locals_json):
-    filename = "<block>"
-    try:
-        local_values = env.executor.loads(locals_json)
-        code = _compile(source, filename, "exec",
-                        tree_hook=_as_function(list(local_values), env.namespace))
+    def define(code):
         scope = {}
         exec(code, env.namespace, scope)
-        return ("ok", env.executor.to_plain(scope["__cellexec_block__"](**local_values)))
-    except BaseException as exc:
-        return _describe(exc, filename)
+        return scope["__cellexec_block__"]
+
+    return _call_with_locals(env, source, locals_json, "<block>", "exec",
+                             lambda names: _as_function(names, env.namespace), define)
 
 
 def bind_function(env, name, params, defaults_json, call_host):

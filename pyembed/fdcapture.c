@@ -3,7 +3,7 @@
  * capture.c routes what Python code writes to sys.stdout / sys.stderr; what
  * is written to the descriptors themselves (os.write(1, ...), os.system(),
  * child processes, printf() in C extensions) goes around it.  So, as
- * ipykernel does, while a cell run with CX_PYEMBED_RUN_CAPTURE_FDS runs,
+ * ipykernel does, while a cell run with CX__PY_RUN_CAPTURE_FDS runs,
  * fds 1 and 2 of the process are the write ends of two pipes: the first
  * such cell installs them (dup2), the last one to end puts the original
  * descriptors back (nested and concurrent cells, as capture.c counts them).
@@ -12,7 +12,7 @@
  * without ever taking the GIL: a C extension that writes more than a pipe
  * holds while keeping the GIL, or a child writing megabytes while the cell
  * waits for it, never waits for Python.  Pending bytes go into the result
- * of cx__pyembed_output_cell() at points that hold the GIL: every write to
+ * of cx__py_output_cell() at points that hold the GIL: every write to
  * sys.stdout / sys.stderr (capture.c), a display, the end of the cell and
  * the worker's streamer (process.c).  Each of them first reads what is in
  * the pipes already (one epoll_wait() that does not wait), so output keeps the
@@ -92,7 +92,7 @@ static int saved_fds[3] = { -1, -1, -1 }; /* what fds 1 and 2 were; -1: left alo
 static gboolean
 pipes_are_ours(void)
 {
-  return pipes != NULL && pipes->pid == cx__pyembed_process_id();
+  return pipes != NULL && pipes->pid == cx__py_process_id();
 }
 
 /* Keep the LEN bytes just read from pipe FD into p->scratch.  With
@@ -217,7 +217,7 @@ static fd_pipes *
 new_pipes(void)
 {
   fd_pipes *p = g_new0(fd_pipes, 1);
-  p->pid = cx__pyembed_process_id();
+  p->pid = cx__py_process_id();
   g_mutex_init(&p->lock);
   p->scratch = g_malloc(CHUNK);
   p->pending = g_byte_array_new();
@@ -238,7 +238,7 @@ new_pipes(void)
          fcntl(p->read_end[fd], F_SETFL, O_NONBLOCK) == 0 &&
          epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->read_end[fd], &readable) == 0;
   }
-  if (!ok || cx_pyembed_start_thread(reader_main, p) != 0) {
+  if (!ok || cx__py_start_thread(reader_main, p) != 0) {
     g_mutex_clear(&p->lock);
     free_pipes(p);
     return NULL;
@@ -299,14 +299,14 @@ flush_c_stdio(void)
 /* Move what has been read into CELL's streams.  With the GIL and p->lock
  * held. */
 static void
-deliver_locked(fd_pipes *p, cx__pyembed_cell *cell)
+deliver_locked(fd_pipes *p, cx__py_cell *cell)
 {
   if (p->segments->len == 0)
     return;
   const char *data = (const char *)p->pending->data;
   for (guint i = 0; i < p->segments->len; i++) {
     pending_segment *segment = &g_array_index(p->segments, pending_segment, i);
-    cx__pyembed_note_stream(cell, segment->fd);
+    cx__py_note_stream(cell, segment->fd);
     if (segment->fd == 1)
       cx_result_append_stdout(cell->result, data, (gssize)segment->len);
     else
@@ -323,11 +323,11 @@ deliver_locked(fd_pipes *p, cx__pyembed_cell *cell)
 }
 
 void
-cx__pyembed_fdcapture_deliver(cx__pyembed_cell *cell)
+cx__py_fdcapture_deliver(cx__py_cell *cell)
 {
   if (fd_users == 0 || !pipes_are_ours())
     return;
-  if (cell == NULL && (cell = cx__pyembed_output_cell()) == NULL)
+  if (cell == NULL && (cell = cx__py_output_cell()) == NULL)
     return; /* kept until a cell is there to take it */
   g_mutex_lock(&pipes->lock);
   read_ready_locked(pipes);
@@ -349,9 +349,9 @@ save_fd(int fd)
 }
 
 void
-cx__pyembed_fdcapture_begin(cx_pyembed_run_flags flags)
+cx__py_fdcapture_begin(cx__py_run_flags flags)
 {
-  if (!(flags & CX_PYEMBED_RUN_CAPTURE_FDS))
+  if (!(flags & CX__PY_RUN_CAPTURE_FDS))
     return;
   /* The host's buffered output goes to the host's fds, not into the cell. */
   if (fd_users == 0)
@@ -381,18 +381,18 @@ cx__pyembed_fdcapture_begin(cx_pyembed_run_flags flags)
 }
 
 void
-cx__pyembed_fdcapture_end(cx_pyembed_run_flags flags, cx__pyembed_cell *cell)
+cx__py_fdcapture_end(cx__py_run_flags flags, cx__py_cell *cell)
 {
-  if (!(flags & CX_PYEMBED_RUN_CAPTURE_FDS))
+  if (!(flags & CX__PY_RUN_CAPTURE_FDS))
     return;
   /* The cell's buffered output, into the pipes while they are in place:
-   * cx__pyembed_capture_end() has just flushed sys.__stdout__ and
+   * cx__py_capture_end() has just flushed sys.__stdout__ and
    * sys.__stderr__ (letting go of the GIL if it wrote: another cell may
    * have begun meanwhile, and then restores when it ends); C stdio here. */
   flush_c_stdio();
   if (fd_users > 1) {
     fd_users--;
-    cx__pyembed_fdcapture_deliver(cell);
+    cx__py_fdcapture_deliver(cell);
     return;
   }
   for (int fd = 1; fd <= 2; fd++) {

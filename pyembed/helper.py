@@ -23,8 +23,8 @@ import os
 import sys
 import threading
 import time
-import weakref
 
+import _cellexec_errors as _errors
 import _cellexec_ipython as _ipython
 import _cellexec_native as _native
 
@@ -47,9 +47,6 @@ _CACHE_MAX_SOURCE_CHARS = 64 * 1024
 _compiled = collections.OrderedDict()  # popitem(last=False) is O(1), unlike a dict's
 _compiled_lock = threading.Lock()
 
-# Source lines of every code object compiled from a cell, for tracebacks:
-# all cells share the file name <cell>, so linecache cannot tell them apart.
-_cell_lines = weakref.WeakKeyDictionary()
 
 
 def _ends_with_semicolon(source):
@@ -69,13 +66,6 @@ def _ends_with_semicolon(source):
     except (tokenize.TokenError, SyntaxError):
         return False
     return last is not None and last.type == tokenize.OP and last.string == ";"
-
-
-def _remember_lines(code, lines):
-    _cell_lines[code] = lines
-    for const in code.co_consts:
-        if isinstance(const, type(code)):
-            _remember_lines(const, lines)
 
 
 # Lines that only IPython understands: magics, shell escapes, help.
@@ -142,7 +132,7 @@ def _compile_by_lines(source):
     lines = source.splitlines()
     for code in (statements, last_expression):
         if code is not None:
-            _remember_lines(code, lines)
+            _errors.remember_lines(code, lines)
     return statements, last_expression
 
 
@@ -168,7 +158,7 @@ def _compile_uncached(source):
     lines = source.splitlines()
     for code in (statements, last_expression):
         if code is not None:
-            _remember_lines(code, lines)
+            _errors.remember_lines(code, lines)
     return statements, last_expression
 
 
@@ -519,132 +509,13 @@ def _framework_prefixes():
     return tuple(prefixes)
 
 
-# Tracebacks longer than this keep their first and last _TRACEBACK_KEEP
-# frames: a runaway recursion would otherwise make a result of megabytes.
-_TRACEBACK_MAX_FRAMES = 2000
-_TRACEBACK_KEEP = 1000
-
-
-def _drop_framework_frames(exc):
-    """Remove this module's frames from EXC's traceback, and the asyncio
-    frames that run top-level await before the cell's: they are not the
-    user's.  (Frames of asyncio the cell itself calls stay.)  Caps what is
-    left to _TRACEBACK_MAX_FRAMES; returns (frames kept at the head, frames
-    omitted after them)."""
-    import types
-
-    prefixes = _framework_prefixes()
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(prefixes):
-        tb = tb.tb_next
-    framework = (__file__, _ipython.__file__)
-    kept = []
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename not in framework:
-            kept.append(tb)
-        tb = tb.tb_next
-    omitted = 0
-    if len(kept) > _TRACEBACK_MAX_FRAMES:
-        omitted = len(kept) - 2 * _TRACEBACK_KEEP
-        kept[_TRACEBACK_KEEP:-_TRACEBACK_KEEP] = []
-    # New links, built from the end: assigning tb_next walks the chain that
-    # follows (a loop check), which made this quadratic in deep recursion.
-    following = None
-    for tb in reversed(kept):
-        if tb.tb_next is not following:
-            tb = types.TracebackType(following, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
-        following = tb
-    exc.__traceback__ = following
-    return (_TRACEBACK_KEEP, omitted) if omitted else (0, 0)
-
-
-def _omission_stack(stack, head, omitted):
-    """STACK (a StackSummary) formatting with a line that says OMITTED
-    frames are missing after its first HEAD."""
-    import traceback
-
-    class CappedStack(traceback.StackSummary):
-        def format(self):
-            lines = traceback.StackSummary.from_list(self[:head]).format()
-            lines.append(f"  ... {omitted} frames omitted ...\n")
-            lines.extend(traceback.StackSummary.from_list(self[head:]).format())
-            return lines
-
-    return CappedStack(stack)
-
-
-def _attach_cell_lines(te, exc, seen):
-    """Give the <cell> frames of TracebackException TE their source lines,
-    which linecache does not know.  Relies on FrameSummary._line (3.11);
-    on other versions the lines are just missing."""
-    import traceback
-
-    if exc is None or id(exc) in seen:
-        return
-    seen.add(id(exc))
-    for summary, (frame, _) in zip(te.stack, traceback.walk_tb(exc.__traceback__)):
-        if summary.filename != CELL_FILENAME:
-            continue
-        lines = _cell_lines.get(frame.f_code)
-        if lines is not None and 0 < summary.lineno <= len(lines):
-            # With its line break, as linecache gives lines: the caret
-            # columns are counted against it.
-            summary._line = lines[summary.lineno - 1] + "\n"
-    if te.__cause__ is not None:
-        _attach_cell_lines(te.__cause__, exc.__cause__, seen)
-    if te.__context__ is not None:
-        _attach_cell_lines(te.__context__, exc.__context__, seen)
-    for child_te, child in zip(te.exceptions or (), getattr(exc, "exceptions", ())):
-        _attach_cell_lines(child_te, child, seen)
-
-
-def _safe_str(value):
-    try:
-        return str(value)
-    except BaseException as exc:
-        return f"<str() failed: {type(exc).__name__}>"
-
-
-def format_traceback(exc):
-    import traceback
-
-    usage_error = getattr(sys.modules.get("IPython.core.error"), "UsageError", None)
-    if usage_error is not None and isinstance(exc, usage_error):
-        # A mistake in a magic's use: IPython shows the message alone.
-        return f"UsageError: {_safe_str(exc)}\n"
-
-    head, omitted = _drop_framework_frames(exc)
-    try:
-        te = traceback.TracebackException(type(exc), exc, exc.__traceback__,
-                                          lookup_lines=False, compact=True)
-        _attach_cell_lines(te, exc, set())
-        if omitted and len(te.stack) > head:
-            te.stack = _omission_stack(te.stack, head, omitted)
-        return "".join(te.format())
-    except BaseException as failure:
-        return f"{type(exc).__name__}: {_safe_str(exc)}\n(traceback unavailable: {failure!r})\n"
-
-
 def describe_error(exc, timeout=None):
     """(type name, message, traceback) of the exception that ended a cell.
 
     TIMEOUT: the seconds of the deadline, when the watchdog raised EXC."""
     if timeout is not None and isinstance(exc, TimeoutError) and not exc.args:
         exc.args = (f"cell exceeded its {timeout:g} s timeout",)
-    if isinstance(exc, SystemExit):
-        message = _safe_str(exc.code)  # the exit code: "3", "None", "bye"
-    else:
-        message = _safe_str(exc)
-    return type(exc).__name__, _utf8_safe(message), _utf8_safe(format_traceback(exc))
-
-
-def _utf8_safe(text):
-    """TEXT without lone surrogates, which have no UTF-8 form."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _errors.describe_exception(exc, (__file__, _ipython.__file__), _framework_prefixes())
 
 
 # ---- cwd and env of one call -----------------------------------------------

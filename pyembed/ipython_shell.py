@@ -25,6 +25,7 @@ the process environment.
 import sys
 import threading
 
+import _cellexec_errors as _errors
 import _cellexec_native as _native
 
 _shell = None
@@ -73,14 +74,18 @@ def _create_shell():
         shell = InteractiveShell.instance(
             config=config,
             display_pub_class=CellDisplayPublisher,
-            # Not a new __main__ module: the embedded interpreter keeps its own.
-            user_module=sys.modules["__main__"],
+            # A module of the shell's own: IPython fills it with In, Out,
+            # exit, quit, _ ..., and in a Python host __main__ is the host's
+            # script.  (Not one named __main__: IPython would put it in
+            # sys.modules in place of the process's.)
+            user_module=type(sys)("_cellexec_ipython_main"),
         )
     def show_traceback(etype, evalue, stb):
         # An exception IPython shows without failing the cell (a display
         # formatter that raised): an error output, as in ipykernel.
-        text = shell.InteractiveTB.stb2text(stb)
-        if not _native.show_error(etype.__name__, str(evalue), text):
+        text = _errors.utf8_safe(shell.InteractiveTB.stb2text(stb))
+        if not _native.show_error(etype.__name__, _errors.utf8_safe(_errors.safe_str(evalue)),
+                                  text):
             print(text, file=sys.stderr)
 
     shell._showtraceback = show_traceback

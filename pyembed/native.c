@@ -8,7 +8,7 @@
 static PyObject *
 native_in_cell(PyObject *module, PyObject *unused)
 {
-  return PyBool_FromLong(cx__pyembed_in_cell());
+  return PyBool_FromLong(cx__py_in_cell());
 }
 
 /* publish_display(data, metadata, display_id, update) -> bool: a
@@ -19,7 +19,7 @@ native_publish_display(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 {
   if (nargs != 4)
     return PyErr_Format(PyExc_TypeError, "publish_display(data, metadata, display_id, update)");
-  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  cx__py_cell *cell = cx__py_output_cell();
   if (cell == NULL)
     return Py_NewRef(Py_False);
   /* IPython's ids are str; any other id is named by its str(). */
@@ -31,8 +31,8 @@ native_publish_display(PyObject *module, PyObject *const *args, Py_ssize_t nargs
   }
   int update = PyObject_IsTrue(args[3]);
   gboolean ok = update >= 0 &&
-                cx__pyembed_publish(cell, update ? CX__PYEMBED_UPDATE_DISPLAY : CX__PYEMBED_DISPLAY,
-                                    args[0], args[1], display_id);
+                cx__py_publish(cell, update ? CX__PY_UPDATE_DISPLAY : CX__PY_DISPLAY,
+                               args[0], args[1], display_id);
   Py_XDECREF(id_text);
   return ok ? Py_NewRef(Py_True) : NULL;
 }
@@ -45,23 +45,23 @@ native_show_error(PyObject *module, PyObject *args)
   const char *ename, *evalue, *traceback;
   if (!PyArg_ParseTuple(args, "sss:show_error", &ename, &evalue, &traceback))
     return NULL;
-  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  cx__py_cell *cell = cx__py_output_cell();
   if (cell == NULL)
     return Py_NewRef(Py_False);
-  cx__pyembed_show_error(cell, ename, evalue, traceback);
+  cx__py_show_error(cell, ename, evalue, traceback);
   return Py_NewRef(Py_True);
 }
 
 static PyObject *
 native_clear_output(PyObject *module, PyObject *wait)
 {
-  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  cx__py_cell *cell = cx__py_output_cell();
   if (cell == NULL)
     return Py_NewRef(Py_False);
   int truth = PyObject_IsTrue(wait);
   if (truth < 0)
     return NULL;
-  cx__pyembed_clear_output(cell, truth);
+  cx__py_clear_output(cell, truth);
   return Py_NewRef(Py_True);
 }
 
@@ -129,7 +129,7 @@ static struct PyModuleDef native_module = {
 };
 
 gboolean
-cx__pyembed_native_init(void)
+cx__py_native_init(void)
 {
   PyObject *module = PyModule_Create(&native_module);
   if (module == NULL)

@@ -12,9 +12,9 @@
 #include "pyembed/pyembed-process.h"
 
 pid_t
-cx_pyembed_fork(void)
+cx__py_fork(void)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyOS_BeforeFork();
   pid_t pid = fork();
   int saved_errno = errno;
@@ -22,7 +22,7 @@ cx_pyembed_fork(void)
     PyOS_AfterFork_Child();
   else
     PyOS_AfterFork_Parent();
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   errno = saved_errno;
   return pid;
 }
@@ -30,8 +30,8 @@ cx_pyembed_fork(void)
 /* Pass FUNC the bytes of RESULT's streams past CURSOR, up to OUT_AT and
  * ERR_AT. */
 static void
-peek_streams(const cx_result *result, cx_pyembed_output_cursor *cursor, gsize out_at,
-             gsize err_at, cx_pyembed_output_func func, gpointer user_data)
+peek_streams(const cx_result *result, cx__py_output_cursor *cursor, gsize out_at,
+             gsize err_at, cx__py_output_func func, gpointer user_data)
 {
   gsize len;
   const char *out = cx_result_get_stdout(result, &len);
@@ -51,10 +51,10 @@ peek_streams(const cx_result *result, cx_pyembed_output_cursor *cursor, gsize ou
 /* With the GIL held: the events recorded since CURSOR, each after the
  * stream bytes written before it, then the rest of the streams. */
 static void
-peek_result(const cx_result *result, cx_pyembed_output_cursor *cursor,
-            cx_pyembed_output_func func, gpointer user_data)
+peek_result(const cx_result *result, cx__py_output_cursor *cursor,
+            cx__py_output_func func, gpointer user_data)
 {
-  JsonArray *events = cx__pyembed_events();
+  JsonArray *events = cx__py_events();
   guint n = json_array_get_length(events);
   for (; cursor->events_seen < n; cursor->events_seen++) {
     JsonNode *node = json_array_get_element(events, cursor->events_seen);
@@ -72,19 +72,19 @@ peek_result(const cx_result *result, cx_pyembed_output_cursor *cursor,
 }
 
 void
-cx_pyembed_peek_streams_in_signal_handler(cx_pyembed_output_cursor *cursor,
-                                          cx_pyembed_output_func func, gpointer user_data)
+cx__py_peek_streams_in_signal_handler(cx__py_output_cursor *cursor,
+                                      cx__py_output_func func, gpointer user_data)
 {
-  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  cx__py_cell *cell = cx__py_output_cell();
   if (cell != NULL)
     peek_streams(cell->result, cursor, G_MAXSIZE, G_MAXSIZE, func, user_data);
 }
 
 gboolean
-cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor, cx_pyembed_output_func func,
-                                gpointer user_data)
+cx__py_peek_output_gil_held(cx__py_output_cursor *cursor, cx__py_output_func func,
+                            gpointer user_data)
 {
-  cx__pyembed_cell *cell = cx__pyembed_output_cell();
+  cx__py_cell *cell = cx__py_output_cell();
   if (cell == NULL)
     return FALSE;
   peek_result(cell->result, cursor, func, user_data);
@@ -92,25 +92,25 @@ cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor, cx_pyembed_out
 }
 
 gboolean
-cx_pyembed_peek_output(cx_pyembed_output_cursor *cursor, cx_pyembed_output_func func,
-                       gpointer user_data)
+cx__py_peek_output(cx__py_output_cursor *cursor, cx__py_output_func func,
+                   gpointer user_data)
 {
   /* Appends to a cell's result happen with the GIL held: holding it, the
    * buffers cannot move under us. */
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
-  cx__pyembed_fdcapture_deliver(NULL); /* fd output streams too */
-  gboolean running = cx_pyembed_peek_output_gil_held(cursor, func, user_data);
-  cx__pyembed_gil_release(gil);
+  PyGILState_STATE gil = cx__py_gil_acquire();
+  cx__py_fdcapture_deliver(NULL); /* fd output streams too */
+  gboolean running = cx__py_peek_output_gil_held(cursor, func, user_data);
+  cx__py_gil_release(gil);
   return running;
 }
 
 void
-cx_pyembed_peek_finished(cx_pyembed_output_cursor *cursor, const cx_result *result,
-                         cx_pyembed_output_func func, gpointer user_data)
+cx__py_peek_finished(cx__py_output_cursor *cursor, const cx_result *result,
+                     cx__py_output_func func, gpointer user_data)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   peek_result(result, cursor, func, user_data);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
 }
 
 static void (*before_process_exit)(int status);
@@ -123,7 +123,7 @@ process_exit(PyObject *module, PyObject *arg)
     return NULL;
   if (status < INT_MIN || status > INT_MAX)
     return PyErr_Format(PyExc_OverflowError, "exit status %ld out of range", status);
-  cx__pyembed_fdcapture_deliver(NULL); /* written before: not lost with the process */
+  cx__py_fdcapture_deliver(NULL); /* written before: not lost with the process */
   if (before_process_exit != NULL)
     before_process_exit((int)status);
   _exit((int)status);
@@ -135,25 +135,25 @@ static PyMethodDef process_exit_def = {
 };
 
 gboolean
-cx_pyembed_use_process_exit(void (*before_exit)(int status), GError **error)
+cx__py_use_process_exit(void (*before_exit)(int status), GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   before_process_exit = before_exit;
   PyObject *function = PyCFunction_New(&process_exit_def, NULL);
   PyObject *os = function != NULL ? PyImport_ImportModule("os") : NULL;
   gboolean ok = os != NULL && PyObject_SetAttrString(os, "_exit", function) == 0;
   if (!ok)
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot install the worker's os._exit");
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot install the worker's os._exit");
   Py_XDECREF(os);
   Py_XDECREF(function);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   return ok;
 }
 
 gboolean
-cx_pyembed_route_sigint(GError **error)
+cx__py_route_sigint(GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   PyObject *signal_module = PyImport_ImportModule("signal");
   PyObject *handler = signal_module != NULL
                         ? PyObject_GetAttrString(signal_module, "default_int_handler")
@@ -163,26 +163,26 @@ cx_pyembed_route_sigint(GError **error)
                      : NULL;
   gboolean ok = done != NULL;
   if (!ok)
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND,
-                                  "cannot route SIGINT to KeyboardInterrupt");
+    cx__py_error_from_python(error, CX_ERROR_BACKEND,
+                             "cannot route SIGINT to KeyboardInterrupt");
   Py_XDECREF(done);
   Py_XDECREF(handler);
   Py_XDECREF(signal_module);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   return ok;
 }
 
 void
-cx_pyembed_interrupt_main_thread(void)
+cx__py_interrupt_main_thread(void)
 {
   (void)PyErr_SetInterruptEx(SIGINT);
 }
 
 void
-cx_pyembed_discard_interrupt(void)
+cx__py_discard_interrupt(void)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   if (PyErr_CheckSignals() < 0)
     PyErr_Clear();
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
 }

@@ -7,8 +7,8 @@
  * what it printed), and lets os._exit() end the process for real.  None of
  * this is safe in a host process; only the worker calls it.
  */
-#ifndef CX_PYEMBED_PROCESS_H
-#define CX_PYEMBED_PROCESS_H
+#ifndef CX__PY_PROCESS_H
+#define CX__PY_PROCESS_H
 
 #include <sys/types.h>
 
@@ -20,73 +20,73 @@ G_BEGIN_DECLS
  * and PyOS_BeforeFork / PyOS_AfterFork_{Child,Parent} around the call.
  * Returns as fork() does (errno set on -1).  Call it from a process whose
  * only thread is the caller: other threads do not exist in the child. */
-pid_t cx_pyembed_fork(void);
+pid_t cx__py_fork(void);
 
 /* How much of a cell's output has been seen: bytes of stdout and stderr,
  * and events (displays, updates, clear_output, the cell's value) that a
- * cell run with CX_PYEMBED_RUN_RECORD_EVENTS recorded. */
+ * cell run with CX__PY_RUN_RECORD_EVENTS recorded. */
 typedef struct {
   gsize stdout_seen;
   gsize stderr_seen;
   guint events_seen;
-} cx_pyembed_output_cursor;
+} cx__py_output_cursor;
 
 /* Called with output of a cell, in the order it happened: STREAM 1
  * (stdout) or 2 (stderr) with the bytes written, or 0 with an event as
  * compact JSON text: {"event": "display" | "update" | "execute_result",
  * "data", "metadata"?, "display_id"?, "execution_count"?}, {"event":
  * "clear", "wait"} or {"event": "error", "ename", "evalue", "traceback"}. */
-typedef void (*cx_pyembed_output_func)(int stream, const char *data, gsize len,
-                                       gpointer user_data);
+typedef void (*cx__py_output_func)(int stream, const char *data, gsize len,
+                                   gpointer user_data);
 
 /* Pass FUNC what the running cell has written or shown since CURSOR last
  * saw, and advance CURSOR.  Takes the GIL (FUNC runs with it held: copy,
  * do not block).  FALSE when no cell is running. */
-gboolean cx_pyembed_peek_output(cx_pyembed_output_cursor *cursor,
-                                cx_pyembed_output_func func, gpointer user_data);
+gboolean cx__py_peek_output(cx__py_output_cursor *cursor,
+                            cx__py_output_func func, gpointer user_data);
 
 /* The same for a caller that holds the GIL already. */
-gboolean cx_pyembed_peek_output_gil_held(cx_pyembed_output_cursor *cursor,
-                                         cx_pyembed_output_func func, gpointer user_data);
+gboolean cx__py_peek_output_gil_held(cx__py_output_cursor *cursor,
+                                     cx__py_output_func func, gpointer user_data);
 
 /* For a process about to die of a fatal signal in the cell's own thread
  * (best effort): the stream bytes only, which takes no lock and allocates
  * nothing (the signal may have come in the middle of malloc); events not
  * sent yet are lost with the process. */
-void cx_pyembed_peek_streams_in_signal_handler(cx_pyembed_output_cursor *cursor,
-                                               cx_pyembed_output_func func, gpointer user_data);
+void cx__py_peek_streams_in_signal_handler(cx__py_output_cursor *cursor,
+                                           cx__py_output_func func, gpointer user_data);
 
 /* The same once the cell has ended, with RESULT the result
- * cx_pyembed_run_cell() returned for it.  Takes the GIL. */
-void cx_pyembed_peek_finished(cx_pyembed_output_cursor *cursor, const cx_result *result,
-                              cx_pyembed_output_func func, gpointer user_data);
+ * cx__py_run_cell() returned for it.  Takes the GIL. */
+void cx__py_peek_finished(cx__py_output_cursor *cursor, const cx_result *result,
+                          cx__py_output_func func, gpointer user_data);
 
 /* Start a detached helper thread running MAIN(DATA): a small stack (it
  * only moves bytes) and every signal blocked, so that signals reach the
  * thread that runs Python.  0, or the error number of pthread_create(). */
-int cx_pyembed_start_thread(void *(*main)(void *), void *data);
+int cx__py_start_thread(void *(*main)(void *), void *data);
 
 /* Make os._exit(STATUS) in cells end the process, as in python3, instead
  * of raising SystemExit as it does in a host process.  BEFORE_EXIT (may be
  * NULL) is called first, with the GIL held, e.g. to send the output seen so
- * far.  cx_pyembed_start() must have succeeded. */
-gboolean cx_pyembed_use_process_exit(void (*before_exit)(int status), GError **error);
+ * far.  cx__py_start() must have succeeded. */
+gboolean cx__py_use_process_exit(void (*before_exit)(int status), GError **error);
 
-/* Make cx_pyembed_interrupt_main_thread() work: SIGINT's Python-level
+/* Make cx__py_interrupt_main_thread() work: SIGINT's Python-level
  * handler becomes signal.default_int_handler, as in python3.  Installs
  * Python's C handler for SIGINT, which the caller may then replace with
  * its own.  Call from the thread that started Python. */
-gboolean cx_pyembed_route_sigint(GError **error);
+gboolean cx__py_route_sigint(GError **error);
 
 /* Async-signal-safe: have the main thread raise KeyboardInterrupt at its
  * next bytecode, as SIGINT does in python3 (a blocking system call returns
  * EINTR and raises it too, if the signal interrupted it). */
-void cx_pyembed_interrupt_main_thread(void);
+void cx__py_interrupt_main_thread(void);
 
 /* Drop an interrupt requested above that no cell has seen yet, so it
  * cannot surface in the next cell.  Takes the GIL. */
-void cx_pyembed_discard_interrupt(void);
+void cx__py_discard_interrupt(void);
 
 G_END_DECLS
 
-#endif /* CX_PYEMBED_PROCESS_H */
+#endif /* CX__PY_PROCESS_H */

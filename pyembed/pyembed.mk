@@ -14,23 +14,24 @@ pyembed_libcxpyembed_la_SOURCES = \
 	pyembed/cell.c \
 	pyembed/executor.h \
 	pyembed/executor.c
-nodist_pyembed_libcxpyembed_la_SOURCES = pyembed/helper-py.h pyembed/ipython_shell-py.h \
+# The Python halves of the runtime (errors.py, helper.py, ipython_shell.py,
+# executor.py) are compiled in as C strings: pyembed/NAME.py becomes
+# cx__py_NAME_source in pyembed/NAME-py.h.
+PYEMBED_GENERATED = pyembed/errors-py.h pyembed/helper-py.h pyembed/ipython_shell-py.h \
 	pyembed/executor-py.h
-# -I$(top_builddir): the generated pyembed/helper-py.h.
+nodist_pyembed_libcxpyembed_la_SOURCES = $(PYEMBED_GENERATED)
+# -I$(top_builddir): the generated pyembed/NAME-py.h.
 pyembed_libcxpyembed_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 pyembed_libcxpyembed_la_CFLAGS = $(PLUGIN_CFLAGS) $(PYTHON_EMBED_CFLAGS)
 pyembed_libcxpyembed_la_LIBADD = $(PYTHON_EMBED_LIBS)
 
-# The Python halves of the runtime (helper.py, ipython_shell.py, executor.py) are compiled in
-# as C strings: pyembed/NAME.py becomes cx__pyembed_NAME_source in
-# pyembed/NAME-py.h.
-BUILT_SOURCES += pyembed/helper-py.h pyembed/ipython_shell-py.h pyembed/executor-py.h
-CLEANFILES += pyembed/helper-py.h pyembed/ipython_shell-py.h pyembed/executor-py.h
-EXTRA_DIST += pyembed/helper.py pyembed/ipython_shell.py pyembed/executor.py
+BUILT_SOURCES += $(PYEMBED_GENERATED)
+CLEANFILES += $(PYEMBED_GENERATED)
+EXTRA_DIST += pyembed/errors.py pyembed/helper.py pyembed/ipython_shell.py pyembed/executor.py
 pyembed/%-py.h: $(srcdir)/pyembed/%.py $(srcdir)/pyembed/pyembed.mk
 	$(AM_V_GEN)$(MKDIR_P) pyembed && { \
 	  echo '/* Generated from pyembed/$*.py by pyembed/pyembed.mk: do not edit. */'; \
-	  echo 'static const char cx__pyembed_$*_source[] ='; \
+	  echo 'static const char cx__py_$*_source[] ='; \
 	  $(SED) -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/  "/' -e 's/$$/\\n"/' $<; \
 	  echo '  ;'; \
 	} > $@.tmp && mv $@.tmp $@

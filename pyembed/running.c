@@ -21,12 +21,12 @@
 
 static GMutex running_lock;
 static GCond deadlines_changed;
-static GQueue running = G_QUEUE_INIT;       /* of cx__pyembed_cell, oldest first */
+static GQueue running = G_QUEUE_INIT;       /* of cx__py_cell, oldest first */
 /* Never joined.  Kept here, not unreferenced: in a process a cell forks,
  * where the thread does not exist, nothing else would refer to it (memory
  * checkers call that a leak when the child exits). */
 static GThread *watchdog;
-static _Thread_local cx__pyembed_cell *thread_cell; /* innermost cell of this thread */
+static _Thread_local cx__py_cell *thread_cell; /* innermost cell of this thread */
 /* The cell that started this thread (directly or through other threads),
  * by id; 0: none.  Set by helper.py's threading.Thread hook. */
 static _Thread_local guint64 thread_origin;
@@ -43,7 +43,7 @@ next_deadline(gint64 now, gboolean *expired)
   gint64 next = G_MAXINT64;
   *expired = FALSE;
   for (GList *l = running.head; l != NULL; l = l->next) {
-    cx__pyembed_cell *cell = l->data;
+    cx__py_cell *cell = l->data;
     if (cell->deadline == 0 || cell->timed_out)
       continue;
     if (cell->deadline <= now)
@@ -57,18 +57,18 @@ next_deadline(gint64 now, gboolean *expired)
 static void
 raise_timeouts(void)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   g_mutex_lock(&running_lock);
   gint64 now = g_get_monotonic_time();
   for (GList *l = running.head; l != NULL; l = l->next) {
-    cx__pyembed_cell *cell = l->data;
+    cx__py_cell *cell = l->data;
     if (cell->deadline != 0 && !cell->timed_out && cell->deadline <= now) {
       cell->timed_out = TRUE;
       PyThreadState_SetAsyncExc(cell->thread_id, PyExc_TimeoutError);
     }
   }
   g_mutex_unlock(&running_lock);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
 }
 
 static gpointer
@@ -98,13 +98,13 @@ at_fork_child(void)
 }
 
 pid_t
-cx__pyembed_process_id(void)
+cx__py_process_id(void)
 {
   return process_id;
 }
 
 void
-cx__pyembed_running_begin(cx__pyembed_cell *cell)
+cx__py_running_begin(cx__py_cell *cell)
 {
   cell->thread_id = PyThread_get_thread_ident();
   cell->pid = process_id;
@@ -127,7 +127,7 @@ cx__pyembed_running_begin(cx__pyembed_cell *cell)
 }
 
 void
-cx__pyembed_running_end(cx__pyembed_cell *cell)
+cx__py_running_end(cx__py_cell *cell)
 {
   g_mutex_lock(&running_lock);
   g_queue_unlink(&running, &cell->link);
@@ -140,19 +140,19 @@ cx__pyembed_running_end(cx__pyembed_cell *cell)
 }
 
 /* The running cell with ID, or NULL; with the GIL held. */
-static cx__pyembed_cell *
+static cx__py_cell *
 running_cell(guint64 id)
 {
   for (GList *l = running.tail; l != NULL; l = l->prev)
-    if (((cx__pyembed_cell *)l->data)->id == id)
+    if (((cx__py_cell *)l->data)->id == id)
       return l->data;
   return NULL;
 }
 
-cx__pyembed_cell *
-cx__pyembed_output_cell(void)
+cx__py_cell *
+cx__py_output_cell(void)
 {
-  cx__pyembed_cell *cell = thread_cell;
+  cx__py_cell *cell = thread_cell;
   if (cell == NULL)
     cell = thread_origin != 0 ? running_cell(thread_origin)
                               : running.tail != NULL ? running.tail->data : NULL;
@@ -161,13 +161,13 @@ cx__pyembed_output_cell(void)
 }
 
 gboolean
-cx__pyembed_output_orphaned(void)
+cx__py_output_orphaned(void)
 {
   return thread_cell == NULL && thread_origin != 0 && running_cell(thread_origin) == NULL;
 }
 
 gboolean
-cx__pyembed_in_cell(void)
+cx__py_in_cell(void)
 {
   return thread_cell != NULL && thread_cell->pid == process_id;
 }
@@ -179,7 +179,7 @@ cx__pyembed_in_cell(void)
 static PyObject *
 native_thread_origin(PyObject *module, PyObject *unused)
 {
-  if (cx__pyembed_in_cell())
+  if (cx__py_in_cell())
     return PyLong_FromUnsignedLongLong(thread_cell->id);
   if (thread_origin != 0)
     return PyLong_FromUnsignedLongLong(thread_origin);
@@ -194,7 +194,7 @@ native_adopt_origin(PyObject *module, PyObject *id)
   if (value == (unsigned long long)-1 && PyErr_Occurred())
     return NULL;
   if (thread_origin == 0 && value != 0)
-    cx__pyembed_capture_thread_begin();
+    cx__py_capture_thread_begin();
   thread_origin = value;
   return Py_NewRef(Py_None);
 }
@@ -204,7 +204,7 @@ static PyObject *
 native_release_origin(PyObject *module, PyObject *unused)
 {
   if (thread_origin != 0)
-    cx__pyembed_capture_thread_end();
+    cx__py_capture_thread_end();
   thread_origin = 0;
   return Py_NewRef(Py_None);
 }
@@ -220,18 +220,18 @@ static PyMethodDef running_methods[] = {
 };
 
 gboolean
-cx__pyembed_running_init(void)
+cx__py_running_init(void)
 {
   process_id = getpid();
   if (pthread_atfork(NULL, NULL, at_fork_child) != 0)
     return FALSE;
   PyObject *native = PyDict_GetItemString(PyImport_GetModuleDict(), "_cellexec_native");
   return native != NULL && PyModule_AddFunctions(native, running_methods) == 0 &&
-         cx__pyembed_signals_init(native);
+         cx__py_signals_init(native);
 }
 
 void
-cx_pyembed_interrupt(const void *owner)
+cx__py_interrupt(const void *owner)
 {
   g_mutex_lock(&running_lock);
   gboolean idle = g_queue_is_empty(&running); /* also: Python may not be started */
@@ -239,13 +239,13 @@ cx_pyembed_interrupt(const void *owner)
   if (idle)
     return;
 
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
+  PyGILState_STATE gil = cx__py_gil_acquire();
   g_mutex_lock(&running_lock);
   for (GList *l = running.head; l != NULL; l = l->next) {
-    cx__pyembed_cell *cell = l->data;
+    cx__py_cell *cell = l->data;
     if (cell->owner == owner)
       PyThreadState_SetAsyncExc(cell->thread_id, PyExc_KeyboardInterrupt);
   }
   g_mutex_unlock(&running_lock);
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
 }

@@ -10,14 +10,17 @@
 
 #include "pyembed/pyembed-private.h"
 #include "pyembed/pyembed-process.h"
-#include "pyembed/helper-py.h" /* cx__pyembed_helper_source, generated from helper.py */
-#include "pyembed/ipython_shell-py.h" /* cx__pyembed_ipython_shell_source */
+#include "pyembed/errors-py.h" /* cx__py_errors_source, generated from errors.py */
+#include "pyembed/helper-py.h" /* cx__py_helper_source */
+#include "pyembed/ipython_shell-py.h" /* cx__py_ipython_shell_source */
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 
 /* The pseudo file names of the Python halves: tracebacks drop their frames. */
+#define ERRORS_FILENAME "<cellexec-errors>"
+#define ERRORS_MODULE "_cellexec_errors"
 #define HELPER_FILENAME "<cellexec-helper>"
 #define HELPER_MODULE "_cellexec_helper"
 #define IPYTHON_FILENAME "<cellexec-ipython>"
@@ -61,7 +64,7 @@ pin_thread_state(void)
 }
 
 PyGILState_STATE
-cx__pyembed_gil_acquire(void)
+cx__py_gil_acquire(void)
 {
   if (G_UNLIKELY(!thread_pinned))
     pin_thread_state();
@@ -69,7 +72,7 @@ cx__pyembed_gil_acquire(void)
 }
 
 void
-cx__pyembed_gil_release(PyGILState_STATE state)
+cx__py_gil_release(PyGILState_STATE state)
 {
   PyGILState_Release(state);
 }
@@ -77,7 +80,7 @@ cx__pyembed_gil_release(PyGILState_STATE state)
 /* ---- Errors ---------------------------------------------------------------- */
 
 void
-cx__pyembed_error_from_python(GError **error, int code, const char *prefix, ...)
+cx__py_error_from_python(GError **error, int code, const char *prefix, ...)
 {
   va_list args;
   va_start(args, prefix);
@@ -145,10 +148,8 @@ initialize_interpreter(gboolean isolated, GError **error)
   return status_to_error(status, error);
 }
 
-/* Run SOURCE as module NAME (put in sys.modules), then its install(); a
- * borrowed reference to the module, or NULL with a Python exception. */
-static PyObject *
-load_module(const char *source, const char *filename, const char *name)
+PyObject *
+cx__py_load_module(const char *source, const char *filename, const char *name)
 {
   PyObject *code = Py_CompileStringExFlags(source, filename, Py_file_input, NULL, 0);
   PyObject *module = code != NULL ? PyImport_AddModule(name) : NULL; /* borrowed */
@@ -161,8 +162,16 @@ load_module(const char *source, const char *filename, const char *name)
     done = PyEval_EvalCode(code, globals, globals);
   Py_XDECREF(file);
   Py_XDECREF(code);
-  PyObject *installed = done != NULL ? PyObject_CallMethod(module, "install", NULL) : NULL;
   Py_XDECREF(done);
+  return done != NULL ? module : NULL;
+}
+
+/* cx__py_load_module(), then the module's install(). */
+static PyObject *
+load_module(const char *source, const char *filename, const char *name)
+{
+  PyObject *module = cx__py_load_module(source, filename, name);
+  PyObject *installed = module != NULL ? PyObject_CallMethod(module, "install", NULL) : NULL;
   Py_XDECREF(installed);
   return installed != NULL ? module : NULL;
 }
@@ -170,20 +179,21 @@ load_module(const char *source, const char *filename, const char *name)
 static gboolean
 load_helper(GError **error)
 {
-  if (!cx__pyembed_native_init() || !cx__pyembed_running_init() ||
-      !cx__pyembed_capture_init()) {
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot set up the embedded Python");
+  if (!cx__py_native_init() || !cx__py_running_init() ||
+      !cx__py_capture_init()) {
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot set up the embedded Python");
     return FALSE;
   }
-  /* helper.py imports the IPython glue: that one first. */
-  PyObject *module = load_module(cx__pyembed_ipython_shell_source, IPYTHON_FILENAME,
-                                 IPYTHON_MODULE);
+  /* Each imports the ones before: errors.py, the IPython glue, helper.py. */
+  PyObject *module = cx__py_load_module(cx__py_errors_source, ERRORS_FILENAME, ERRORS_MODULE);
   if (module != NULL)
-    module = load_module(cx__pyembed_helper_source, HELPER_FILENAME, HELPER_MODULE);
+    module = load_module(cx__py_ipython_shell_source, IPYTHON_FILENAME, IPYTHON_MODULE);
+  if (module != NULL)
+    module = load_module(cx__py_helper_source, HELPER_FILENAME, HELPER_MODULE);
   if (module == NULL) {
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND,
-                                  "cannot load cellexec's Python helper into %s",
-                                  CX_PYTHON_EXECUTABLE);
+    cx__py_error_from_python(error, CX_ERROR_BACKEND,
+                             "cannot load cellexec's Python helper into %s",
+                             CX_PYTHON_EXECUTABLE);
     return FALSE;
   }
   helper_module = Py_NewRef(module);
@@ -206,7 +216,7 @@ create_namespace_template(GError **error)
   Py_XDECREF(builtins);
   Py_XDECREF(main_name);
   if (!ok)
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot create cell namespaces");
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot create cell namespaces");
   return ok;
 }
 
@@ -236,7 +246,7 @@ isolation_matches(gboolean isolated, GError **error)
 }
 
 gboolean
-cx_pyembed_check_isolation(gboolean isolated, GError **error)
+cx__py_check_isolation(gboolean isolated, GError **error)
 {
   return !g_atomic_int_get(&started) || isolation_matches(isolated, error);
 }
@@ -290,7 +300,7 @@ start_locked(gboolean isolated, GError **error)
 }
 
 gboolean
-cx_pyembed_start(gboolean isolated, GError **error)
+cx__py_start(gboolean isolated, GError **error)
 {
   if (G_LIKELY(g_atomic_int_get(&started)))
     return isolation_matches(isolated, error);
@@ -314,7 +324,7 @@ cx_pyembed_start(gboolean isolated, GError **error)
 #define HELPER_THREAD_STACK_SIZE (256 * 1024)
 
 int
-cx_pyembed_start_thread(void *(*main)(void *), void *data)
+cx__py_start_thread(void *(*main)(void *), void *data)
 {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -333,13 +343,13 @@ cx_pyembed_start_thread(void *(*main)(void *), void *data)
 
 
 PyObject *
-cx__pyembed_new_namespace(void)
+cx__py_new_namespace(void)
 {
   return PyDict_Copy(namespace_template);
 }
 
 PyObject *
-cx__pyembed_call_helper(const char *name, PyObject *const *args, size_t nargs)
+cx__py_call_helper(const char *name, PyObject *const *args, size_t nargs)
 {
   PyObject *function = PyObject_GetAttrString(helper_module, name);
   if (function == NULL)
@@ -350,17 +360,17 @@ cx__pyembed_call_helper(const char *name, PyObject *const *args, size_t nargs)
 }
 
 JsonNode *
-cx_pyembed_describe(GError **error)
+cx__py_describe(GError **error)
 {
-  PyGILState_STATE gil = cx__pyembed_gil_acquire();
-  PyObject *info = cx__pyembed_call_helper("info", NULL, 0);
-  JsonNode *node = info != NULL ? cx__pyembed_to_json(info) : NULL;
+  PyGILState_STATE gil = cx__py_gil_acquire();
+  PyObject *info = cx__py_call_helper("info", NULL, 0);
+  JsonNode *node = info != NULL ? cx__py_to_json(info) : NULL;
   Py_XDECREF(info);
   if (node != NULL) {
     json_object_set_string_member(json_node_get_object(node), "libpython", CX_LIBPYTHON_SONAME);
   } else {
-    cx__pyembed_error_from_python(error, CX_ERROR_BACKEND, "cannot describe the embedded Python");
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot describe the embedded Python");
   }
-  cx__pyembed_gil_release(gil);
+  cx__py_gil_release(gil);
   return node;
 }

@@ -23,7 +23,7 @@
 static cx_backend *
 open_local(void)
 {
-  return open_local_with(NULL);
+  return cx_test_open_backend("local", NULL, NULL);
 }
 
 /* A session of a local backend of its own (the session keeps it alive). */

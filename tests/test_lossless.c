@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "cx_test.h"
@@ -196,6 +197,41 @@ test_jsonglib_cuts_strings_at_nul(void)
   CU_ASSERT_TRUE(cut);
 }
 
+/* cx_json_from_string: the reading side of that workaround.  Only the NUL
+ * changes; an escaped backslash before "u0000" is text, not an escape. */
+static void
+test_json_from_string_reads_a_nul_as_replacement(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string("{\"s\": \"x\\u0000y\", \"t\": \"\\\\u0000\"}", -1, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(node);
+  JsonObject *object = json_node_get_object(node);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(object, "s"), "x\xef\xbf\xbdy");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(object, "t"), "\\u0000");
+
+  /* Lone surrogates (json-glib: bytes that are not UTF-8, a character
+   * eaten, or a failed document) are U+FFFD; a pair stays itself. */
+  g_autoptr(JsonNode) surrogates = cx_json_from_string(
+    "[\"a\\udcffb\", \"a\\ud83db\", \"\\udcff\\udcff\", \"\\ud83d\\ude00\"]", -1, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(surrogates);
+  JsonArray *texts = json_node_get_array(surrogates);
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(texts, 0), "a\xef\xbf\xbd" "b");
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(texts, 1), "a\xef\xbf\xbd" "b");
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(texts, 2), "\xef\xbf\xbd\xef\xbf\xbd");
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(texts, 3), "\xf0\x9f\x98\x80");
+
+  g_autoptr(JsonNode) sized = cx_json_from_string("[1] trailing", 3, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(sized != NULL && JSON_NODE_HOLDS_ARRAY(sized));
+  CU_ASSERT_PTR_NULL(cx_json_from_string("{\"a\": ", -1, &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_JSON);
+  g_clear_error(&error);
+  CU_ASSERT_PTR_NULL(cx_json_from_string("", -1, &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_JSON);
+}
+
 /* Why executor values beyond 64 bits cross as references and never
  * through json-glib's parser: it wraps them without a word. */
 static void
@@ -323,6 +359,48 @@ test_json_text_writes_doubles_as_json_numbers(void)
     g_autoptr(GBytes) decoded = strict_decode_one(document, "' '.join(repr(x) for x in v)");
     assert_bytes_equal(pretty ? "pretty" : "compact", decoded, want);
   }
+}
+
+/* json-glib reads 1e999 as infinity, and writes it as "inf.0", which is
+ * not JSON: a bundle holding one is refused on the way in, and a plugin's
+ * own non-finite extra is written as null. */
+static void
+test_json_text_has_no_infinity(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) big = cx_result_from_json("{\"stdout\": \"\", \"x\": [1e999]}", &error);
+  CU_ASSERT_PTR_NULL(big);
+  CX_ASSERT_ERROR(error, CX_ERROR_JSON);
+  CX_ASSERT_CONTAINS(error->message, "too large for a double");
+  /* json-glib lets a malformed \u escape through as bytes that are not
+   * UTF-8 (found by fuzzing): refused too, or the bundle could not be
+   * written back as JSON. */
+  g_clear_error(&error);
+  g_autoptr(cx_result) broken = cx_result_from_json("{\"x\": \"\\u323\xd0\xab\"}", &error);
+  CU_ASSERT_PTR_NULL(broken);
+  CX_ASSERT_ERROR(error, CX_ERROR_JSON);
+  CX_ASSERT_CONTAINS(error->message, "not valid UTF-8");
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_set_extra(result, "ratio", json_node_init_double(json_node_alloc(), INFINITY));
+  cx_result_set_extra(result, "less", json_node_init_double(json_node_alloc(), -INFINITY));
+  g_autofree char *text = cx_result_to_json(result, FALSE);
+  CX_ASSERT_CONTAINS(text, "\"ratio\":null,\"less\":null");
+}
+
+/* json-glib writes every double with 17 digits (a duration of 0.0125 s as
+ * 0.012500000000000001); the shortest text that reads back the same is
+ * written instead, as Python's repr() would. */
+static void
+test_json_text_writes_the_shortest_double(void)
+{
+  g_autoptr(JsonArray) array = json_array_new();
+  json_array_add_double_element(array, 0.0125);
+  json_array_add_double_element(array, 0.1 + 0.2);
+  json_array_add_double_element(array, 464.387);
+  json_array_add_int_element(array, G_MAXINT64);
+  g_autoptr(JsonNode) node = json_node_init_array(json_node_alloc(), array);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
+  CU_ASSERT_STRING_EQUAL(text, "[0.0125,0.30000000000000004,464.387,9223372036854775807]");
 }
 
 /* ---- The cellexec program --------------------------------------------------- */
@@ -561,6 +639,8 @@ cx_test_register(void)
   cx_test_registry();
   static const cx_test_case jsonglib[] = {
     { "test_jsonglib_writes_u001f_raw", test_jsonglib_writes_u001f_raw },
+    { "test_json_from_string_reads_a_nul_as_replacement",
+      test_json_from_string_reads_a_nul_as_replacement },
     { "test_jsonglib_cuts_strings_at_nul", test_jsonglib_cuts_strings_at_nul },
     { "test_jsonglib_wraps_integers_beyond_64_bits", test_jsonglib_wraps_integers_beyond_64_bits },
     { "test_jsonglib_writes_exponent_doubles_invalid", test_jsonglib_writes_exponent_doubles_invalid },
@@ -570,6 +650,8 @@ cx_test_register(void)
   static const cx_test_case strict[] = {
     { "test_json_text_escapes_every_control_character", test_json_text_escapes_every_control_character },
     { "test_json_text_keeps_nul_and_every_control_character_of_streams", test_json_text_keeps_nul_and_every_control_character_of_streams },
+    { "test_json_text_writes_the_shortest_double", test_json_text_writes_the_shortest_double },
+    { "test_json_text_has_no_infinity", test_json_text_has_no_infinity },
     { "test_json_text_writes_doubles_as_json_numbers", test_json_text_writes_doubles_as_json_numbers },
     { "test_cli_json_carries_every_control_character", test_cli_json_carries_every_control_character },
     { NULL, NULL }

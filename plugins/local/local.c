@@ -20,17 +20,13 @@
 
 typedef struct {
   gboolean isolated;
-  cx_pyembed_run_flags run_flags; /* CX_PYEMBED_RUN_CAPTURE_FDS unless capture-fds = false */
-  /* use_subprocess: the subprocess backend, opened on first use. */
-  GMutex subprocess_lock;
-  cx_registry *registry;
-  cx_backend *subprocess;
+  cx__py_run_flags run_flags; /* CX__PY_RUN_CAPTURE_FDS unless capture-fds = false */
 } local_backend;
 
 typedef struct {
   local_backend *backend;
-  cx_pyembed_session *python;
-  cx_pyembed_executor *executor; /* made by the first executor operation */
+  cx__py_session *python;
+  cx__py_executor *executor; /* made by the first executor operation */
   GMutex executor_lock;
 } local_session;
 
@@ -68,13 +64,12 @@ local_create(const cx_options *options, GError **error)
 {
   gboolean isolated = cx_options_get_bool(options, "isolated", FALSE);
   /* Python itself starts with the first cell; only check it could. */
-  if (!cx_pyembed_check_isolation(isolated, error))
+  if (!cx__py_check_isolation(isolated, error))
     return NULL;
   local_backend *backend = g_new0(local_backend, 1);
   backend->isolated = isolated;
   backend->run_flags = cx_options_get_bool(options, "capture-fds", TRUE)
-                         ? CX_PYEMBED_RUN_CAPTURE_FDS : CX_PYEMBED_RUN_DEFAULT;
-  g_mutex_init(&backend->subprocess_lock);
+                         ? CX__PY_RUN_CAPTURE_FDS : CX__PY_RUN_DEFAULT;
   return backend;
 }
 
@@ -82,55 +77,14 @@ static void
 local_destroy(cx_backend_instance *instance)
 {
   local_backend *backend = instance;
-  g_clear_pointer(&backend->subprocess, cx_backend_free);
-  g_clear_pointer(&backend->registry, cx_registry_unref);
-  g_mutex_clear(&backend->subprocess_lock);
   g_free(backend);
-}
-
-/* The subprocess backend, opened through the public API the first time a
- * cell asks for use_subprocess, with this backend's isolation. */
-static cx_backend *
-local_subprocess_backend(local_backend *backend, GError **error)
-{
-  g_mutex_lock(&backend->subprocess_lock);
-  if (backend->subprocess == NULL) {
-    if (backend->registry == NULL)
-      backend->registry = cx_registry_new(NULL);
-    const cx_plugin_info *info = cx_registry_lookup(backend->registry, "subprocess", error);
-    if (info != NULL) {
-      cx_options *options = cx_options_new("subprocess", cx_plugin_info_get_options(info));
-      if (backend->isolated)
-        cx_options_set(options, "isolated", "true", NULL);
-      backend->subprocess = cx_backend_open(backend->registry, "subprocess", options, error);
-    }
-    if (backend->subprocess == NULL)
-      g_prefix_error(error, "use_subprocess needs the subprocess backend: ");
-  }
-  cx_backend *subprocess = backend->subprocess;
-  g_mutex_unlock(&backend->subprocess_lock);
-  return subprocess;
-}
-
-/* use_subprocess: the cell runs in a process of its own on the subprocess
- * backend (same result schema, a hard timeout, crash isolation).  A
- * session's cell runs there too, statelessly: the session's namespace
- * stays in this process. */
-static cx_result *
-local_run_in_subprocess(local_backend *backend, const char *code, const cx_run_options *run,
-                        GError **error)
-{
-  cx_backend *subprocess = local_subprocess_backend(backend, error);
-  if (subprocess == NULL)
-    return NULL;
-  return cx_backend_run_cell(subprocess, code, run, error);
 }
 
 /* The checks every run makes before Python sees the cell. */
 static gboolean
 local_prepare_run(local_backend *backend, const cx_run_options *run, GError **error)
 {
-  return cx_pyembed_start(backend->isolated, error);
+  return cx__py_start(backend->isolated, error);
 }
 
 static cx_result *
@@ -138,20 +92,18 @@ local_run_cell(cx_backend_instance *instance, const char *code, const cx_run_opt
                GError **error)
 {
   local_backend *backend = instance;
-  if (cx_run_options_get_use_subprocess(run))
-    return local_run_in_subprocess(backend, code, run, error);
   if (!local_prepare_run(backend, run, error))
     return NULL;
-  return cx_pyembed_run_cell(backend, NULL, code, run, backend->run_flags, error);
+  return cx__py_run_cell(backend, NULL, code, run, backend->run_flags, error);
 }
 
 static cx_session_instance *
 local_session_open(cx_backend_instance *instance, GError **error)
 {
   local_backend *backend = instance;
-  if (!cx_pyembed_start(backend->isolated, error))
+  if (!cx__py_start(backend->isolated, error))
     return NULL;
-  cx_pyembed_session *python = cx_pyembed_session_new(error);
+  cx__py_session *python = cx__py_session_new(error);
   if (python == NULL)
     return NULL;
   local_session *session = g_new0(local_session, 1);
@@ -166,21 +118,19 @@ local_session_run_cell(cx_session_instance *instance, const char *code,
                        const cx_run_options *run, GError **error)
 {
   local_session *session = instance;
-  if (cx_run_options_get_use_subprocess(run))
-    return local_run_in_subprocess(session->backend, code, run, error);
   if (!local_prepare_run(session->backend, run, error))
     return NULL;
-  return cx_pyembed_run_cell(session, session->python, code, run, session->backend->run_flags,
-                             error);
+  return cx__py_run_cell(session, session->python, code, run, session->backend->run_flags,
+                         error);
 }
 
 static void
 local_session_close(cx_session_instance *instance)
 {
   local_session *session = instance;
-  cx_pyembed_executor_free(session->executor);
+  cx__py_executor_free(session->executor);
   g_mutex_clear(&session->executor_lock);
-  cx_pyembed_session_free(session->python);
+  cx__py_session_free(session->python);
   g_free(session);
 }
 
@@ -189,7 +139,7 @@ local_interrupt(cx_backend_instance *backend, cx_session_instance *session, GErr
 {
   /* Cells are registered under their session, stateless ones under the
    * backend: see local_run_cell and local_session_run_cell. */
-  cx_pyembed_interrupt(session != NULL ? session : backend);
+  cx__py_interrupt(session != NULL ? session : backend);
   return TRUE;
 }
 
@@ -202,9 +152,9 @@ local_query(cx_backend_instance *instance, const char *what, GError **error)
                 "the local backend answers the query \"info\" only, not \"%s\"", what);
     return NULL;
   }
-  if (!cx_pyembed_start(backend->isolated, error))
+  if (!cx__py_start(backend->isolated, error))
     return NULL;
-  return cx_pyembed_describe(error);
+  return cx__py_describe(error);
 }
 
 static const cx_backend_vtable local_backend_vtable = {
@@ -222,13 +172,13 @@ static const cx_backend_vtable local_backend_vtable = {
 /* ---- The executor operations: pyembed/executor.h does the work. ---- */
 
 /* The session's executor (its table of references), made on first use. */
-static cx_pyembed_executor *
+static cx__py_executor *
 local_executor(local_session *session, GError **error)
 {
   g_mutex_lock(&session->executor_lock);
   if (session->executor == NULL)
-    session->executor = cx_pyembed_executor_new(error);
-  cx_pyembed_executor *executor = session->executor;
+    session->executor = cx__py_executor_new(error);
+  cx__py_executor *executor = session->executor;
   g_mutex_unlock(&session->executor_lock);
   return executor;
 }
@@ -237,13 +187,13 @@ static cx_env_instance *
 local_execute_prelude_incremental(cx_session_instance *instance, cx_env_instance *env,
                                   const char *code, GError **error)
 {
-  cx_pyembed_executor *executor = local_executor(instance, error);
-  cx_pyembed_env *target = env;
-  if (executor == NULL || (target == NULL && (target = cx_pyembed_env_new(executor, error)) == NULL))
+  cx__py_executor *executor = local_executor(instance, error);
+  cx__py_env *target = env;
+  if (executor == NULL || (target == NULL && (target = cx__py_env_new(executor, error)) == NULL))
     return NULL;
-  if (!cx_pyembed_env_execute(target, code, NULL, 0, "<prelude>", error)) {
+  if (!cx__py_env_execute(target, code, NULL, 0, "<prelude>", error)) {
     if (env == NULL)
-      cx_pyembed_env_free(target);
+      cx__py_env_free(target);
     return NULL;
   }
   return target;
@@ -259,21 +209,21 @@ static JsonNode *
 local_evaluate_inline(cx_session_instance *session, cx_env_instance *env, const char *code,
                       JsonObject *locals, GError **error)
 {
-  return cx_pyembed_env_evaluate_inline(env, code, locals, error);
+  return cx__py_env_evaluate_inline(env, code, locals, error);
 }
 
 static JsonNode *
 local_execute_block(cx_session_instance *session, cx_env_instance *env, const char *code,
                     JsonObject *locals, GError **error)
 {
-  return cx_pyembed_env_execute_block(env, code, locals, error);
+  return cx__py_env_execute_block(env, code, locals, error);
 }
 
 static gboolean
 local_execute_side_effects(cx_session_instance *session, cx_env_instance *env, const char *code,
                            JsonObject *bindings, int line_offset, GError **error)
 {
-  return cx_pyembed_env_execute(env, code, bindings, line_offset, "<side_effects>", error);
+  return cx__py_env_execute(env, code, bindings, line_offset, "<side_effects>", error);
 }
 
 static gboolean
@@ -282,27 +232,27 @@ local_create_dynamic_function(cx_session_instance *session, cx_env_instance *env
                               cx_host_function function, gpointer user_data,
                               GDestroyNotify destroy, GError **error)
 {
-  return cx_pyembed_env_bind_function(env, name, params, defaults, function, user_data, destroy,
-                                      error);
+  return cx__py_env_bind_function(env, name, params, defaults, function, user_data, destroy,
+                                  error);
 }
 
 static JsonNode *
 local_evaluate_type_expression(cx_session_instance *session, cx_env_instance *env,
                                const char *code, GError **error)
 {
-  return cx_pyembed_env_evaluate_type_expression(env, code, error);
+  return cx__py_env_evaluate_type_expression(env, code, error);
 }
 
 static JsonObject *
 local_env_snapshot(cx_session_instance *session, cx_env_instance *env, GError **error)
 {
-  return cx_pyembed_env_snapshot(env, error);
+  return cx__py_env_snapshot(env, error);
 }
 
 static void
 local_env_free(cx_session_instance *session, cx_env_instance *env)
 {
-  cx_pyembed_env_free(env);
+  cx__py_env_free(env);
 }
 
 static const cx_executor_vtable local_executor_vtable = {

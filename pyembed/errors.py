@@ -1,0 +1,170 @@
+"""How cellexec shows a Python exception: the one place that formats one.
+
+Compiled into libcxpyembed as a string and loaded, as module
+_cellexec_errors, first when the interpreter starts.  helper.py formats
+the exception that ends a cell with it (describe_error), executor.py those
+of the executor operations, ipython_shell.py repairs with it what IPython
+shows of an error output; all of them register the source lines of the code
+they compile here, which linecache does not know (remember_lines).
+
+A traceback is python3's (traceback.TracebackException), chained causes
+and contexts as python3 prints them; text crosses to C as valid UTF-8,
+lone surrogates backslash-escaped as python3 writes them to stderr.
+"""
+
+import sys
+import weakref
+
+# Source lines of every code object compiled from a cell or by an executor
+# operation, for tracebacks: all cells share the file name <cell>, so
+# linecache cannot tell them apart.  Kept as long as the code lives.
+_source_lines = weakref.WeakKeyDictionary()
+
+
+def remember_lines(code, lines):
+    """Show LINES (a list of lines without their ends) as the source of CODE
+    and of the code objects nested in it in tracebacks; kept as long as CODE
+    lives."""
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        _source_lines[c] = lines
+        stack.extend(k for k in c.co_consts if isinstance(k, type(code)))
+
+
+# Tracebacks longer than this keep their first and last _TRACEBACK_KEEP
+# frames: a runaway recursion would otherwise make a result of megabytes.
+_TRACEBACK_MAX_FRAMES = 2000
+_TRACEBACK_KEEP = 1000
+
+
+def _drop_frames(exc, drop_files, skip_leading):
+    """Remove the frames of the files DROP_FILES from EXC's traceback, and
+    the frames of files starting with SKIP_LEADING before the first one
+    kept (the asyncio frames that run top-level await before the cell's:
+    frames of asyncio the cell itself calls stay).  Caps what is left to
+    _TRACEBACK_MAX_FRAMES; returns (frames kept at the head, frames omitted
+    after them)."""
+    import types
+
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(skip_leading):
+        tb = tb.tb_next
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename not in drop_files:
+            kept.append(tb)
+        tb = tb.tb_next
+    omitted = 0
+    if len(kept) > _TRACEBACK_MAX_FRAMES:
+        omitted = len(kept) - 2 * _TRACEBACK_KEEP
+        kept[_TRACEBACK_KEEP:-_TRACEBACK_KEEP] = []
+    # New links, built from the end: assigning tb_next walks the chain that
+    # follows (a loop check), which made this quadratic in deep recursion.
+    following = None
+    for tb in reversed(kept):
+        if tb.tb_next is not following:
+            tb = types.TracebackType(following, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+        following = tb
+    exc.__traceback__ = following
+    return (_TRACEBACK_KEEP, omitted) if omitted else (0, 0)
+
+
+def _omission_stack(stack, head, omitted):
+    """STACK (a StackSummary) formatting with a line that says OMITTED
+    frames are missing after its first HEAD."""
+    import traceback
+
+    class CappedStack(traceback.StackSummary):
+        def format(self):
+            lines = traceback.StackSummary.from_list(self[:head]).format()
+            lines.append(f"  ... {omitted} frames omitted ...\n")
+            lines.extend(traceback.StackSummary.from_list(self[head:]).format())
+            return lines
+
+    return CappedStack(stack)
+
+
+def _attach_lines(te, exc, seen):
+    """Give the frames of TracebackException TE whose code remember_lines()
+    knows their source lines, which linecache does not know, in EXC and in
+    the exceptions chained to it (cause, context, members of a group).
+    Relies on FrameSummary._line (3.11); on other versions the lines are
+    just missing."""
+    import traceback
+
+    if exc is None or id(exc) in seen:
+        return
+    seen.add(id(exc))
+    for summary, (frame, _) in zip(te.stack, traceback.walk_tb(exc.__traceback__)):
+        lines = _source_lines.get(frame.f_code)
+        if lines is not None and 0 < summary.lineno <= len(lines):
+            # With its line break, as linecache gives lines: the caret
+            # columns are counted against it.
+            summary._line = lines[summary.lineno - 1] + "\n"
+    if te.__cause__ is not None:
+        _attach_lines(te.__cause__, exc.__cause__, seen)
+    if te.__context__ is not None:
+        _attach_lines(te.__context__, exc.__context__, seen)
+    for child_te, child in zip(te.exceptions or (), getattr(exc, "exceptions", ())):
+        _attach_lines(child_te, child, seen)
+
+
+def safe_str(value):
+    """str(VALUE), or a note saying it failed: an exception's __str__ is
+    user code."""
+    try:
+        return str(value)
+    except BaseException as exc:
+        return f"<str() failed: {type(exc).__name__}>"
+
+
+def utf8_safe(text):
+    """TEXT as valid UTF-8: lone surrogates (undecodable bytes of a file
+    name, say) backslash-escaped, as python3 writes them to stderr."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _format_traceback(exc, drop_files, skip_leading):
+    import traceback
+
+    usage_error = getattr(sys.modules.get("IPython.core.error"), "UsageError", None)
+    if usage_error is not None and isinstance(exc, usage_error):
+        # A mistake in a magic's use: IPython shows the message alone.
+        return f"UsageError: {safe_str(exc)}\n"
+
+    head, omitted = _drop_frames(exc, drop_files, skip_leading)
+    try:
+        te = traceback.TracebackException(type(exc), exc, exc.__traceback__,
+                                          lookup_lines=False, compact=True)
+        _attach_lines(te, exc, set())
+        if omitted and len(te.stack) > head:
+            te.stack = _omission_stack(te.stack, head, omitted)
+        return "".join(te.format())
+    except BaseException as failure:
+        return f"{type(exc).__name__}: {safe_str(exc)}\n(traceback unavailable: {failure!r})\n"
+
+
+def describe_exception(exc, drop_files=(), skip_leading=()):
+    """(type name, message, traceback) of EXC: the one place that formats a
+    Python exception for a result or an error, of a cell
+    (helper.describe_error) or of an executor operation (executor.py).
+
+    The traceback is python3's, causes and contexts chained as it chains
+    them, without the frames of the files DROP_FILES (and those of files
+    starting with SKIP_LEADING before the first frame kept), with the
+    source lines remember_lines() was given, and at most
+    _TRACEBACK_MAX_FRAMES frames.  The message of SystemExit is its code.
+    Message and traceback are valid UTF-8 (see utf8_safe)."""
+    if isinstance(exc, SystemExit):
+        message = safe_str(exc.code)  # the exit code: "3", "None", "bye"
+    else:
+        message = safe_str(exc)
+    traceback_text = _format_traceback(exc, tuple(drop_files), tuple(skip_leading))
+    return type(exc).__name__, utf8_safe(message), utf8_safe(traceback_text)
+
+
