@@ -3,7 +3,7 @@
 #
 #   ./setup.sh demo   install what is missing, build, run a cell on the default backend
 #   ./setup.sh test   install what is missing, build, run the whole test suite:
-#                     make check, the same under ASan+UBSan, under valgrind, and
+#                     make check, make fuzz, the same under ASan+UBSan, under valgrind, and
 #                     make distcheck; prints "N passed, N failed" at the end
 #
 # Builds go to _build/ (and _build-sanitize/); the source tree stays clean.
@@ -15,7 +15,9 @@ jobs=${JOBS:-2}
 
 packages="build-essential autoconf automake libtool pkg-config
   libglib2.0-dev libjson-glib-dev python3 python3-dev libcunit1-dev libzmq3-dev
-  python3-ipython python3-ipykernel python3-jupyter-client python3-numpy valgrind abigail-tools"
+  python3-ipython python3-ipykernel python3-jupyter-client python3-numpy
+  python3-nbformat python3-nbclient valgrind abigail-tools
+  libsoup-3.0-dev python3-jupyter-server python3-zmq libseccomp-dev clang"
 
 install_missing() {
   missing=""
@@ -34,17 +36,24 @@ install_missing() {
 # configure in DIR with extra ARGS, then build.
 build() {
   dir=$1; shift
-  [ -x configure ] || autoreconf -fi
+  [ -x configure ] || { mkdir -p m4 && autoreconf -fi; }
   mkdir -p "$dir"
   (cd "$dir" && { [ -f Makefile ] || "$here/configure" -q "$@"; } && make -s -j"$jobs")
 }
 
-# Print the "PROGRAM: N passed, N failed" lines of a finished check, tagged.
+# Print the "PROGRAM: N passed, N failed" lines of a finished check, tagged;
+# a test that failed before printing its own (killed, crashed) counts as
+# one failure.
 summarise() {
   dir=$1 tag=$2
   for log in "$dir"/tests/*.log; do
     [ -f "$log" ] || continue
-    sed -n "s/^\(test_[a-z_]*\): \([0-9]* passed, [0-9]* failed\)$/$tag\1: \2/p" "$log"
+    lines=$(sed -n "s/^\(test_[a-z_]*\): \([0-9]* passed, [0-9]* failed\)$/$tag\1: \2/p" "$log")
+    if [ -n "$lines" ]; then
+      echo "$lines"
+    elif grep -q -E '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null; then
+      echo "$tag$(basename "$log" .log): 0 passed, 1 failed"
+    fi
   done
 }
 
@@ -53,10 +62,12 @@ failed_stages=""
 stage() {
   name=$1; shift
   echo "== $name"
+  started=$(date +%s)
   if ! "$@"; then
     failed_stages="$failed_stages $name"
     echo "== $name FAILED"
   fi
+  echo "== $name took $(($(date +%s) - started)) s"
 }
 
 check_in() {
@@ -67,9 +78,21 @@ check_in() {
   if [ $status -ne 0 ]; then
     for log in "$dir"/tests/*.log; do
       grep -q -E '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null &&
-        { echo "--- $log"; grep -B 2 -A 12 -E 'FAILED|ERROR|expected' "$log" | head -n 80; }
+        { echo "--- $log"; grep -B 2 -A 12 -E 'FAILED|ERROR|expected|^FAIL |^time_limit:' "$log" | head -n 80; }
     done
   fi
+  return $status
+}
+
+# make fuzz in DIR (each libFuzzer target for ~30 s), its lines tagged.
+fuzz_in() {
+  dir=$1
+  status=0
+  (cd "$dir" && make -s fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}" FUZZ_JOBS="$jobs") || status=1
+  for log in "$dir"/tests/fuzz/*.log; do
+    [ -f "$log" ] || continue
+    sed -n "s/^\(test_[a-z_]*\): \([0-9]* passed, [0-9]* failed\)$/fuzz:\1: \2/p" "$log"
+  done
   return $status
 }
 
@@ -91,10 +114,11 @@ test)
   stage build build _build
   stage check check_in _build "" check
   stage soak sh -c "cd _build && make -s soak SOAK_FLAGS='-n 1000'"
+  stage fuzz fuzz_in _build
   stage build-sanitize build _build-sanitize --enable-sanitizers
   stage check-sanitize check_in _build-sanitize "sanitize:" check
   stage check-valgrind check_in _build "valgrind:" check-valgrind
-  stage distcheck sh -c "cd _build && make -s distcheck >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }"
+  stage distcheck sh -c "cd _build && make -s -j\"$jobs\" distcheck >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }"
   if [ -n "$failed_stages" ]; then
     echo "setup: failed stages:$failed_stages"
     echo "stages: 0 passed, 1 failed"

@@ -69,14 +69,36 @@ cx_backend_open(cx_registry *registry, const char *name, cx_options *options, GE
   backend->options = g_steal_pointer(&owned_options);
   collect_defaults(backend);
 
-  g_autoptr(GError) create_error = NULL;
+  g_mutex_init(&backend->isolation_lock);
+  g_mutex_init(&backend->sessions_lock);
+  backend->open_sessions = g_ptr_array_new();
+
+  GError *create_error = NULL;
   backend->instance = backend->loaded->backend.create(backend->options, &create_error);
   if (backend->instance == NULL) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "backend '%s' could not start: %s", name,
-                create_error != NULL ? create_error->message : "(the plugin gave no reason)");
+    /* The plugin's own code says more than ours (an option it rejects is
+     * CX_ERROR_OPTION); only an error from outside cellexec is recoded. */
+    if (create_error != NULL && create_error->domain == CX_ERROR) {
+      g_propagate_prefixed_error(error, create_error, "backend '%s' could not start: ", name);
+    } else {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "backend '%s' could not start: %s", name,
+                  create_error != NULL ? create_error->message : "(the plugin gave no reason)");
+      g_clear_error(&create_error);
+    }
     return NULL;
   }
   return g_steal_pointer(&backend);
+}
+
+cx_backend *
+cx_backend_open_with_config(cx_registry *registry, const cx_config *config, const char *name,
+                            cx_options *options, GError **error)
+{
+  g_return_val_if_fail(config != NULL, NULL);
+  cx_backend *backend = cx_backend_open(registry, name, options, error);
+  if (backend != NULL)
+    backend->config = cx__config_copy(config);
+  return backend;
 }
 
 cx_backend *
@@ -98,13 +120,19 @@ cx_backend_open_configured(const char *config_path, const char *name, GError **e
       (options = cx_config_get_backend_options(config, plugin, error)) == NULL)
     return NULL;
   g_autoptr(cx_backend) backend = cx_backend_open(registry, name, options, error);
+  if (backend == NULL)
+    return NULL;
   const char *debug_export = cx_config_get_debug_export(config);
-  if (backend != NULL && debug_export != NULL) {
+  if (debug_export != NULL) {
     backend->owned_exporter = cx_debug_exporter_new_for_path(debug_export, NULL, error);
     if (backend->owned_exporter == NULL)
       return NULL;
     cx_backend_set_debug_exporter(backend, backend->owned_exporter);
   }
+  const char *record = cx_config_get_record(config);
+  if (record != NULL && !cx_backend_record(backend, record, error))
+    return NULL;
+  backend->config = g_steal_pointer(&config);
   return g_steal_pointer(&backend);
 }
 
@@ -115,7 +143,13 @@ backend_unref(cx_backend *backend)
     return;
   if (backend->instance != NULL)
     backend->loaded->backend.destroy(backend->instance);
+  cx_backend_free(backend->isolation);
+  g_mutex_clear(&backend->isolation_lock);
+  g_mutex_clear(&backend->sessions_lock);
+  g_ptr_array_unref(backend->open_sessions);
+  cx_config_free(backend->config);
   cx_debug_exporter_free(backend->owned_exporter);
+  cx_recorder_unref(backend->recorder);
   cx_run_options_free(backend->defaults);
   cx_options_free(backend->options);
   cx_registry_unref(backend->registry);
@@ -161,6 +195,9 @@ effective_run_options(cx_backend *backend, const cx_run_options *run, cx_run_opt
   if (cx_run_options_get_timeout(run) > 0)
     cx_run_options_set_timeout(m, cx_run_options_get_timeout(run));
   cx_run_options_set_use_subprocess(m, cx_run_options_get_use_subprocess(run));
+  gpointer output_data;
+  cx_output_func output_callback = cx_run_options_get_output_callback(run, &output_data);
+  cx_run_options_set_output_callback(m, output_callback, output_data);
   const char *const *mime = cx_run_options_get_allowed_mime_types(run);
   for (; mime != NULL && *mime != NULL; mime++)
     cx_run_options_add_allowed_mime_type(m, *mime);
@@ -182,17 +219,15 @@ cx__plugin_failure(const cx_backend *backend, const char *method, GError *plugin
               cx_plugin_info_get_path(backend->plugin));
 }
 
-static cx_result *
-checked_result(cx_backend *backend, const char *method, cx_result *result, GError *plugin_error,
-               GError **error)
+static gboolean
+checked(const cx_backend *backend, const char *method, gboolean ok, GError *plugin_error,
+        GError **error)
 {
-  if (result != NULL) {
-    if (plugin_error != NULL)
-      g_error_free(plugin_error);
-    return result;
-  }
-  cx__plugin_failure(backend, method, plugin_error, error);
-  return NULL;
+  if (!ok)
+    cx__plugin_failure(backend, method, plugin_error, error);
+  else if (plugin_error != NULL)
+    g_error_free(plugin_error); /* an error beside a success is ignored */
+  return ok;
 }
 
 /* Report a run_cell to EXPORTER, with the run options as its inputs. */
@@ -206,6 +241,63 @@ emit_run(cx_debug_exporter *exporter, cx_backend *backend, const char *step, con
   cx__debug_emit_result(exporter, cx_backend_get_name(backend), step, code, inputs, result, error);
 }
 
+/* The backend use_subprocess cells of BACKEND run on: the config's
+ * use-subprocess-backend (default "subprocess"), with the config's options
+ * for it, opened on first use; BACKEND itself when that names its own
+ * plugin. */
+static cx_backend *
+isolation_backend(cx_backend *backend, GError **error)
+{
+  const char *name = backend->config != NULL
+                       ? cx_config_get_use_subprocess_backend(backend->config)
+                       : CX__DEFAULT_USE_SUBPROCESS_BACKEND;
+  if (strcmp(name, cx_backend_get_name(backend)) == 0)
+    return backend;
+  g_mutex_lock(&backend->isolation_lock);
+  if (backend->isolation == NULL) {
+    g_autoptr(GError) open_error = NULL;
+    cx_options *options = NULL;
+    const cx_plugin_info *plugin = NULL;
+    if (backend->config != NULL &&
+        (plugin = cx_registry_lookup(backend->registry, name, &open_error)) != NULL &&
+        cx_plugin_info_is_usable(plugin))
+      options = cx_config_get_backend_options(backend->config, plugin, &open_error);
+    if (open_error == NULL)
+      backend->isolation = cx_backend_open(backend->registry, name, options, &open_error);
+    if (backend->isolation == NULL)
+      g_propagate_prefixed_error(error, g_steal_pointer(&open_error),
+                                 "use_subprocess runs cells of backend '%s' on backend '%s', "
+                                 "which cannot be used (set [cellexec] use-subprocess-backend "
+                                 "to choose another): ",
+                                 cx_backend_get_name(backend), name);
+  }
+  cx_backend *isolation = backend->isolation;
+  g_mutex_unlock(&backend->isolation_lock);
+  return isolation;
+}
+
+/* Whether the core, not BACKEND's plugin, serves RUN's use_subprocess. */
+static gboolean
+routes_to_isolation(const cx_backend *backend, const cx_run_options *run)
+{
+  return cx_run_options_get_use_subprocess(run) &&
+         !(backend->loaded->flags & CX_PLUGIN_HANDLES_USE_SUBPROCESS);
+}
+
+/* A use_subprocess cell of BACKEND, run statelessly as an ordinary cell of
+ * its isolation backend (a session's namespace stays where it is). */
+static cx_result *
+run_isolated(cx_backend *backend, const char *code, const cx_run_options *run, GError **error)
+{
+  cx_backend *isolation = isolation_backend(backend, error);
+  if (isolation == NULL)
+    return NULL;
+  g_autoptr(cx_run_options) plain = cx_run_options_copy(run);
+  cx_run_options_set_use_subprocess(plain, FALSE);
+  return isolation == backend ? backend->loaded->backend.run_cell(backend->instance, code, plain, error)
+                              : cx_backend_run_cell(isolation, code, plain, error);
+}
+
 cx_result *
 cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options *run,
                     GError **error)
@@ -214,10 +306,18 @@ cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options 
   g_autoptr(cx_run_options) merged = NULL;
   const cx_run_options *effective = effective_run_options(backend, run, &merged);
   GError *plugin_error = NULL;
-  cx_result *result = backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
+  gboolean routed = routes_to_isolation(backend, effective);
+  cx_result *result =
+    routed ? run_isolated(backend, code, effective, &plugin_error)
+           : backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
   GError *failure = NULL; /* ours, so the event sees it even if the caller passed NULL */
-  result = checked_result(backend, "run_cell", result, plugin_error, &failure);
+  checked(backend, "run_cell", result != NULL, plugin_error, &failure);
+  if (result != NULL && !routed) { /* else the isolation backend's run did it */
+    cx__result_filter_mime(result, effective);
+    cx__result_finish_streaming(result, effective);
+  }
   emit_run(backend->exporter, backend, "run_cell", code, effective, result, failure);
+  cx__record_cell(backend, NULL, 0, code, effective, result, failure);
   if (failure != NULL)
     g_propagate_error(error, failure);
   return result;
@@ -239,10 +339,53 @@ cx_backend_interrupt(cx_backend *backend, GError **error)
   if (!CX_HAS(vt, interrupt))
     return cx__unsupported(backend, "interrupt", error);
   GError *plugin_error = NULL;
-  if (vt->interrupt(backend->instance, NULL, &plugin_error))
-    return TRUE;
-  cx__plugin_failure(backend, "interrupt", plugin_error, error);
-  return FALSE;
+  gboolean ok = vt->interrupt(backend->instance, NULL, &plugin_error);
+  return checked(backend, "interrupt", ok, plugin_error, error);
+}
+
+gboolean
+cx_backend_interrupt_all(cx_backend *backend, GError **error)
+{
+  if (!cx_backend_interrupt(backend, error))
+    return FALSE;
+  const cx_backend_vtable *vt = &backend->loaded->backend;
+  GError *plugin_error = NULL;
+  gboolean ok = TRUE;
+  /* A session closing meanwhile waits for the lock, so each instance is
+   * alive while it is interrupted. */
+  g_mutex_lock(&backend->sessions_lock);
+  for (guint i = 0; ok && i < backend->open_sessions->len; i++) {
+    cx_session *session = g_ptr_array_index(backend->open_sessions, i);
+    ok = vt->interrupt(backend->instance, session->instance, &plugin_error);
+  }
+  g_mutex_unlock(&backend->sessions_lock);
+  if (!checked(backend, "interrupt", ok, plugin_error, error))
+    return FALSE;
+  g_mutex_lock(&backend->isolation_lock);
+  cx_backend *isolation = backend->isolation;
+  g_mutex_unlock(&backend->isolation_lock);
+  return isolation == NULL || cx_backend_interrupt_all(isolation, error);
+}
+
+/* query("info") is an object naming the backend and its version, from
+ * every plugin: what a plugin leaves out the core adds. */
+static gboolean
+complete_info(const cx_backend *backend, JsonNode *answer, GError **error)
+{
+  if (!JSON_NODE_HOLDS_OBJECT(answer)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "backend '%s': query(\"info\") returned a JSON %s, not an object; this is a "
+                "bug in the plugin %s",
+                cx_backend_get_name(backend), json_node_type_name(answer),
+                cx_plugin_info_get_path(backend->plugin));
+    return FALSE;
+  }
+  JsonObject *info = json_node_get_object(answer);
+  if (!json_object_has_member(info, "backend"))
+    json_object_set_string_member(info, "backend", cx_backend_get_name(backend));
+  if (!json_object_has_member(info, "version"))
+    json_object_set_string_member(info, "version", cx_plugin_info_get_version(backend->plugin));
+  return TRUE;
 }
 
 JsonNode *
@@ -256,10 +399,10 @@ cx_backend_query(cx_backend *backend, const char *what, GError **error)
   }
   GError *plugin_error = NULL;
   JsonNode *answer = vt->query(backend->instance, what, &plugin_error);
-  if (answer == NULL)
-    cx__plugin_failure(backend, "query", plugin_error, error);
-  else if (plugin_error != NULL)
-    g_error_free(plugin_error);
+  if (!checked(backend, "query", answer != NULL, plugin_error, error))
+    return NULL;
+  if (strcmp(what, "info") == 0 && !complete_info(backend, answer, error))
+    g_clear_pointer(&answer, json_node_unref);
   return answer;
 }
 
@@ -295,12 +438,8 @@ cx_session_open(cx_backend *backend, GError **error)
   }
   GError *plugin_error = NULL;
   cx_session_instance *instance = vt->session_open(backend->instance, &plugin_error);
-  if (instance == NULL) {
-    cx__plugin_failure(backend, "session_open", plugin_error, error);
+  if (!checked(backend, "session_open", instance != NULL, plugin_error, error))
     return NULL;
-  }
-  if (plugin_error != NULL)
-    g_error_free(plugin_error);
   locked_session *locked = g_new0(locked_session, 1);
   g_rec_mutex_init(&locked->lock);
   cx_session *session = &locked->session;
@@ -309,6 +448,10 @@ cx_session_open(cx_backend *backend, GError **error)
   session->instance = instance;
   if (backend->exporter != NULL)
     cx_session_set_debug_exporter(session, backend->exporter);
+  cx__record_session_opened(backend, session);
+  g_mutex_lock(&backend->sessions_lock);
+  g_ptr_array_add(backend->open_sessions, session);
+  g_mutex_unlock(&backend->sessions_lock);
   return session;
 }
 
@@ -322,12 +465,21 @@ cx_session_run_cell(cx_session *session, const char *code, const cx_run_options 
   const cx_run_options *effective = effective_run_options(backend, run, &merged);
   GError *plugin_error = NULL;
   cx__session_lock(session);
+  gboolean routed = routes_to_isolation(backend, effective);
   cx_result *result =
-    backend->loaded->backend.session_run_cell(session->instance, code, effective, &plugin_error);
+    routed ? run_isolated(backend, code, effective, &plugin_error)
+           : backend->loaded->backend.session_run_cell(session->instance, code, effective,
+                                                       &plugin_error);
+  guint cell = ++session->cells_run; /* in the order cells ran, for recordings */
   cx__session_unlock(session);
   GError *failure = NULL;
-  result = checked_result(backend, "session_run_cell", result, plugin_error, &failure);
+  checked(backend, "session_run_cell", result != NULL, plugin_error, &failure);
+  if (result != NULL && !routed) { /* else the isolation backend's run did it */
+    cx__result_filter_mime(result, effective);
+    cx__result_finish_streaming(result, effective);
+  }
   emit_run(session->exporter, backend, "session_run_cell", code, effective, result, failure);
+  cx__record_cell(backend, session, cell, code, effective, result, failure);
   if (failure != NULL)
     g_propagate_error(error, failure);
   return result;
@@ -341,10 +493,8 @@ cx_session_interrupt(cx_session *session, GError **error)
   if (!CX_HAS(vt, interrupt))
     return cx__unsupported(session->backend, "interrupt", error);
   GError *plugin_error = NULL;
-  if (vt->interrupt(session->backend->instance, session->instance, &plugin_error))
-    return TRUE;
-  cx__plugin_failure(session->backend, "interrupt", plugin_error, error);
-  return FALSE;
+  gboolean ok = vt->interrupt(session->backend->instance, session->instance, &plugin_error);
+  return checked(session->backend, "interrupt", ok, plugin_error, error);
 }
 
 void
@@ -352,6 +502,9 @@ cx_session_close(cx_session *session)
 {
   if (session == NULL)
     return;
+  g_mutex_lock(&session->backend->sessions_lock);
+  g_ptr_array_remove_fast(session->backend->open_sessions, session);
+  g_mutex_unlock(&session->backend->sessions_lock);
   /* Waits for a cell still running on another thread. */
   cx__session_lock(session);
   session->backend->loaded->backend.session_close(session->instance);
@@ -359,6 +512,7 @@ cx_session_close(cx_session *session)
   cx_backend *backend = session->backend;
   locked_session *locked = (locked_session *)session;
   g_rec_mutex_clear(&locked->lock);
+  cx_recorder_unref(session->recorder);
   g_free(locked);
   backend_unref(backend);
 }

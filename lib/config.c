@@ -20,9 +20,12 @@ struct cx_config {
   char *backend;
   char **plugin_path;
   char *debug_export;
+  char *use_subprocess_backend;
+  char *record;
 };
 
-static const char *const main_keys[] = { "backend", "plugin-path", "debug-export", NULL };
+static const char *const main_keys[] = { "backend", "plugin-path", "debug-export",
+                                         "use-subprocess-backend", "record", NULL };
 
 cx_config *
 cx_config_new_empty(void)
@@ -31,6 +34,7 @@ cx_config_new_empty(void)
   config->keys = g_key_file_new();
   config->origin = g_strdup("built-in defaults");
   config->backend = g_strdup(DEFAULT_BACKEND);
+  config->use_subprocess_backend = g_strdup(CX__DEFAULT_USE_SUBPROCESS_BACKEND);
   config->plugin_path = g_new0(char *, 1);
   return config;
 }
@@ -46,6 +50,8 @@ cx_config_free(cx_config *config)
   g_free(config->backend);
   g_strfreev(config->plugin_path);
   g_free(config->debug_export);
+  g_free(config->use_subprocess_backend);
+  g_free(config->record);
   g_free(config);
 }
 
@@ -64,6 +70,28 @@ get_main_string(const cx_config *config, const char *key, char **value, GError *
   return FALSE;
 }
 
+/* [cellexec] KEY naming a plugin into *NAME, which keeps its default when
+ * the key is absent; an empty name is an error. */
+static gboolean
+get_main_plugin_name(const cx_config *config, const char *key, char **name, GError **error)
+{
+  g_autofree char *value = NULL;
+  if (!get_main_string(config, key, &value, error))
+    return FALSE;
+  if (value == NULL)
+    return TRUE;
+  g_strstrip(value);
+  if (*value == '\0') {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
+                "%s: [" MAIN_GROUP "] %s is empty; name a plugin such as '%s'", config->origin,
+                key, *name);
+    return FALSE;
+  }
+  g_free(*name);
+  *name = g_steal_pointer(&value);
+  return TRUE;
+}
+
 /* Read the [cellexec] group; unknown keys there are errors right away, as
  * they cannot depend on which plugins are installed. */
 static gboolean
@@ -76,30 +104,21 @@ read_main_group(cx_config *config, GError **error)
     if (g_strv_contains(main_keys, *key))
       continue;
     const char *closest = cx_suggest(*key, main_keys);
+    g_autofree char *valid = g_strjoinv(", ", (char **)main_keys);
     g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
-                "%s: unknown key '%s' in [" MAIN_GROUP "]%s%s%s; valid keys are backend, "
-                "plugin-path and debug-export",
+                "%s: unknown key '%s' in [" MAIN_GROUP "]%s%s%s; valid keys are %s",
                 config->origin, *key, closest ? "; did you mean '" : "", closest ? closest : "",
-                closest ? "'?" : "");
+                closest ? "'?" : "", valid);
     return FALSE;
   }
-  g_autofree char *backend = NULL;
   g_autofree char *path = NULL;
-  if (!get_main_string(config, "backend", &backend, error) ||
+  if (!get_main_plugin_name(config, "backend", &config->backend, error) ||
       !get_main_string(config, "plugin-path", &path, error) ||
-      !get_main_string(config, "debug-export", &config->debug_export, error))
+      !get_main_string(config, "debug-export", &config->debug_export, error) ||
+      !get_main_string(config, "record", &config->record, error) ||
+      !get_main_plugin_name(config, "use-subprocess-backend", &config->use_subprocess_backend,
+                            error))
     return FALSE;
-  if (backend != NULL) {
-    g_strstrip(backend);
-    if (*backend == '\0') {
-      g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
-                  "%s: [" MAIN_GROUP "] backend is empty; name a plugin such as 'local'",
-                  config->origin);
-      return FALSE;
-    }
-    g_free(config->backend);
-    config->backend = g_steal_pointer(&backend);
-  }
   if (path != NULL) {
     g_strfreev(config->plugin_path);
     /* GKeyFile lists use ';'; ':' is accepted too, as in CELLEXEC_PLUGIN_PATH. */
@@ -107,6 +126,8 @@ read_main_group(cx_config *config, GError **error)
   }
   if (config->debug_export != NULL && *g_strstrip(config->debug_export) == '\0')
     g_clear_pointer(&config->debug_export, g_free);
+  if (config->record != NULL && *g_strstrip(config->record) == '\0')
+    g_clear_pointer(&config->record, g_free);
   return TRUE;
 }
 
@@ -289,6 +310,31 @@ cx_config_get_debug_export(const cx_config *config)
   return config->debug_export;
 }
 
+const char *
+cx_config_get_record(const cx_config *config)
+{
+  g_return_val_if_fail(config != NULL, NULL);
+  return config->record;
+}
+
+cx_config *
+cx__config_copy(const cx_config *config)
+{
+  g_autofree char *text = g_key_file_to_data(config->keys, NULL, NULL);
+  cx_config *copy = cx_config_load_data(text, config->origin, NULL);
+  g_assert(copy != NULL); /* it parsed once */
+  g_free(copy->path);
+  copy->path = g_strdup(config->path);
+  return copy;
+}
+
+const char *
+cx_config_get_use_subprocess_backend(const cx_config *config)
+{
+  g_return_val_if_fail(config != NULL, NULL);
+  return config->use_subprocess_backend;
+}
+
 cx_options *
 cx_config_get_backend_options(const cx_config *config, const cx_plugin_info *plugin,
                               GError **error)
@@ -314,25 +360,72 @@ cx_config_get_backend_options(const cx_config *config, const cx_plugin_info *plu
   return g_steal_pointer(&options);
 }
 
+/* Each section of CONFIG that names no plugin on REGISTRY's path, as a
+ * problem added to PROBLEMS. */
+static void
+find_stray_sections(const cx_config *config, const cx_registry *registry, GPtrArray *problems)
+{
+  g_auto(GStrv) groups = g_key_file_get_groups(config->keys, NULL);
+  for (char **group = groups; *group != NULL; group++) {
+    /* By name only: the plugins are not loaded for this. */
+    if (strcmp(*group, MAIN_GROUP) == 0 || cx__registry_has_plugin(registry, *group))
+      continue;
+    g_autoptr(GPtrArray) names = cx__registry_names(registry);
+    const char *closest = cx_suggest(*group, (const char *const *)names->pdata);
+    g_ptr_array_add(problems,
+                    g_strdup_printf("%s: section [%s] names no installed backend%s%s%s; run "
+                                    "`cellexec plugins` to list them",
+                                    config->origin, *group, closest ? "; did you mean [" : "",
+                                    closest ? closest : "", closest ? "]?" : ""));
+  }
+}
+
+/* Add the problem ERROR to PROBLEMS; the first one's code is the code. */
+static void
+add_problem(GPtrArray *problems, int *code, const GError *error)
+{
+  if (problems->len == 0)
+    *code = error->code;
+  g_ptr_array_add(problems, g_strdup(error->message));
+}
+
+/* FALSE with ERROR (CODE) holding PROBLEMS, one per line, when there are any. */
+static gboolean
+no_problems(GPtrArray *problems, int code, GError **error)
+{
+  if (problems->len == 0)
+    return TRUE;
+  g_ptr_array_add(problems, NULL);
+  g_autofree char *all = g_strjoinv("\n", (char **)problems->pdata);
+  g_set_error_literal(error, CX_ERROR, code, all);
+  return FALSE;
+}
+
 gboolean
 cx_config_check_sections(const cx_config *config, const cx_registry *registry, GError **error)
 {
   g_return_val_if_fail(config != NULL && registry != NULL, FALSE);
-  g_auto(GStrv) groups = g_key_file_get_groups(config->keys, NULL);
-  for (char **group = groups; *group != NULL; group++) {
-    if (strcmp(*group, MAIN_GROUP) == 0 || cx_registry_lookup(registry, *group, NULL) != NULL)
-      continue;
-    g_autoptr(GPtrArray) names = g_ptr_array_new();
-    for (guint i = 0; i < cx_registry_get_n_plugins(registry); i++)
-      g_ptr_array_add(names,
-                      (gpointer)cx_plugin_info_get_name(cx_registry_get_plugin(registry, i)));
-    g_ptr_array_add(names, NULL);
-    const char *closest = cx_suggest(*group, (const char *const *)names->pdata);
-    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG,
-                "%s: section [%s] names no installed backend%s%s%s; run `cellexec plugins` "
-                "to list them",
-                config->origin, *group, closest ? "; did you mean [" : "",
-                closest ? closest : "", closest ? "]?" : "");
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func(g_free);
+  find_stray_sections(config, registry, problems);
+  return no_problems(problems, CX_ERROR_CONFIG, error);
+}
+
+/* [cellexec] KEY names NAME: a plugin on REGISTRY's path that can be used. */
+static gboolean
+check_named_plugin(const cx_config *config, const cx_registry *registry, const char *key,
+                   const char *name, GError **error)
+{
+  g_autoptr(GError) lookup_error = NULL;
+  const cx_plugin_info *plugin = cx_registry_lookup(registry, name, &lookup_error);
+  if (plugin == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: [" MAIN_GROUP "] %s: %s", config->origin,
+                key, lookup_error->message);
+    return FALSE;
+  }
+  if (!cx_plugin_info_is_usable(plugin)) {
+    const GError *why = cx_plugin_info_get_error(plugin);
+    g_set_error(error, CX_ERROR, why->code, "%s: [" MAIN_GROUP "] %s '%s' cannot be used: %s",
+                config->origin, key, name, why->message);
     return FALSE;
   }
   return TRUE;
@@ -342,33 +435,35 @@ gboolean
 cx_config_check(const cx_config *config, const cx_registry *registry, GError **error)
 {
   g_return_val_if_fail(config != NULL && registry != NULL, FALSE);
-  if (!cx_config_check_sections(config, registry, error))
-    return FALSE;
+  /* Every problem, not just the first: a user fixing three typos should
+   * not need three runs. */
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func(g_free);
+  int code = CX_ERROR_CONFIG;
+  find_stray_sections(config, registry, problems);
 
   g_auto(GStrv) groups = g_key_file_get_groups(config->keys, NULL);
   for (char **group = groups; *group != NULL; group++) {
     if (strcmp(*group, MAIN_GROUP) == 0)
       continue;
     const cx_plugin_info *plugin = cx_registry_lookup(registry, *group, NULL);
-    if (!cx_plugin_info_is_usable(plugin))
-      continue; /* its options cannot be checked; selecting it reports why */
-    g_autoptr(cx_options) options = cx_config_get_backend_options(config, plugin, error);
+    /* A stray section is reported above; an unusable plugin's options
+     * cannot be checked, and selecting it reports why. */
+    if (plugin == NULL || !cx_plugin_info_is_usable(plugin))
+      continue;
+    g_autoptr(GError) option_error = NULL;
+    g_autoptr(cx_options) options = cx_config_get_backend_options(config, plugin, &option_error);
     if (options == NULL)
-      return FALSE;
+      add_problem(problems, &code, option_error);
   }
 
-  g_autoptr(GError) lookup_error = NULL;
-  const cx_plugin_info *selected = cx_registry_lookup(registry, config->backend, &lookup_error);
-  if (selected == NULL) {
-    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: [" MAIN_GROUP "] backend: %s",
-                config->origin, lookup_error->message);
-    return FALSE;
-  }
-  if (!cx_plugin_info_is_usable(selected)) {
-    const GError *why = cx_plugin_info_get_error(selected);
-    g_set_error(error, CX_ERROR, why->code, "%s: [" MAIN_GROUP "] backend '%s' cannot be used: %s",
-                config->origin, config->backend, why->message);
-    return FALSE;
-  }
-  return TRUE;
+  /* The default isolation backend need not be installed until a cell asks. */
+  g_autoptr(GError) backend_error = NULL;
+  if (!check_named_plugin(config, registry, "backend", config->backend, &backend_error))
+    add_problem(problems, &code, backend_error);
+  g_autoptr(GError) isolation_error = NULL;
+  if (g_key_file_has_key(config->keys, MAIN_GROUP, "use-subprocess-backend", NULL) &&
+      !check_named_plugin(config, registry, "use-subprocess-backend",
+                          config->use_subprocess_backend, &isolation_error))
+    add_problem(problems, &code, isolation_error);
+  return no_problems(problems, code, error);
 }

@@ -33,14 +33,36 @@ cx_debug_default_redact(void)
 
 /* ---- Sanitising ---------------------------------------------------------- */
 
+GPtrArray *
+cx__redact_patterns_new(const char *const *globs)
+{
+  GPtrArray *patterns = g_ptr_array_new_with_free_func((GDestroyNotify)g_pattern_spec_free);
+  for (const char *const *p = globs != NULL ? globs : cx_debug_default_redact(); *p != NULL; p++) {
+    g_autofree char *lower = g_ascii_strdown(*p, -1);
+    g_ptr_array_add(patterns, g_pattern_spec_new(lower));
+  }
+  return patterns;
+}
+
 static gboolean
-redacted_name(const builtin_exporter *self, const char *name)
+redact_matches(GPtrArray *patterns, const char *name)
 {
   g_autofree char *lower = g_ascii_strdown(name, -1);
-  for (guint i = 0; i < self->redact->len; i++)
-    if (g_pattern_spec_match_string(g_ptr_array_index(self->redact, i), lower))
+  for (guint i = 0; i < patterns->len; i++)
+    if (g_pattern_spec_match_string(g_ptr_array_index(patterns, i), lower))
       return TRUE;
   return FALSE;
+}
+
+/* "KEY=VALUE" strings (environment lists) are redacted by KEY. */
+char *
+cx__redact_assignment(GPtrArray *patterns, const char *text)
+{
+  const char *eq = strchr(text, '=');
+  if (eq == NULL || eq == text || strchr(text, '\n') != NULL)
+    return NULL;
+  g_autofree char *key = g_strndup(text, (gsize)(eq - text));
+  return redact_matches(patterns, key) ? g_strdup_printf("%s=[redacted]", key) : NULL;
 }
 
 /* TEXT cut to the size cap at a character boundary, saying how much was cut. */
@@ -65,18 +87,12 @@ string_node(const char *text)
   return json_node_init_string(json_node_alloc(), text);
 }
 
-/* "KEY=VALUE" strings (environment lists) are redacted by KEY. */
 static JsonNode *
 sanitise_string(const builtin_exporter *self, const char *text)
 {
-  const char *eq = strchr(text, '=');
-  if (eq != NULL && eq != text && strchr(text, '\n') == NULL) {
-    g_autofree char *key = g_strndup(text, (gsize)(eq - text));
-    if (redacted_name(self, key)) {
-      g_autofree char *hidden = g_strdup_printf("%s=[redacted]", key);
-      return string_node(hidden);
-    }
-  }
+  g_autofree char *hidden = cx__redact_assignment(self->redact, text);
+  if (hidden != NULL)
+    return string_node(hidden);
   g_autofree char *capped = capped_text(self, text);
   return string_node(capped);
 }
@@ -91,7 +107,7 @@ sanitise_object(const builtin_exporter *self, JsonObject *object)
   guint written = 0, total = json_object_get_size(object);
   json_object_iter_init_ordered(&iter, object);
   while (json_object_iter_next_ordered(&iter, &key, &value) && written < MAX_ITEMS) {
-    if (redacted_name(self, key))
+    if (redact_matches(self->redact, key))
       json_object_set_string_member(out, key, "[redacted]");
     else
       json_object_set_member(out, key, sanitise(self, value));
@@ -291,17 +307,12 @@ builtin_new(const char *path, gboolean markdown, const cx_debug_export_options *
   self->file = file;
   self->path = g_strdup(path);
   self->markdown = markdown;
-  self->redact = g_ptr_array_new_with_free_func((GDestroyNotify)g_pattern_spec_free);
 
   /* Options from an older caller may be shorter: read what it has. */
   cx_debug_export_options opts = { sizeof(opts), NULL, 0 };
   if (options != NULL)
     memcpy(&opts, options, MIN(options->struct_size, sizeof(opts)));
-  const char *const *redact = opts.redact != NULL ? opts.redact : cx_debug_default_redact();
-  for (const char *const *p = redact; *p != NULL; p++) {
-    g_autofree char *lower = g_ascii_strdown(*p, -1);
-    g_ptr_array_add(self->redact, g_pattern_spec_new(lower));
-  }
+  self->redact = cx__redact_patterns_new(opts.redact);
   self->max_value_bytes = opts.max_value_bytes != 0 ? opts.max_value_bytes : DEFAULT_MAX_VALUE_BYTES;
   if (markdown)
     fprintf(file, "# cellexec debug export\n\nEvents of each executor step, oldest first. "

@@ -11,10 +11,17 @@ typedef struct {
   cx_backend_vtable backend;
   cx_executor_vtable executor;
   gboolean has_executor;
+  guint32 flags;            /* the descriptor's CX_PLUGIN_* flags */
 } cx__loaded_plugin;
 
 /* The loaded plugin behind a usable registry entry (NULL if faulty). */
 const cx__loaded_plugin *cx__plugin_info_get_loaded(const cx_plugin_info *info);
+
+/* Whether REGISTRY has a plugin file named NAME, and the names of its
+ * entries in search-path order (a NULL-terminated array of borrowed
+ * strings), both without loading any plugin (registry.c). */
+gboolean cx__registry_has_plugin(const cx_registry *registry, const char *name);
+GPtrArray *cx__registry_names(const cx_registry *registry);
 
 /* Parse VALUE as TYPE; on failure set ERROR with a message naming TYPE. */
 gboolean cx__option_value_check(cx_option_type type, const char *value, GError **error);
@@ -22,6 +29,9 @@ gboolean cx__option_value_check(cx_option_type type, const char *value, GError *
 /* The size of the descriptor in ABI 1.0; a plugin's struct_size may not be
  * smaller.  The registry and cellexec-probe judge by the same rule. */
 #define CX__DESCRIPTOR_SIZE_1_0 (offsetof(cx_plugin, init) + sizeof(((cx_plugin *)0)->init))
+/* The size from which the ABI 1.1 fields (min_core_abi_minor, flags) are
+ * there to read. */
+#define CX__DESCRIPTOR_SIZE_1_1 (offsetof(cx_plugin, flags) + sizeof(((cx_plugin *)0)->flags))
 
 /* cellexec-probe prints this line last when the plugin it loaded returned
  * from its entry and init; the host kills a probe that takes longer than
@@ -34,6 +44,8 @@ gboolean cx__option_value_check(cx_option_type type, const char *value, GError *
  * unchanged. */
 typedef struct cx__probe_cache cx__probe_cache;
 cx__probe_cache *cx__probe_cache_open(void);
+/* Merges the verdicts reached since the last save into the cache file. */
+void cx__probe_cache_save(cx__probe_cache *cache);
 /* Saves new verdicts, then frees CACHE. */
 void cx__probe_cache_close(cx__probe_cache *cache);
 /* NULL when PATH loads without crashing, hanging or exiting (in a separate
@@ -51,15 +63,28 @@ struct cx_backend {
   gboolean has_defaults;
   cx_debug_exporter *exporter; /* borrowed; NULL: none */
   cx_debug_exporter *owned_exporter; /* from the config's debug-export */
+  cx_recorder *recorder; /* a reference; NULL: none (record.c) */
+  gint sessions_opened;  /* atomic: numbers sessions in recordings */
   /* The caller's reference plus one per open session (atomic): the plugin's
    * destroy runs when the last goes, never under an open session. */
   gint references;
+  /* use_subprocess cells of a plugin without CX_PLUGIN_HANDLES_USE_SUBPROCESS
+   * run on ISOLATION, opened on first use with CONFIG's options for it. */
+  cx_config *config; /* the config the backend was opened from, or NULL */
+  GMutex isolation_lock;
+  cx_backend *isolation;
+  /* The sessions open on it, for cx_backend_interrupt_all. */
+  GMutex sessions_lock;
+  GPtrArray *open_sessions;
 };
 
 struct cx_session {
   cx_backend *backend;
   cx_session_instance *instance;
   cx_debug_exporter *exporter; /* borrowed; NULL: none */
+  cx_recorder *recorder; /* a reference; NULL: none (record.c) */
+  guint record_id;       /* its number on its backend, from 1 */
+  guint cells_run;       /* counted under the session's lock */
 };
 
 /* Set ERROR to CX_ERROR_UNSUPPORTED, "backend 'NAME' does not support
@@ -77,14 +102,51 @@ void cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, co
                            const char *code, JsonNode *inputs, const cx_result *result,
                            const GError *error);
 
+/* Redaction by name, shared by debug exports and recordings
+ * (debug_export.c): PATTERNS made from globs (NULL: the defaults) match
+ * names ignoring case.  cx__redact_assignment() returns "KEY=[redacted]"
+ * for a "KEY=VALUE" entry whose KEY matches, else NULL. */
+GPtrArray *cx__redact_patterns_new(const char *const *globs);
+char *cx__redact_assignment(GPtrArray *patterns, const char *text);
+
+/* Recording (record.c): the session opened gets its number and its
+ * backend's recorder; a cell's outcome is appended to the recorder of
+ * SESSION (NULL: stateless, BACKEND's) as its cell CELL (counted under
+ * the session's lock, so in the order cells ran). */
+void cx__record_session_opened(cx_backend *backend, cx_session *session);
+void cx__record_cell(cx_backend *backend, cx_session *session, guint cell, const char *code,
+                     const cx_run_options *run, const cx_result *result, const GError *failure);
+
 /* DATA (LEN bytes) as valid UTF-8 for a JsonNode string: invalid
  * sequences become U+FFFD, and so does NUL unless KEEP_NUL, which marks it
  * for cx_json_to_string() to write as \u0000 (json_text.c). */
 char *cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul);
+/* NODE as Python's json.dumps(NODE, sort_keys=True, indent=INDENT,
+ * ensure_ascii=False) writes it: how nbformat writes notebooks. */
+char *cx__json_to_python_text(JsonNode *node, guint indent);
 
 /* What every timeout must be (cx_timeout_check), for error messages. */
 #define CX__TIMEOUT_RULE \
   "expected a number of seconds from 0 (no timeout) to 31536000 (365 days)"
+
+/* [cellexec] use-subprocess-backend when the config does not say. */
+#define CX__DEFAULT_USE_SUBPROCESS_BACKEND "subprocess"
+
+/* BUNDLE with only the MIME types RUN allows, as a new object; NULL when
+ * RUN allows every one it has (run_options.c). */
+JsonObject *cx__run_options_filter_bundle(const cx_run_options *run, JsonObject *bundle);
+
+/* Keep only the MIME types RUN allows in RESULT's outputs: every backend
+ * honours --mime, whatever its plugin does (result.c). */
+void cx__result_filter_mime(cx_result *result, const cx_run_options *run);
+
+/* After a run with RUN's output callback: a result built with
+ * cx_result_new_streaming() has streamed its outputs, and now gives its
+ * failure; any other gives all its outputs now (result.c). */
+void cx__result_finish_streaming(cx_result *result, const cx_run_options *run);
+
+/* A copy of CONFIG, for a backend to keep. */
+cx_config *cx__config_copy(const cx_config *config);
 
 /* The largest config file read, in bytes (config.c). */
 #define CX__CONFIG_MAX_SIZE (1024 * 1024)

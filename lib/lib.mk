@@ -13,6 +13,11 @@ libcellexec_la_SOURCES = \
 	lib/backend.c \
 	lib/executor.c \
 	lib/debug_export.c \
+	lib/record.c \
+	lib/notebook.c \
+	lib/notebook_parameters.c \
+	lib/notebook_run.c \
+	lib/notebook_internal.h \
 	lib/internal.h
 libcellexec_la_CPPFLAGS = $(AM_CPPFLAGS) -DCX_COMPILATION \
 	-DCX_PLUGINS_DIR='"$(pluginsdir)"' -DCX_PROBE_PATH='"$(pkglibexecdir)/cellexec-probe"'
@@ -28,8 +33,10 @@ cellexecinclude_HEADERS = \
 	include/cellexec/cellexec.h \
 	include/cellexec/common.h \
 	include/cellexec/executor.h \
+	include/cellexec/notebook.h \
 	include/cellexec/options.h \
 	include/cellexec/plugin.h \
+	include/cellexec/record.h \
 	include/cellexec/result.h
 nodist_cellexecinclude_HEADERS = include/cellexec/version.h
 

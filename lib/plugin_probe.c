@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <glib/gstdio.h>
+
 #include "lib/internal.h"
 
 struct cx__probe_cache {
@@ -74,12 +76,22 @@ save_news(const char *path, GKeyFile *news)
 }
 
 void
+cx__probe_cache_save(cx__probe_cache *cache)
+{
+  if (!cache->dirty)
+    return;
+  save_news(cache->path, cache->news);
+  g_key_file_unref(cache->news);
+  cache->news = g_key_file_new();
+  cache->dirty = FALSE;
+}
+
+void
 cx__probe_cache_close(cx__probe_cache *cache)
 {
   if (cache == NULL)
     return;
-  if (cache->dirty)
-    save_news(cache->path, cache->news);
+  cx__probe_cache_save(cache);
   g_key_file_unref(cache->news);
   g_key_file_unref(cache->verdicts);
   g_free(cache->path);
@@ -193,7 +205,9 @@ static char *
 plugin_fault(const char *crash)
 {
   return g_strdup_printf("it %s when loaded in a probe process, so it was not loaded here; "
-                         "fix or remove the plugin", crash);
+                         "fix or remove the plugin (this verdict is remembered until the file "
+                         "changes: if that was a passing stall of a busy machine, run "
+                         "`cellexec plugins --rescan`)", crash);
 }
 
 char *
@@ -218,4 +232,17 @@ cx__probe_plugin(cx__probe_cache *cache, const char *path)
   }
   cache->dirty = TRUE;
   return crash != NULL ? plugin_fault(crash) : NULL;
+}
+
+gboolean
+cx_registry_forget_probes(GError **error)
+{
+  g_autofree char *path = cache_path();
+  if (g_unlink(path) == 0 || errno == ENOENT)
+    return TRUE;
+  int saved = errno;
+  g_set_error(error, CX_ERROR, CX_ERROR_FAILED,
+              "cannot remove the plugin probe cache %s: %s; remove it by hand", path,
+              g_strerror(saved));
+  return FALSE;
 }

@@ -8,8 +8,10 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/internal.h"
 
@@ -21,14 +23,22 @@ struct cx_plugin_info {
   guint abi_major;
   guint abi_minor;
   GError *error;          /* NULL when usable */
+  gboolean examined;      /* probed and loaded (or found faulty) yet */
+  GPtrArray *shadows;     /* paths of later files of the same name, or NULL */
+  GStrv optional_methods; /* filled when examined and usable */
   cx__loaded_plugin loaded;
 };
 
+/* Entries are found by listing the directories and examined (probed,
+ * loaded, checked) only when asked for: `cellexec run -b local` must not
+ * pay for, or be disturbed by, every other plugin on the path. */
 struct cx_registry {
   gatomicrefcount ref;
   char **search_path;
   GPtrArray *entries;     /* cx_plugin_info*, in search-path order */
-  GHashTable *by_name;    /* name -> first entry of that name (borrowed) */
+  GHashTable *by_name;    /* file stem -> first entry of that name (borrowed) */
+  GMutex lock;            /* examining entries */
+  cx__probe_cache *probes; /* read on the first examination, under LOCK */
 };
 
 /* A struct_size past this is corrupt, not from the future: ABI minors only
@@ -48,6 +58,8 @@ plugin_info_free(cx_plugin_info *info)
   g_free(info->version);
   g_free(info->description);
   g_clear_error(&info->error);
+  g_clear_pointer(&info->shadows, g_ptr_array_unref);
+  g_strfreev(info->optional_methods);
   g_free(info);
 }
 
@@ -93,12 +105,31 @@ valid_plugin_name(const char *name)
   return TRUE;
 }
 
+/* Option names are config keys and CLI words: lowercase, digits, '-'. */
+static gboolean
+valid_option_name(const char *name)
+{
+  if (!g_ascii_islower(*name))
+    return FALSE;
+  for (const char *c = name; *c; c++)
+    if (!(g_ascii_islower(*c) || g_ascii_isdigit(*c) || *c == '-'))
+      return FALSE;
+  return TRUE;
+}
+
 /* Check what the descriptor's option schema declares: names, types, defaults. */
 static gboolean
 check_schema(cx_plugin_info *info, const cx_option_spec *schema)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
   for (const cx_option_spec *spec = schema; spec != NULL && spec->name != NULL; spec++) {
+    if (!valid_option_name(spec->name)) {
+      set_faulty(info, CX_ERROR_INVALID_PLUGIN,
+                 "its option name '%s' is not valid; use lowercase letters, digits and '-', "
+                 "starting with a letter, as config keys are written",
+                 spec->name);
+      return FALSE;
+    }
     if (!g_hash_table_add(seen, (gpointer)spec->name)) {
       set_faulty(info, CX_ERROR_INVALID_PLUGIN,
                  "its option schema declares '%s' twice; fix the plugin's option table",
@@ -232,11 +263,37 @@ check_descriptor(cx_plugin_info *info, const cx_plugin *descriptor)
                descriptor->name != NULL ? descriptor->name : "(null)");
     return FALSE;
   }
-  g_free(info->name);
-  info->name = g_strdup(descriptor->name);
-  info->version = g_strdup(descriptor->version != NULL ? descriptor->version : "");
-  info->description = g_strdup(descriptor->description != NULL ? descriptor->description : "");
+  /* The file name is how a plugin is found without loading the others. */
+  if (strcmp(descriptor->name, info->name) != 0) {
+    set_faulty(info, CX_ERROR_INVALID_PLUGIN,
+               "its descriptor names it '%s' but the file is %s.so; a plugin's file must be "
+               "NAME.so: rename the file to %s.so",
+               descriptor->name, info->name, descriptor->name);
+    return FALSE;
+  }
+  const char *missing = descriptor->version == NULL       ? "version"
+                        : descriptor->description == NULL ? "description"
+                                                          : NULL;
+  if (missing != NULL || *descriptor->version == '\0') {
+    set_faulty(info, CX_ERROR_INVALID_PLUGIN,
+               "its descriptor has no %s; set it in CX_PLUGIN_DEFINE",
+               missing != NULL ? missing : "version");
+    return FALSE;
+  }
+  info->version = g_strdup(descriptor->version);
+  info->description = g_strdup(descriptor->description);
+  if (descriptor->struct_size >= CX__DESCRIPTOR_SIZE_1_1 &&
+      descriptor->min_core_abi_minor > CX_ABI_MINOR) {
+    set_faulty(info, CX_ERROR_ABI_MISMATCH,
+               "it needs cellexec ABI %u.%u or newer, this cellexec has ABI %d.%d "
+               "(cellexec %s); upgrade cellexec, or use a build of the plugin for this one",
+               descriptor->abi_major, descriptor->min_core_abi_minor, CX_ABI_MAJOR,
+               CX_ABI_MINOR, CX_VERSION_STRING);
+    return FALSE;
+  }
   info->loaded.descriptor = descriptor;
+  if (descriptor->struct_size >= CX__DESCRIPTOR_SIZE_1_1)
+    info->loaded.flags = descriptor->flags;
   return copy_vtables(info, descriptor) && check_schema(info, descriptor->options);
 }
 
@@ -278,32 +335,79 @@ init_once(const cx_plugin *descriptor, GError **error)
   return refusal == NULL;
 }
 
-/* Load PATH into a new entry, usable or faulty. */
-static cx_plugin_info *
-load_file(cx_registry *registry, cx__probe_cache *probes, const char *path)
+/* The optional methods a usable plugin has, by their vtable names. */
+static GStrv
+list_optional_methods(const cx__loaded_plugin *loaded)
 {
-  cx_plugin_info *info = g_new0(cx_plugin_info, 1);
-  info->path = g_strdup(path);
-  info->name = file_stem(path);
-
-  /* A plugin that crashes in its entry or init would take the host down:
-   * it is tried in a process of its own first. */
-  g_autofree char *fault = cx__probe_plugin(probes, path);
-  if (fault != NULL) {
-    set_faulty(info, CX_ERROR_PLUGIN_LOAD, "%s (plugin ABI unknown, cellexec ABI %d.%d)", fault,
-               CX_ABI_MAJOR, CX_ABI_MINOR);
-    return info;
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+  const cx_backend_vtable *backend = &loaded->backend;
+  if (backend->session_open != NULL)
+    g_strv_builder_add_many(builder, "session_open", "session_run_cell", "session_close", NULL);
+  if (backend->interrupt != NULL)
+    g_strv_builder_add(builder, "interrupt");
+  if (backend->query != NULL)
+    g_strv_builder_add(builder, "query");
+  if (loaded->has_executor) {
+    const cx_executor_vtable *executor = &loaded->executor;
+    const struct {
+      const char *name;
+      gboolean present;
+    } methods[] = {
+      { "execute_prelude", executor->execute_prelude != NULL },
+      { "execute_prelude_incremental", executor->execute_prelude_incremental != NULL },
+      { "evaluate_inline", executor->evaluate_inline != NULL },
+      { "execute_block", executor->execute_block != NULL },
+      { "execute_side_effects", executor->execute_side_effects != NULL },
+      { "create_dynamic_function", executor->create_dynamic_function != NULL },
+      { "evaluate_type_expression", executor->evaluate_type_expression != NULL },
+      { "set_debug_exporter", executor->set_debug_exporter != NULL },
+      { "env_snapshot", executor->env_snapshot != NULL },
+      { "env_free", executor->env_free != NULL },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(methods); i++)
+      if (methods[i].present)
+        g_strv_builder_add(builder, methods[i].name);
   }
+  return g_strv_builder_end(builder);
+}
 
+/* While a plugin's constructors, entry and init run in this process, what
+ * they print goes to stderr: the host's stdout may be JSON that a chatty
+ * plugin must not corrupt.  Returns the saved stdout, for
+ * restore_stdout(). */
+static int
+divert_stdout(void)
+{
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  if (saved >= 0)
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+  return saved;
+}
+
+static void
+restore_stdout(int saved)
+{
+  if (saved < 0)
+    return;
+  fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+}
+
+/* Load INFO's file (probed already) and check what it declares. */
+static void
+load_checked(cx_plugin_info *info)
+{
   dlerror();
-  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void *handle = dlopen(info->path, RTLD_NOW | RTLD_LOCAL);
   if (handle == NULL) {
     const char *message = dlerror();
     cx_error_code code;
     const char *reason = dlerror_reason(message != NULL ? message : "", &code);
     set_faulty(info, code, "%s (%s) (plugin ABI unknown, cellexec ABI %d.%d)", reason,
                message != NULL ? message : "dlopen failed", CX_ABI_MAJOR, CX_ABI_MINOR);
-    return info;
+    return;
   }
   cx_plugin_entry_func entry = (cx_plugin_entry_func)dlsym(handle, CX_PLUGIN_ENTRY_SYMBOL);
   if (entry == NULL) {
@@ -312,22 +416,12 @@ load_file(cx_registry *registry, cx__probe_cache *probes, const char *path)
                "it is not a cellexec plugin, or it was built without CX_PLUGIN_DEFINE",
                CX_PLUGIN_ENTRY_SYMBOL, CX_ABI_MAJOR, CX_ABI_MINOR);
     dlclose(handle);
-    return info;
+    return;
   }
   if (!check_descriptor(info, entry())) {
-    dlclose(handle);
-    return info;
-  }
-
-  cx_plugin_info *first = g_hash_table_lookup(registry->by_name, info->name);
-  if (first != NULL) {
-    set_faulty(info, CX_ERROR_DUPLICATE,
-               "another plugin named '%s' comes first on the search path (%s) and is used "
-               "instead; remove one of them or reorder CELLEXEC_PLUGIN_PATH",
-               info->name, first->path);
-    dlclose(handle);
     info->loaded.descriptor = NULL;
-    return info;
+    dlclose(handle);
+    return;
   }
 
   const cx_plugin *descriptor = info->loaded.descriptor;
@@ -337,8 +431,43 @@ load_file(cx_registry *registry, cx__probe_cache *probes, const char *path)
                init_error != NULL ? init_error->message : "(no reason given)");
     /* The init may have started things (threads, handlers): keep it loaded. */
     info->loaded.descriptor = NULL;
-    return info;
+    return;
   }
+  info->optional_methods = list_optional_methods(&info->loaded);
+}
+
+/* Probe, load and check INFO's file, leaving INFO usable or faulty. */
+static void
+examine(cx_registry *registry, cx_plugin_info *info)
+{
+  /* A plugin that crashes in its entry or init would take the host down:
+   * it is tried in a process of its own first.  The cache file is read
+   * once per registry; a new verdict is saved at once. */
+  if (registry->probes == NULL)
+    registry->probes = cx__probe_cache_open();
+  g_autofree char *fault = cx__probe_plugin(registry->probes, info->path);
+  cx__probe_cache_save(registry->probes);
+  if (fault != NULL) {
+    set_faulty(info, CX_ERROR_PLUGIN_LOAD, "%s (plugin ABI unknown, cellexec ABI %d.%d)", fault,
+               CX_ABI_MAJOR, CX_ABI_MINOR);
+    return;
+  }
+  int saved_stdout = divert_stdout();
+  load_checked(info);
+  restore_stdout(saved_stdout);
+}
+
+/* INFO, examined first if it has not been yet. */
+static const cx_plugin_info *
+examined(const cx_registry *registry, cx_plugin_info *info)
+{
+  cx_registry *mutable_registry = (cx_registry *)registry; /* examining is caching */
+  g_mutex_lock(&mutable_registry->lock);
+  if (!info->examined) {
+    examine(mutable_registry, info);
+    info->examined = TRUE;
+  }
+  g_mutex_unlock(&mutable_registry->lock);
   return info;
 }
 
@@ -349,7 +478,7 @@ compare_names(gconstpointer a, gconstpointer b)
 }
 
 static void
-scan_directory(cx_registry *registry, cx__probe_cache *probes, const char *dir)
+scan_directory(cx_registry *registry, const char *dir)
 {
   GDir *handle = g_dir_open(dir, 0, NULL);
   if (handle == NULL)
@@ -363,12 +492,24 @@ scan_directory(cx_registry *registry, cx__probe_cache *probes, const char *dir)
   g_ptr_array_sort(names, compare_names);
 
   for (guint i = 0; i < names->len; i++) {
-    g_autofree char *path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
-    cx_plugin_info *info = load_file(registry, probes, path);
+    cx_plugin_info *info = g_new0(cx_plugin_info, 1);
+    info->path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
+    info->name = file_stem(info->path);
     g_ptr_array_add(registry->entries, info);
-    if (info->error == NULL || info->error->code != CX_ERROR_DUPLICATE)
-      if (!g_hash_table_contains(registry->by_name, info->name))
-        g_hash_table_insert(registry->by_name, info->name, info);
+    cx_plugin_info *first = g_hash_table_lookup(registry->by_name, info->name);
+    if (first == NULL) {
+      g_hash_table_insert(registry->by_name, info->name, info);
+      continue;
+    }
+    /* First on the path wins; the later file is never loaded. */
+    set_faulty(info, CX_ERROR_DUPLICATE,
+               "it is shadowed by %s, which comes first on the plugin path and is used "
+               "instead; remove one of them or reorder the plugin path",
+               first->path);
+    info->examined = TRUE;
+    if (first->shadows == NULL)
+      first->shadows = g_ptr_array_new_null_terminated(1, g_free, TRUE);
+    g_ptr_array_add(first->shadows, g_strdup(info->path));
   }
 }
 
@@ -400,10 +541,9 @@ cx_registry_new_for_path(const char *const *dirs)
   registry->search_path = unique_dirs(dirs);
   registry->entries = g_ptr_array_new_with_free_func((GDestroyNotify)plugin_info_free);
   registry->by_name = g_hash_table_new(g_str_hash, g_str_equal);
-  cx__probe_cache *probes = cx__probe_cache_open();
+  g_mutex_init(&registry->lock);
   for (char **dir = registry->search_path; *dir != NULL; dir++)
-    scan_directory(registry, probes, *dir);
-  cx__probe_cache_close(probes);
+    scan_directory(registry, *dir);
   return registry;
 }
 
@@ -440,6 +580,8 @@ cx_registry_unref(cx_registry *registry)
   g_hash_table_unref(registry->by_name);
   g_ptr_array_unref(registry->entries);
   g_strfreev(registry->search_path);
+  cx__probe_cache_close(registry->probes);
+  g_mutex_clear(&registry->lock);
   g_free(registry);
 }
 
@@ -461,16 +603,18 @@ const cx_plugin_info *
 cx_registry_get_plugin(const cx_registry *registry, guint index)
 {
   g_return_val_if_fail(registry != NULL, NULL);
-  return index < registry->entries->len ? g_ptr_array_index(registry->entries, index) : NULL;
+  if (index >= registry->entries->len)
+    return NULL;
+  return examined(registry, g_ptr_array_index(registry->entries, index));
 }
 
 const cx_plugin_info *
 cx_registry_lookup(const cx_registry *registry, const char *name, GError **error)
 {
   g_return_val_if_fail(registry != NULL && name != NULL, NULL);
-  const cx_plugin_info *info = g_hash_table_lookup(registry->by_name, name);
+  cx_plugin_info *info = g_hash_table_lookup(registry->by_name, name);
   if (info != NULL)
-    return info;
+    return examined(registry, info);
 
   g_autofree char *dirs = g_strjoinv(G_SEARCHPATH_SEPARATOR_S, registry->search_path);
   g_autofree const char **names = (const char **)g_hash_table_get_keys_as_array(registry->by_name, NULL);
@@ -481,6 +625,21 @@ cx_registry_lookup(const cx_registry *registry, const char *name, GError **error
               name, closest != NULL ? " (did you mean '" : "", closest != NULL ? closest : "",
               closest != NULL ? "'?)" : "", *dirs != '\0' ? dirs : "(empty search path)");
   return NULL;
+}
+
+gboolean
+cx__registry_has_plugin(const cx_registry *registry, const char *name)
+{
+  return g_hash_table_contains(registry->by_name, name);
+}
+
+GPtrArray *
+cx__registry_names(const cx_registry *registry)
+{
+  GPtrArray *names = g_ptr_array_new_null_terminated(registry->entries->len, NULL, TRUE);
+  for (guint i = 0; i < registry->entries->len; i++)
+    g_ptr_array_add(names, ((cx_plugin_info *)g_ptr_array_index(registry->entries, i))->name);
+  return names;
 }
 
 const char *
@@ -556,4 +715,28 @@ const cx__loaded_plugin *
 cx__plugin_info_get_loaded(const cx_plugin_info *info)
 {
   return info->error == NULL ? &info->loaded : NULL;
+}
+
+const char *const *
+cx_plugin_info_get_optional_methods(const cx_plugin_info *info)
+{
+  static const char *const none[] = { NULL };
+  g_return_val_if_fail(info != NULL, NULL);
+  return info->error == NULL && info->optional_methods != NULL
+           ? (const char *const *)info->optional_methods
+           : none;
+}
+
+const char *const *
+cx_plugin_info_get_shadowed_paths(const cx_plugin_info *info)
+{
+  g_return_val_if_fail(info != NULL, NULL);
+  return info->shadows != NULL ? (const char *const *)info->shadows->pdata : NULL;
+}
+
+guint32
+cx_plugin_info_get_flags(const cx_plugin_info *info)
+{
+  g_return_val_if_fail(info != NULL, 0);
+  return info->error == NULL ? info->loaded.flags : 0;
 }

@@ -1,6 +1,7 @@
 /* The result bundle of one cell: building, reading, JSON in and out. */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "lib/internal.h"
@@ -36,6 +37,11 @@ struct cx_result {
   char *error_message;
   char *error_traceback;
   JsonObject *extras; /* extra top-level keys, in insertion order */
+  /* Streaming: each output goes to the output callback of LISTENER_RUN as
+   * it is added (cx_result_new_streaming), or a plugin gave them itself;
+   * either way the core does not give them again. */
+  cx_run_options *listener_run;
+  gboolean streamed;
 };
 
 /* Keys cx_result_set_extra() refuses: the five standard ones, and the
@@ -70,6 +76,111 @@ cx_result_new(void)
   return result;
 }
 
+cx_result *
+cx_result_new_streaming(const cx_run_options *run)
+{
+  cx_result *result = cx_result_new();
+  if (run == NULL || cx_run_options_get_output_callback(run, NULL) == NULL)
+    return result;
+  result->listener_run = cx_run_options_copy(run);
+  result->streamed = TRUE;
+  return result;
+}
+
+void
+cx_result_set_streamed(cx_result *result)
+{
+  g_return_if_fail(result != NULL);
+  result->streamed = TRUE;
+}
+
+/* Give OUTPUT (taken) to the output callback, if there is one. */
+static void
+emit(cx_result *result, JsonObject *output)
+{
+  if (result->listener_run != NULL)
+    cx_run_options_emit_output(result->listener_run, output);
+  json_object_unref(output);
+}
+
+/* Cell output is bytes; JSON strings are UTF-8 (and, in a JsonNode, have no
+ * NUL unless KEEP_NUL marks them for cx_json_to_string). */
+static void
+set_text_member(JsonObject *object, const char *key, const char *data, gsize len,
+                gboolean keep_nul)
+{
+  if (memchr(data, '\0', len) == NULL && g_utf8_validate_len(data, len, NULL)) {
+    json_object_set_string_member(object, key, data);
+  } else {
+    g_autofree char *valid = cx__json_text_from_bytes(data, len, keep_nul);
+    json_object_set_string_member(object, key, valid);
+  }
+}
+
+/* A stream output: LEN bytes of DATA written to STREAM (1: stdout, 2: stderr). */
+static JsonObject *
+stream_output(int stream, const char *data, gsize len, gboolean keep_nul)
+{
+  JsonObject *output = json_object_new();
+  json_object_set_string_member(output, "output_type", "stream");
+  json_object_set_string_member(output, "name", stream == 1 ? "stdout" : "stderr");
+  set_text_member(output, "text", data, len, keep_nul);
+  return output;
+}
+
+static JsonArray *
+traceback_lines(const char *traceback)
+{
+  JsonArray *lines = json_array_new();
+  g_auto(GStrv) split = g_strsplit(traceback, "\n", -1);
+  guint n = g_strv_length(split);
+  if (n > 0 && split[n - 1][0] == '\0')
+    n--; /* the text ends with a line break */
+  for (guint i = 0; i < n; i++)
+    json_array_add_string_element(lines, split[i]);
+  return lines;
+}
+
+static JsonObject *
+error_output(const char *ename, const char *evalue, const char *traceback)
+{
+  JsonObject *error = json_object_new();
+  json_object_set_string_member(error, "output_type", "error");
+  json_object_set_string_member(error, "ename", ename);
+  json_object_set_string_member(error, "evalue", evalue);
+  json_object_set_array_member(error, "traceback", traceback_lines(traceback));
+  return error;
+}
+
+/* One entry of the ordered outputs as an nbformat output object. */
+static JsonObject *
+item_to_output(const output_item *item, gboolean keep_nul)
+{
+  if (item->kind == ITEM_SHOWN_ERROR)
+    return error_output(item->ename, item->evalue, item->text->str);
+  if (item->kind == ITEM_STREAM)
+    return stream_output(item->stream, item->text->str, item->text->len, keep_nul);
+  JsonObject *output = json_object_new();
+  switch (item->kind) {
+  case ITEM_EXECUTE_RESULT:
+    json_object_set_string_member(output, "output_type", "execute_result");
+    json_object_set_int_member(output, "execution_count", item->execution_count);
+    break;
+  case ITEM_DISPLAY:
+    json_object_set_string_member(output, "output_type", "display_data");
+    break;
+  case ITEM_STREAM:
+  case ITEM_SHOWN_ERROR:
+    g_assert_not_reached();
+  }
+  /* Bundles are never modified once added, so the document shares them. */
+  if (item->data != NULL) {
+    json_object_set_object_member(output, "data", json_object_ref(item->data));
+    json_object_set_object_member(output, "metadata", json_object_ref(item->metadata));
+  }
+  return output;
+}
+
 static void
 clear_error(cx_result *result)
 {
@@ -89,15 +200,28 @@ cx_result_free(cx_result *result)
   g_ptr_array_unref(result->items);
   clear_error(result);
   json_object_unref(result->extras);
+  cx_run_options_free(result->listener_run);
   g_free(result);
 }
 
-/* Before any output: a clear_output(wait=True) waiting for it happens now. */
+/* What clear_output(wait=False) does to what the result holds. */
+static void
+clear_now(cx_result *result)
+{
+  result->clear_pending = FALSE;
+  g_string_truncate(result->out, 0);
+  g_string_truncate(result->err, 0);
+  g_ptr_array_set_size(result->outputs, 0);
+  g_ptr_array_set_size(result->items, 0);
+}
+
+/* Before any output: a clear_output(wait=True) waiting for it happens now
+ * (a streaming consumer was told when it was asked for). */
 static void
 output_arrives(cx_result *result)
 {
   if (result->clear_pending)
-    cx_result_clear_output(result, FALSE);
+    clear_now(result);
 }
 
 /* Past this many outputs, a write that switches stream joins the output
@@ -129,6 +253,9 @@ append_stream(cx_result *result, int stream, const char *data, gsize len)
     g_ptr_array_add(result->items, last);
   }
   g_string_append_len(last->text, data, len);
+  /* DATA need not end with a NUL; the copy in LAST does. */
+  if (result->listener_run != NULL)
+    emit(result, stream_output(stream, last->text->str + last->text->len - len, len, FALSE));
 }
 
 void
@@ -171,6 +298,21 @@ add_bundle_item(cx_result *result, item_kind kind, JsonObject *bundle, JsonObjec
   return item;
 }
 
+/* After a display or execute_result ITEM is complete. */
+static void
+emit_item(cx_result *result, const output_item *item)
+{
+  if (result->listener_run == NULL)
+    return;
+  JsonObject *output = item_to_output(item, FALSE);
+  if (item->display_id != NULL) {
+    JsonObject *transient = json_object_new();
+    json_object_set_string_member(transient, "display_id", item->display_id);
+    json_object_set_object_member(output, "transient", transient);
+  }
+  emit(result, output);
+}
+
 gboolean
 cx_result_add_display(cx_result *result, JsonObject *bundle, JsonObject *metadata,
                       const char *display_id)
@@ -180,6 +322,7 @@ cx_result_add_display(cx_result *result, JsonObject *bundle, JsonObject *metadat
     return FALSE;
   output_item *item = add_bundle_item(result, ITEM_DISPLAY, bundle, metadata);
   item->display_id = g_strdup(display_id);
+  emit_item(result, item);
   return TRUE;
 }
 
@@ -192,6 +335,7 @@ cx_result_add_execute_result(cx_result *result, JsonObject *bundle, JsonObject *
     return FALSE;
   output_item *item = add_bundle_item(result, ITEM_EXECUTE_RESULT, bundle, metadata);
   item->execution_count = execution_count;
+  emit_item(result, item);
   return TRUE;
 }
 
@@ -220,6 +364,17 @@ cx_result_update_display(cx_result *result, const char *display_id, JsonObject *
   }
   if (updated > 0)
     rebuild_rich_outputs(result);
+  if (updated > 0 && result->listener_run != NULL) {
+    JsonObject *output = json_object_new();
+    json_object_set_string_member(output, "output_type", "update_display_data");
+    json_object_set_object_member(output, "data", json_object_ref(bundle));
+    json_object_set_object_member(output, "metadata",
+                                  metadata != NULL ? json_object_ref(metadata) : json_object_new());
+    JsonObject *transient = json_object_new();
+    json_object_set_string_member(transient, "display_id", display_id);
+    json_object_set_object_member(output, "transient", transient);
+    emit(result, output);
+  }
   return updated;
 }
 
@@ -227,13 +382,16 @@ void
 cx_result_clear_output(cx_result *result, gboolean wait)
 {
   g_return_if_fail(result != NULL);
-  result->clear_pending = wait;
+  if (result->listener_run != NULL && !(wait && result->clear_pending)) {
+    JsonObject *output = json_object_new();
+    json_object_set_string_member(output, "output_type", "clear_output");
+    json_object_set_boolean_member(output, "wait", wait);
+    emit(result, output);
+  }
   if (wait)
-    return;
-  g_string_truncate(result->out, 0);
-  g_string_truncate(result->err, 0);
-  g_ptr_array_set_size(result->outputs, 0);
-  g_ptr_array_set_size(result->items, 0);
+    result->clear_pending = TRUE;
+  else
+    clear_now(result);
 }
 
 void
@@ -248,6 +406,7 @@ cx_result_add_error_output(cx_result *result, const char *ename, const char *eva
   item->evalue = g_strdup(evalue);
   item->text = g_string_new(traceback != NULL ? traceback : "");
   g_ptr_array_add(result->items, item);
+  emit(result, item_to_output(item, FALSE));
 }
 
 void
@@ -384,83 +543,36 @@ cx_result_list_extras(const cx_result *result)
 
 /* ---- JSON out ------------------------------------------------------------ */
 
-/* Cell output is bytes; JSON strings are UTF-8 (and, in a JsonNode, have no
- * NUL unless KEEP_NUL marks them for cx_json_to_string). */
-static void
-set_text_member(JsonObject *object, const char *key, const char *data, gsize len,
-                gboolean keep_nul)
-{
-  if (memchr(data, '\0', len) == NULL && g_utf8_validate_len(data, len, NULL)) {
-    json_object_set_string_member(object, key, data);
-  } else {
-    g_autofree char *valid = cx__json_text_from_bytes(data, len, keep_nul);
-    json_object_set_string_member(object, key, valid);
-  }
-}
-
-static JsonArray *
-traceback_lines(const char *traceback)
-{
-  JsonArray *lines = json_array_new();
-  g_auto(GStrv) split = g_strsplit(traceback, "\n", -1);
-  guint n = g_strv_length(split);
-  if (n > 0 && split[n - 1][0] == '\0')
-    n--; /* the text ends with a line break */
-  for (guint i = 0; i < n; i++)
-    json_array_add_string_element(lines, split[i]);
-  return lines;
-}
-
-static JsonObject *
-error_output(const char *ename, const char *evalue, const char *traceback)
-{
-  JsonObject *error = json_object_new();
-  json_object_set_string_member(error, "output_type", "error");
-  json_object_set_string_member(error, "ename", ename);
-  json_object_set_string_member(error, "evalue", evalue);
-  json_object_set_array_member(error, "traceback", traceback_lines(traceback));
-  return error;
-}
-
 static JsonArray *
 outputs_to_json(const cx_result *result, gboolean keep_nul)
 {
   JsonArray *array = json_array_sized_new(result->items->len + 1);
-  for (guint i = 0; i < result->items->len; i++) {
-    const output_item *item = g_ptr_array_index(result->items, i);
-    if (item->kind == ITEM_SHOWN_ERROR) {
-      json_array_add_object_element(array, error_output(item->ename, item->evalue,
-                                                        item->text->str));
-      continue;
-    }
-    JsonObject *output = json_object_new();
-    switch (item->kind) {
-    case ITEM_STREAM:
-      json_object_set_string_member(output, "output_type", "stream");
-      json_object_set_string_member(output, "name", item->stream == 1 ? "stdout" : "stderr");
-      set_text_member(output, "text", item->text->str, item->text->len, keep_nul);
-      break;
-    case ITEM_EXECUTE_RESULT:
-      json_object_set_string_member(output, "output_type", "execute_result");
-      json_object_set_int_member(output, "execution_count", item->execution_count);
-      break;
-    case ITEM_DISPLAY:
-      json_object_set_string_member(output, "output_type", "display_data");
-      break;
-    case ITEM_SHOWN_ERROR:
-      g_assert_not_reached();
-    }
-    /* Bundles are never modified once added, so the document shares them. */
-    if (item->data != NULL) {
-      json_object_set_object_member(output, "data", json_object_ref(item->data));
-      json_object_set_object_member(output, "metadata", json_object_ref(item->metadata));
-    }
-    json_array_add_object_element(array, output);
-  }
+  for (guint i = 0; i < result->items->len; i++)
+    json_array_add_object_element(array,
+                                  item_to_output(g_ptr_array_index(result->items, i), keep_nul));
   if (result->error_type != NULL)
     json_array_add_object_element(array, error_output(result->error_type, result->error_message,
                                                       result->error_traceback));
   return array;
+}
+
+void
+cx__result_finish_streaming(cx_result *result, const cx_run_options *run)
+{
+  if (cx_run_options_get_output_callback(run, NULL) == NULL)
+    return;
+  if (!result->streamed) {
+    /* Built without streaming: everything now, in order. */
+    g_autoptr(JsonArray) outputs = outputs_to_json(result, FALSE);
+    for (guint i = 0; i < json_array_get_length(outputs); i++)
+      cx_run_options_emit_output(run, json_array_get_object_element(outputs, i));
+  } else if (result->error_type != NULL) {
+    g_autoptr(JsonObject) error = error_output(result->error_type, result->error_message,
+                                               result->error_traceback);
+    cx_run_options_emit_output(run, error);
+  }
+  /* Later additions (by the caller) are not streamed. */
+  g_clear_pointer(&result->listener_run, cx_run_options_free);
 }
 
 JsonArray *
@@ -714,6 +826,55 @@ read_error(JsonObject *object, cx_result *result, GError **error)
   return TRUE;
 }
 
+/* NODE's values, checked for what JSON text cannot hold: a number that
+ * overflowed to infinity (json-glib reads 1e999 so), and a string that is
+ * not UTF-8 (json-glib lets a malformed \u escape through as raw bytes).
+ * Either way the bundle could not be written back as it came. */
+static gboolean
+check_values(JsonNode *node, GError **error)
+{
+  switch (JSON_NODE_TYPE(node)) {
+  case JSON_NODE_OBJECT: {
+    JsonObjectIter iter;
+    const char *name;
+    JsonNode *member;
+    json_object_iter_init(&iter, json_node_get_object(node));
+    while (json_object_iter_next(&iter, &name, &member))
+      if (!g_utf8_validate(name, -1, NULL) || !check_values(member, error)) {
+        if (error != NULL && *error == NULL)
+          g_set_error(error, CX_ERROR, CX_ERROR_JSON,
+                      "result bundle: a key is not valid UTF-8 (a malformed \\u escape?)");
+        return FALSE;
+      }
+    return TRUE;
+  }
+  case JSON_NODE_ARRAY: {
+    JsonArray *array = json_node_get_array(node);
+    for (guint i = 0; i < json_array_get_length(array); i++)
+      if (!check_values(json_array_get_element(array, i), error))
+        return FALSE;
+    return TRUE;
+  }
+  case JSON_NODE_VALUE:
+    if (json_node_get_value_type(node) == G_TYPE_DOUBLE && !isfinite(json_node_get_double(node))) {
+      g_set_error(error, CX_ERROR, CX_ERROR_JSON,
+                  "result bundle: a number is too large for a double (an overflow to "
+                  "infinity); write it as a string");
+      return FALSE;
+    }
+    if (json_node_get_value_type(node) == G_TYPE_STRING &&
+        !g_utf8_validate(json_node_get_string(node), -1, NULL)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_JSON,
+                  "result bundle: a string is not valid UTF-8 (a malformed \\u escape?)");
+      return FALSE;
+    }
+    return TRUE;
+  case JSON_NODE_NULL:
+  default:
+    return TRUE;
+  }
+}
+
 cx_result *
 cx_result_from_json_node(JsonNode *node, GError **error)
 {
@@ -723,6 +884,8 @@ cx_result_from_json_node(JsonNode *node, GError **error)
     return NULL;
   }
   JsonObject *object = json_node_get_object(node);
+  if (!check_values(node, error))
+    return NULL;
   g_autoptr(cx_result) result = cx_result_new();
   if (!read_text(object, "stdout", result, result->out, error) ||
       !read_text(object, "stderr", result, result->err, error) ||
@@ -756,10 +919,9 @@ cx_result_from_json(const char *text, GError **error)
 {
   g_return_val_if_fail(text != NULL, NULL);
   g_autoptr(GError) parse_error = NULL;
-  g_autoptr(JsonNode) node = json_from_string(text, &parse_error);
+  g_autoptr(JsonNode) node = cx_json_from_string(text, -1, &parse_error);
   if (node == NULL) {
-    g_set_error(error, CX_ERROR, CX_ERROR_JSON, "result bundle: %s",
-                parse_error != NULL ? parse_error->message : "empty document");
+    g_set_error(error, CX_ERROR, CX_ERROR_JSON, "result bundle: %s", parse_error->message);
     return NULL;
   }
   return cx_result_from_json_node(node, error);
@@ -803,4 +965,36 @@ cx_result_copy(const cx_result *result)
   g_autoptr(JsonNode) extras_copy = json_node_copy(extras);
   copy->extras = json_object_ref(json_node_get_object(extras_copy));
   return copy;
+}
+
+/* Keep, in every bundle, only the MIME types RUN allows; drop what is left
+ * without data (an execute_result, a display without an id). */
+void
+cx__result_filter_mime(cx_result *result, const cx_run_options *run)
+{
+  if (cx_run_options_get_allowed_mime_types(run) == NULL)
+    return;
+  gboolean changed = FALSE;
+  for (guint i = 0; i < result->items->len;) {
+    output_item *item = g_ptr_array_index(result->items, i);
+    if (item->data == NULL) {
+      i++;
+      continue;
+    }
+    JsonObject *kept = cx__run_options_filter_bundle(run, item->data);
+    if (kept != NULL) {
+      json_object_unref(item->data);
+      item->data = kept;
+      changed = TRUE;
+    }
+    if (json_object_get_size(item->data) == 0 &&
+        (item->kind == ITEM_EXECUTE_RESULT || (item->kind == ITEM_DISPLAY && item->display_id == NULL))) {
+      g_ptr_array_remove_index(result->items, i);
+      changed = TRUE;
+      continue;
+    }
+    i++;
+  }
+  if (changed)
+    rebuild_rich_outputs(result);
 }

@@ -13,6 +13,9 @@ struct cx_run_options {
   double timeout;
   gboolean use_subprocess;
   GPtrArray *mime;    /* allowed MIME types, NULL-terminated; NULL: all */
+  cx_output_func output_callback;
+  gpointer output_data;
+  GMutex output_lock; /* one output callback at a time */
 };
 
 static GPtrArray *
@@ -36,6 +39,7 @@ cx_run_options_new(void)
   cx_run_options *run = g_new0(cx_run_options, 1);
   run->env = strv_array_new();
   run->env_index = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_mutex_init(&run->output_lock);
   return run;
 }
 
@@ -49,6 +53,7 @@ cx_run_options_free(cx_run_options *run)
   g_hash_table_unref(run->env_index);
   if (run->mime != NULL)
     g_ptr_array_unref(run->mime);
+  g_mutex_clear(&run->output_lock);
   g_free(run);
 }
 
@@ -62,6 +67,8 @@ cx_run_options_copy(const cx_run_options *run)
     cx_run_options_add_env(copy, g_ptr_array_index(run->env, i));
   copy->timeout = run->timeout;
   copy->use_subprocess = run->use_subprocess;
+  copy->output_callback = run->output_callback;
+  copy->output_data = run->output_data;
   if (run->mime != NULL)
     for (guint i = 0; i + 1 < run->mime->len; i++)
       cx_run_options_add_allowed_mime_type(copy, g_ptr_array_index(run->mime, i));
@@ -187,6 +194,74 @@ cx_run_options_get_allowed_mime_types(const cx_run_options *run)
 {
   g_return_val_if_fail(run != NULL, NULL);
   return run->mime != NULL ? (const char *const *)run->mime->pdata : NULL;
+}
+
+void
+cx_run_options_set_output_callback(cx_run_options *run, cx_output_func callback,
+                                   gpointer user_data)
+{
+  g_return_if_fail(run != NULL);
+  run->output_callback = callback;
+  run->output_data = user_data;
+}
+
+cx_output_func
+cx_run_options_get_output_callback(const cx_run_options *run, gpointer *user_data)
+{
+  g_return_val_if_fail(run != NULL, NULL);
+  if (user_data != NULL)
+    *user_data = run->output_data;
+  return run->output_callback;
+}
+
+JsonObject *
+cx__run_options_filter_bundle(const cx_run_options *run, JsonObject *bundle)
+{
+  if (run->mime == NULL)
+    return NULL;
+  g_autoptr(GList) types = json_object_get_members(bundle);
+  GList *type = types;
+  while (type != NULL && cx_run_options_mime_allowed(run, type->data))
+    type = type->next;
+  if (type == NULL)
+    return NULL;
+  /* A copy: the bundle may be shared with whoever made it. */
+  JsonObject *kept = json_object_new();
+  for (type = types; type != NULL; type = type->next)
+    if (cx_run_options_mime_allowed(run, type->data))
+      json_object_set_member(kept, type->data,
+                             json_node_copy(json_object_get_member(bundle, type->data)));
+  return kept;
+}
+
+/* OUTPUT's "data" with only the MIME types RUN allows (a new object set in
+ * OUTPUT when some are not); FALSE when nothing is left worth showing (a
+ * display without an id, an execute_result). */
+static gboolean
+filter_output_data(const cx_run_options *run, JsonObject *output)
+{
+  JsonNode *data = json_object_get_member(output, "data");
+  if (run->mime == NULL || data == NULL || !JSON_NODE_HOLDS_OBJECT(data))
+    return TRUE;
+  JsonObject *kept = cx__run_options_filter_bundle(run, json_node_get_object(data));
+  if (kept == NULL)
+    return TRUE; /* all allowed: nothing was dropped */
+  json_object_set_object_member(output, "data", kept);
+  return json_object_get_size(kept) > 0 || json_object_has_member(output, "transient");
+}
+
+gboolean
+cx_run_options_emit_output(const cx_run_options *run, JsonObject *output)
+{
+  g_return_val_if_fail(run != NULL && output != NULL, FALSE);
+  if (run->output_callback == NULL)
+    return FALSE;
+  cx_run_options *mutable_run = (cx_run_options *)run; /* the lock only */
+  g_mutex_lock(&mutable_run->output_lock);
+  if (filter_output_data(run, output))
+    run->output_callback(output, run->output_data);
+  g_mutex_unlock(&mutable_run->output_lock);
+  return TRUE;
 }
 
 gboolean

@@ -65,6 +65,23 @@ void cx_test_kill_processes_with(const char *marker);
  * with g_strfreev. */
 char **cx_test_cellexec_argv_valist(const char *first, va_list args);
 
+/* `cellexec ARGS` as a user runs it: what it printed and its exit status
+ * (128 + the signal when one killed it). */
+typedef struct {
+  char *out; /* NULL when stdout went elsewhere */
+  char *err;
+  int status;
+} cx_test_cli_run;
+void cx_test_cli_run_clear(cx_test_cli_run *run);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cx_test_cli_run, cx_test_cli_run_clear)
+/* Start `cellexec ARGS...` (NULL-terminated), its stdin, stdout and stderr
+ * pipes. */
+GSubprocess *cx_test_cellexec_start(const char *first, ...) G_GNUC_NULL_TERMINATED;
+/* Give INPUT (may be NULL) to PROCESS and wait for it to end. */
+cx_test_cli_run cx_test_cellexec_finish(GSubprocess *process, const char *input);
+/* Run `cellexec ARGS...` with INPUT (may be NULL) on its stdin. */
+cx_test_cli_run cx_test_cellexec(const char *input, const char *first, ...) G_GNUC_NULL_TERMINATED;
+
 /* A new empty temporary directory, removed with its contents at exit. */
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */

@@ -10,6 +10,7 @@
 #include <CUnit/Basic.h>
 
 #include "cx_test.h"
+#include "tests/proc_table.h"
 
 static GPtrArray *tmpdirs;
 
@@ -185,6 +186,17 @@ main(int argc, char **argv)
     return 99;
   cx_test_register();
   CU_basic_set_mode(CU_BRM_VERBOSE);
+  if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    /* The built-in plugins, and the libraries with thread-local storage
+     * they bring (libpython), loaded before any test starts a thread, as
+     * when the registry loaded every plugin at once: since plugins load
+     * lazily, LeakSanitizer's tracer has crashed at exit now and then
+     * (see tests/sanitized_run.sh), and a library's TLS added after
+     * threads exist is the likeliest cause. */
+    cx_registry *registry = cx_test_registry();
+    for (guint i = 0; i < cx_registry_get_n_plugins(registry); i++)
+      cx_registry_get_plugin(registry, i);
+  }
 
   if (argc > 1) {
     /* Run only the named tests, whatever suite they are in. */
@@ -213,11 +225,7 @@ main(int argc, char **argv)
 guint
 cx_test_count_open_fds(void)
 {
-  guint n = 0;
-  g_autoptr(GDir) dir = g_dir_open("/proc/self/fd", 0, NULL);
-  while (dir != NULL && g_dir_read_name(dir) != NULL)
-    n++;
-  return n;
+  return proc_count_open_fds();
 }
 
 char **
@@ -229,6 +237,58 @@ cx_test_cellexec_argv_valist(const char *first, va_list args)
   for (const char *arg = first; arg != NULL; arg = va_arg(args, const char *))
     g_strv_builder_add(argv, arg);
   return g_strv_builder_end(argv);
+}
+
+void
+cx_test_cli_run_clear(cx_test_cli_run *run)
+{
+  g_free(run->out);
+  g_free(run->err);
+}
+
+static GSubprocess *
+cellexec_start_valist(const char *first, va_list args)
+{
+  g_auto(GStrv) argv = cx_test_cellexec_argv_valist(first, args);
+  g_autoptr(GError) error = NULL;
+  GSubprocess *process = g_subprocess_newv(
+    (const char *const *)argv,
+    G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+    &error);
+  g_assert_no_error(error);
+  return process;
+}
+
+GSubprocess *
+cx_test_cellexec_start(const char *first, ...)
+{
+  va_list args;
+  va_start(args, first);
+  GSubprocess *process = cellexec_start_valist(first, args);
+  va_end(args);
+  return process;
+}
+
+cx_test_cli_run
+cx_test_cellexec_finish(GSubprocess *process, const char *input)
+{
+  cx_test_cli_run run = { 0 };
+  g_autoptr(GError) error = NULL;
+  g_subprocess_communicate_utf8(process, input, NULL, &run.out, &run.err, &error);
+  g_assert_no_error(error);
+  run.status = g_subprocess_get_if_exited(process) ? g_subprocess_get_exit_status(process)
+                                                   : 128 + g_subprocess_get_term_sig(process);
+  return run;
+}
+
+cx_test_cli_run
+cx_test_cellexec(const char *input, const char *first, ...)
+{
+  va_list args;
+  va_start(args, first);
+  g_autoptr(GSubprocess) process = cellexec_start_valist(first, args);
+  va_end(args);
+  return cx_test_cellexec_finish(process, input);
 }
 
 double

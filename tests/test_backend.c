@@ -46,6 +46,47 @@ test_backend_passes_run_options_through(void)
                                "\"use_subprocess\":false,\"allowed_mime_types\":[\"text/plain\"]}");
 }
 
+/* --mime is the core's to apply: a plugin that ignores it (echo always adds
+ * text/plain) still returns only the allowed types. */
+static void
+test_backend_core_applies_the_mime_filter(void)
+{
+  g_autoptr(cx_backend) backend = open_echo(NULL);
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_add_allowed_mime_type(run, "image/png");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) filtered = cx_backend_run_cell(backend, "x", run, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(filtered), 0);
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(filtered);
+  for (guint i = 0; i < json_array_get_length(outputs); i++)
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_array_get_object_element(outputs, i),
+                                                         "output_type"), "stream");
+
+  g_autoptr(cx_run_options) text = cx_run_options_new();
+  cx_run_options_add_allowed_mime_type(text, "text/plain");
+  g_autoptr(cx_result) kept = cx_backend_run_cell(backend, "x", text, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(kept), 1);
+}
+
+/* query("info") names the backend and its version whatever the plugin
+ * says; an answer that is not an object is the plugin's bug. */
+static void
+test_backend_info_always_names_the_backend(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) fake = cx_backend_open(cx_test_registry(), "fake", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(JsonNode) info = cx_backend_query(fake, "info", &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE_FATAL(JSON_NODE_HOLDS_OBJECT(info));
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_node_get_object(info), "backend"),
+                         "fake");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_node_get_object(info), "version"),
+                         PACKAGE_VERSION);
+}
+
 static void
 test_backend_null_run_options_are_empty(void)
 {
@@ -100,7 +141,7 @@ test_backend_result_without_error_is_a_plugin_bug(void)
   const char *const names[] = { "no_result", NULL };
   g_autoptr(cx_registry) registry = cx_test_registry_with(names);
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_backend) backend = cx_backend_open(registry, "no-result", NULL, &error);
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "no_result", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) result = cx_backend_run_cell(backend, "x", NULL, &error);
   CU_ASSERT_PTR_NULL(result);
@@ -151,7 +192,7 @@ test_backend_rejects_options_of_another_plugin(void)
   const cx_plugin_info *echo = cx_registry_lookup(registry, "echo", NULL);
   cx_options *options = cx_options_new("echo", cx_plugin_info_get_options(echo));
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_backend) backend = cx_backend_open(registry, "no-result", options, &error);
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "no_result", options, &error);
   CU_ASSERT_PTR_NULL(backend);
   CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
 }
@@ -181,6 +222,8 @@ cx_test_register(void)
 {
   static const cx_test_case tests[] = {
     { "test_backend_passes_run_options_through", test_backend_passes_run_options_through },
+    { "test_backend_core_applies_the_mime_filter", test_backend_core_applies_the_mime_filter },
+    { "test_backend_info_always_names_the_backend", test_backend_info_always_names_the_backend },
     { "test_backend_null_run_options_are_empty", test_backend_null_run_options_are_empty },
     { "test_backend_options_are_defaults_of_run_options", test_backend_options_are_defaults_of_run_options },
     { "test_backend_without_sessions_reports_unsupported", test_backend_without_sessions_reports_unsupported },

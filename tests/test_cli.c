@@ -1,52 +1,16 @@
 /* The cellexec program, run as a user would run it. */
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cx_test.h"
 
-typedef struct {
-  char *out;
-  char *err;
-  int status;
-} cli_run;
-
-static void
-cli_run_clear(cli_run *r)
-{
-  g_free(r->out);
-  g_free(r->err);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cli_run, cli_run_clear)
-
-/* Run `cellexec ARGS...` (NULL-terminated) with INPUT on stdin (may be NULL). */
-static cli_run
-cellexec(const char *input, const char *first, ...)
-{
-  va_list args;
-  va_start(args, first);
-  g_auto(GStrv) argv = cx_test_cellexec_argv_valist(first, args);
-  va_end(args);
-
-  g_autoptr(GSubprocessLauncher) launcher =
-    g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                              G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GSubprocess) process =
-    g_subprocess_launcher_spawnv(launcher, (const char *const *)argv, &error);
-  g_assert_no_error(error);
-  cli_run r = { 0 };
-  g_subprocess_communicate_utf8(process, input, NULL, &r.out, &r.err, &error);
-  g_assert_no_error(error);
-  r.status = g_subprocess_get_exit_status(process);
-  return r;
-}
-
 static void
 test_cli_run_fake_json_prints_a_success_bundle(void)
 {
-  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "--json", "-c", "print('noop')", NULL);
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "fake", "--json", "-c", "print('noop')", NULL);
   CU_ASSERT_EQUAL(r.status, 0);
   CU_ASSERT_STRING_EQUAL(r.out, "{\"stdout\":\"\",\"stderr\":\"\",\"rich_outputs\":[],"
                                 "\"success\":true,\"error\":null,\"outputs\":[]}\n");
@@ -56,7 +20,7 @@ test_cli_run_fake_json_prints_a_success_bundle(void)
 static void
 test_cli_failed_cell_exits_1_and_prints_the_error(void)
 {
-  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", "fail-with=TimeoutError", "-c", "x", NULL);
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "fake", "-o", "fail-with=TimeoutError", "-c", "x", NULL);
   CU_ASSERT_EQUAL(r.status, 1);
   CX_ASSERT_CONTAINS(r.err, "TimeoutError: injected failure");
 }
@@ -68,7 +32,7 @@ test_cli_human_mode_prints_streams_and_rich_text(void)
   g_autofree char *file = cx_test_write_file(dir, "r.json",
     "[{\"stdout\": \"hello\\n\", \"stderr\": \"careful\\n\", \"rich_outputs\": [{\"text/plain\": \"2\"}, {\"image/png\": \"AAAA\"}]}]");
   g_autofree char *option = g_strdup_printf("responses=%s", file);
-  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", option, "-c", "x", NULL);
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "fake", "-o", option, "-c", "x", NULL);
   CU_ASSERT_EQUAL(r.status, 0);
   CU_ASSERT_STRING_EQUAL(r.out, "hello\n2\n<rich output: image/png>\n");
   CU_ASSERT_STRING_EQUAL(r.err, "careful\n");
@@ -81,8 +45,8 @@ test_cli_reads_code_from_stdin_and_files(void)
   g_autofree char *record = g_build_filename(dir, "calls.jsonl", NULL);
   g_autofree char *option = g_strdup_printf("record=%s", record);
   g_autofree char *script = cx_test_write_file(dir, "cell.py", "from_file = 1\n");
-  g_auto(cli_run) a = cellexec("from_stdin = 1\n", "run", "-b", "fake", "-o", option, "-", NULL);
-  g_auto(cli_run) b = cellexec(NULL, "run", "-b", "fake", "-o", option, script, NULL);
+  g_auto(cx_test_cli_run) a = cx_test_cellexec("from_stdin = 1\n", "run", "-b", "fake", "-o", option, "-", NULL);
+  g_auto(cx_test_cli_run) b = cx_test_cellexec(NULL, "run", "-b", "fake", "-o", option, script, NULL);
   CU_ASSERT_EQUAL(a.status, 0);
   CU_ASSERT_EQUAL(b.status, 0);
   g_autofree char *calls = NULL;
@@ -97,7 +61,7 @@ test_cli_code_backslash_n_is_a_line_break_outside_strings(void)
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *record = g_build_filename(dir, "calls.jsonl", NULL);
   g_autofree char *option = g_strdup_printf("record=%s", record);
-  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", option, "-c",
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "fake", "-o", option, "-c",
                                "print('a\\nb')\\n1 + 1 # x\\ny", NULL);
   CU_ASSERT_EQUAL(r.status, 0);
   g_autofree char *calls = NULL;
@@ -112,7 +76,7 @@ test_cli_passes_run_options(void)
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *record = g_build_filename(dir, "calls.jsonl", NULL);
   g_autofree char *option = g_strdup_printf("record=%s", record);
-  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "-o", option, "--cwd", "/tmp", "-e",
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "fake", "-o", option, "--cwd", "/tmp", "-e",
                                "DATASET_ROOT=/tmp/data", "--timeout", "2", "--mime", "text/plain",
                                "--use-subprocess", "-c", "x", NULL);
   CU_ASSERT_EQUAL(r.status, 0);
@@ -134,7 +98,7 @@ test_cli_usage_errors_exit_2_with_one_line(void)
   };
   for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
     const char *const *c = cases[i];
-    g_auto(cli_run) r = cellexec(NULL, c[0], c[1], c[2], c[3], c[4], i == 1 ? "x" : NULL, NULL);
+    g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, c[0], c[1], c[2], c[3], c[4], i == 1 ? "x" : NULL, NULL);
     CU_ASSERT_EQUAL(r.status, 2);
     CU_ASSERT_TRUE(g_str_has_prefix(r.err, "cellexec: "));
     CU_ASSERT_PTR_NOT_NULL(strchr(r.err, '\n'));
@@ -143,15 +107,23 @@ test_cli_usage_errors_exit_2_with_one_line(void)
   }
 }
 
-static void
-test_cli_plugins_lists_usable_and_faulty(void)
+/* A config whose plugin-path holds the usable echo and the FAULTY
+ * newer_major test plugins. */
+static char *
+config_with_a_faulty_plugin(void)
 {
   const char *const names[] = { "echo", "newer_major", NULL };
   g_autofree char *dir = cx_test_dir_with_plugins(names);
   g_autofree char *conf_dir = cx_test_tmpdir();
   g_autofree char *text = g_strdup_printf("[cellexec]\nplugin-path = %s\n", dir);
-  g_autofree char *config = cx_test_write_file(conf_dir, "config", text);
-  g_auto(cli_run) r = cellexec(NULL, "plugins", "--json", "-C", config, NULL);
+  return cx_test_write_file(conf_dir, "config", text);
+}
+
+static void
+test_cli_plugins_lists_usable_and_faulty(void)
+{
+  g_autofree char *config = config_with_a_faulty_plugin();
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "plugins", "--json", "-C", config, NULL);
   CU_ASSERT_EQUAL_FATAL(r.status, 0);
   g_autoptr(JsonNode) root = json_from_string(r.out, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(root);
@@ -164,7 +136,7 @@ test_cli_plugins_lists_usable_and_faulty(void)
     const char *status = json_object_get_string_member(p, "status");
     if (strcmp(name, "fake") == 0)
       saw_fake = strcmp(status, "ok") == 0 &&
-                 json_array_get_length(json_object_get_array_member(p, "options")) == 4;
+                 json_array_get_length(json_object_get_array_member(p, "options")) == 5;
     if (strcmp(name, "echo") == 0)
       saw_echo = strcmp(status, "ok") == 0 && strcmp(json_object_get_string_member(p, "abi"), abi) == 0;
     if (strcmp(name, "newer_major") == 0)
@@ -175,7 +147,7 @@ test_cli_plugins_lists_usable_and_faulty(void)
   CU_ASSERT_TRUE(saw_echo);
   CU_ASSERT_TRUE(saw_faulty);
 
-  g_auto(cli_run) human = cellexec(NULL, "plugins", "-C", config, NULL);
+  g_auto(cx_test_cli_run) human = cx_test_cellexec(NULL, "plugins", "-C", config, NULL);
   CX_ASSERT_CONTAINS(human.out, "newer_major (ABI 2.0): FAULTY");
   CX_ASSERT_CONTAINS(human.out, "reason: plugin ");
   CX_ASSERT_CONTAINS(human.out, "option responses (path, default unset)");
@@ -187,12 +159,25 @@ test_cli_config_check(void)
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *good = cx_test_write_file(dir, "good", "[cellexec]\nbackend = fake\n[fake]\ndefault = error\n");
   g_autofree char *bad = cx_test_write_file(dir, "bad", "[cellexec]\nbackend = fake\n[fake]\nrespones = x.json\n");
-  g_auto(cli_run) ok = cellexec(NULL, "config", "check", good, NULL);
+  g_auto(cx_test_cli_run) ok = cx_test_cellexec(NULL, "config", "check", good, NULL);
   CU_ASSERT_EQUAL(ok.status, 0);
   CX_ASSERT_CONTAINS(ok.out, "ok (backend 'fake')");
-  g_auto(cli_run) ko = cellexec(NULL, "config", "check", bad, NULL);
+  g_auto(cx_test_cli_run) ko = cx_test_cellexec(NULL, "config", "check", bad, NULL);
   CU_ASSERT_EQUAL(ko.status, 2);
   CX_ASSERT_CONTAINS(ko.err, "unknown option 'respones' for backend 'fake'; did you mean 'responses'?");
+
+  /* Every problem at once, one line each. */
+  g_autofree char *typos = cx_test_write_file(
+    dir, "typos", "[cellexec]\nbackend = fake\n[fak]\ndefault = error\n[fake]\nrespones = x.json\n"
+                  "[local]\ncwdd = /tmp\n");
+  g_auto(cx_test_cli_run) all = cx_test_cellexec(NULL, "config", "check", typos, NULL);
+  CU_ASSERT_EQUAL(all.status, 2);
+  CX_ASSERT_CONTAINS(all.err, "section [fak] names no installed backend; did you mean [fake]?");
+  CX_ASSERT_CONTAINS(all.err, "\ncellexec: ");
+  CX_ASSERT_CONTAINS(all.err, "unknown option 'respones' for backend 'fake'");
+  CX_ASSERT_CONTAINS(all.err, "unknown option 'cwdd' for backend 'local'; did you mean 'cwd'?");
+  g_auto(GStrv) lines = g_strsplit(all.err, "\n", -1);
+  CU_ASSERT_EQUAL(g_strv_length(lines), 4); /* three, and the empty rest after the last */
 }
 
 static void
@@ -203,8 +188,8 @@ test_cli_run_refuses_a_misspelled_section(void)
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *config = cx_test_write_file(
     dir, "config", "[cellexec]\nbackend = fake\n[fake]\ndefault = success\n[subproces]\ntimeout = 1\n");
-  g_auto(cli_run) checked = cellexec(NULL, "config", "check", config, NULL);
-  g_auto(cli_run) ran = cellexec(NULL, "run", "-C", config, "-c", "1", NULL);
+  g_auto(cx_test_cli_run) checked = cx_test_cellexec(NULL, "config", "check", config, NULL);
+  g_auto(cx_test_cli_run) ran = cx_test_cellexec(NULL, "run", "-C", config, "-c", "1", NULL);
   CU_ASSERT_EQUAL(checked.status, 2);
   CU_ASSERT_EQUAL(ran.status, 2);
   CU_ASSERT_STRING_EQUAL(ran.out, "");
@@ -218,15 +203,15 @@ test_cli_every_command_has_help(void)
 {
   static const char *const commands[] = { "run", "plugins", "config" };
   for (gsize i = 0; i < G_N_ELEMENTS(commands); i++) {
-    g_auto(cli_run) r = cellexec(NULL, commands[i], "--help", NULL);
+    g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, commands[i], "--help", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
     g_autofree char *usage = g_strdup_printf("Usage:\n  cellexec %s", commands[i]);
     CX_ASSERT_CONTAINS(r.out, usage);
   }
-  g_auto(cli_run) top = cellexec(NULL, "--help", NULL);
+  g_auto(cx_test_cli_run) top = cx_test_cellexec(NULL, "--help", NULL);
   CU_ASSERT_EQUAL(top.status, 0);
   CX_ASSERT_CONTAINS(top.out, "Exit status");
-  g_auto(cli_run) version = cellexec(NULL, "--version", NULL);
+  g_auto(cx_test_cli_run) version = cx_test_cellexec(NULL, "--version", NULL);
   CX_ASSERT_CONTAINS(version.out, CX_VERSION_STRING);
 }
 
@@ -237,7 +222,7 @@ test_cli_json_is_not_corrupted_by_fd_output(void)
    * around the JSON document on our stdout. */
   static const char *const backends[] = { "local", "subprocess" };
   for (gsize i = 0; i < G_N_ELEMENTS(backends); i++) {
-    g_auto(cli_run) r = cellexec(NULL, "run", "-b", backends[i], "--json", "-c",
+    g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", backends[i], "--json", "-c",
                                  "import os\\nos.system('echo x; echo e >&2')\\nos.write(1, b'y');",
                                  NULL);
     CU_ASSERT_EQUAL(r.status, 0);
@@ -263,7 +248,7 @@ test_cli_json_survives_a_backend_that_leaves_fds_alone(void)
 {
   /* Without fd capture the cell's raw write reaches the process's fd 1:
    * the CLI sends it to stderr, and stdout still holds the document alone. */
-  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "local", "-o", "capture-fds=false", "--json",
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "local", "-o", "capture-fds=false", "--json",
                                "-c", "import os\nos.write(1, b'raw\\n')\nprint('kept')", NULL);
   CU_ASSERT_EQUAL(r.status, 0);
   g_autoptr(GError) error = NULL;
@@ -285,7 +270,7 @@ close_stdin(gpointer data)
 /* Run `cellexec ARGS...` with stdin closed (CLOSED_STDIN) or /dev/null,
  * and stdout to the file STDOUT_PATH (NULL: a pipe, read into out).  A
  * process killed by a signal gets status 128 + the signal. */
-static cli_run
+static cx_test_cli_run
 cellexec_io(gboolean closed_stdin, const char *stdout_path, const char *first, ...)
 {
   va_list args;
@@ -303,7 +288,7 @@ cellexec_io(gboolean closed_stdin, const char *stdout_path, const char *first, .
   g_autoptr(GSubprocess) process =
     g_subprocess_launcher_spawnv(launcher, (const char *const *)argv, &error);
   g_assert_no_error(error);
-  cli_run r = { 0 };
+  cx_test_cli_run r = { 0 };
   g_subprocess_communicate_utf8(process, NULL, NULL, stdout_path == NULL ? &r.out : NULL, &r.err,
                                 &error);
   g_assert_no_error(error);
@@ -327,18 +312,18 @@ test_cli_timeout_rejects_inf_nan_negative_and_huge(void)
 {
   static const char *const bad[] = { "inf", "nan", "-1", "1e13", "31536001", "soon" };
   for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
-    g_auto(cli_run) r = cellexec(NULL, "run", "-b", "fake", "--timeout", bad[i], "-c", "x", NULL);
+    g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "fake", "--timeout", bad[i], "-c", "x", NULL);
     CU_ASSERT_EQUAL(r.status, 2);
     assert_one_error_line(r.err, "--timeout: bad timeout");
     CX_ASSERT_CONTAINS(r.err, "from 0 (no timeout) to 31536000 (365 days)");
     g_autofree char *option = g_strdup_printf("timeout=%s", bad[i]);
-    g_auto(cli_run) o = cellexec(NULL, "run", "-b", "local", "-o", option, "-c", "1", NULL);
+    g_auto(cx_test_cli_run) o = cx_test_cellexec(NULL, "run", "-b", "local", "-o", option, "-c", "1", NULL);
     CU_ASSERT_EQUAL(o.status, 2);
     assert_one_error_line(o.err, "from 0 (no timeout) to 31536000 (365 days)");
   }
-  g_auto(cli_run) zero = cellexec(NULL, "run", "-b", "fake", "--timeout", "0", "-c", "x", NULL);
+  g_auto(cx_test_cli_run) zero = cx_test_cellexec(NULL, "run", "-b", "fake", "--timeout", "0", "-c", "x", NULL);
   CU_ASSERT_EQUAL(zero.status, 0);
-  g_auto(cli_run) year = cellexec(NULL, "run", "-b", "local", "--timeout", "31536000", "-c",
+  g_auto(cx_test_cli_run) year = cx_test_cellexec(NULL, "run", "-b", "local", "--timeout", "31536000", "-c",
                                   "print('ran')", NULL);
   CU_ASSERT_EQUAL(year.status, 0);
   CU_ASSERT_STRING_EQUAL(year.out, "ran\n");
@@ -347,7 +332,7 @@ test_cli_timeout_rejects_inf_nan_negative_and_huge(void)
 static void
 test_cli_run_with_stdin_closed_is_a_usage_error(void)
 {
-  g_auto(cli_run) r = cellexec_io(TRUE, NULL, "run", "-b", "fake", "-", NULL);
+  g_auto(cx_test_cli_run) r = cellexec_io(TRUE, NULL, "run", "-b", "fake", "-", NULL);
   CU_ASSERT_EQUAL(r.status, 2);
   assert_one_error_line(r.err, "cannot read the code from standard input: it is closed");
   CU_ASSERT_STRING_EQUAL(r.out, "");
@@ -374,7 +359,7 @@ test_cli_write_errors_on_stdout_exit_3(void)
     const char *const *c = cases[i];
     /* config check gets its file; the rest ignore a trailing NULL. */
     const char *extra = g_str_equal(c[0], "config") ? good : NULL;
-    g_auto(cli_run) r = c[1] == NULL ? cellexec_io(FALSE, "/dev/full", c[0], NULL)
+    g_auto(cx_test_cli_run) r = c[1] == NULL ? cellexec_io(FALSE, "/dev/full", c[0], NULL)
                         : c[2] == NULL ? cellexec_io(FALSE, "/dev/full", c[0], c[1], extra, NULL)
                                        : cellexec_io(FALSE, "/dev/full", c[0], c[1], c[2], c[3],
                                                      c[4], c[5], NULL);
@@ -393,13 +378,13 @@ test_cli_config_check_rejects_non_utf8_and_duplicates(void)
   g_autofree char *dup = cx_test_write_file(dir, "dup",
                                             "[cellexec]\nbackend = fake\n[fake]\ndefault = error\n"
                                             "[fake]\ndefault = success\n");
-  g_auto(cli_run) a = cellexec(NULL, "config", "check", latin1, NULL);
+  g_auto(cx_test_cli_run) a = cx_test_cellexec(NULL, "config", "check", latin1, NULL);
   CU_ASSERT_EQUAL(a.status, 2);
   assert_one_error_line(a.err, "line 2 is not valid UTF-8");
-  g_auto(cli_run) b = cellexec(NULL, "run", "-C", latin1, "-c", "1", NULL);
+  g_auto(cx_test_cli_run) b = cx_test_cellexec(NULL, "run", "-C", latin1, "-c", "1", NULL);
   CU_ASSERT_EQUAL(b.status, 2);
   assert_one_error_line(b.err, "line 2 is not valid UTF-8");
-  g_auto(cli_run) c = cellexec(NULL, "config", "check", dup, NULL);
+  g_auto(cx_test_cli_run) c = cx_test_cellexec(NULL, "config", "check", dup, NULL);
   CU_ASSERT_EQUAL(c.status, 2);
   assert_one_error_line(c.err, "key 'default' is set more than once in [fake]");
 }
@@ -409,7 +394,7 @@ test_cli_text_mode_prints_errors_shown_mid_cell(void)
 {
   /* A display formatter that raises shows an error and the cell goes on:
    * text mode prints it where it happened, on stderr. */
-  g_auto(cli_run) r = cellexec(NULL, "run", "-b", "local", "-c",
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "run", "-b", "local", "-c",
                                "class Bad:\n"
                                "    def _repr_html_(self):\n"
                                "        raise ValueError('no html today')\n"
@@ -450,10 +435,260 @@ test_cli_a_reader_that_goes_away_is_exit_3(void)
   }
 }
 
+/* Run `cellexec ARGS` with CELLEXEC_PLUGIN_PATH set to PATH. */
+#define cellexec_on_path(path, ...)                                                  \
+  ({                                                                                  \
+    g_autofree char *saved_path_ = g_strdup(g_getenv("CELLEXEC_PLUGIN_PATH"));        \
+    g_setenv("CELLEXEC_PLUGIN_PATH", (path), TRUE);                                   \
+    cx_test_cli_run r_ = cx_test_cellexec(NULL, __VA_ARGS__);                                         \
+    g_setenv("CELLEXEC_PLUGIN_PATH", saved_path_, TRUE);                              \
+    r_;                                                                               \
+  })
+
+static void
+test_cli_run_loads_only_the_plugin_it_uses(void)
+{
+  /* Before, every plugin on the path was loaded: a hanging one cost 10 s
+   * and a chatty one's output landed in front of the JSON. */
+  const char *const names[] = { "chatty_init", "init_hang", NULL };
+  g_autofree char *others = cx_test_dir_with_plugins(names);
+  g_autofree char *path = g_strjoin(":", cx_test_plugins_dir(), others, NULL);
+  gint64 start = g_get_monotonic_time();
+  g_auto(cx_test_cli_run) r = cellexec_on_path(path, "run", "-b", "fake", "--json", "-c", "x", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  CU_ASSERT_TRUE(g_str_has_prefix(r.out, "{\"stdout\""));
+  CU_ASSERT_STRING_EQUAL(r.err, "");
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 5);
+}
+
+static void
+test_cli_plugins_json_survives_a_chatty_plugin(void)
+{
+  /* A plugin printing while it loads in the host writes to stderr: the
+   * listing stays one JSON document. */
+  const char *const names[] = { "chatty_init", NULL };
+  g_autofree char *dir = cx_test_dir_with_plugins(names);
+  g_auto(cx_test_cli_run) r = cellexec_on_path(dir, "plugins", "--json", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = json_from_string(r.out, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NULL(strstr(r.out, "chatty_init was here"));
+  CX_ASSERT_CONTAINS(r.err, "chatty_init was here");
+}
+
+static void
+test_cli_run_warns_when_its_backend_shadows_another(void)
+{
+  const char *const names[] = { "echo", NULL };
+  g_autofree char *first = cx_test_dir_with_plugins(names);
+  g_autofree char *second = cx_test_dir_with_plugins(names);
+  g_autofree char *path = g_strjoin(":", first, second, NULL);
+  g_auto(cx_test_cli_run) r = cellexec_on_path(path, "run", "-b", "echo", "-c", "x", NULL);
+  CU_ASSERT_EQUAL(r.status, 0);
+  CX_ASSERT_CONTAINS(r.err, "warning: backend 'echo' is ");
+  CX_ASSERT_CONTAINS(r.err, first);
+  CX_ASSERT_CONTAINS(r.err, "which shadows ");
+  CX_ASSERT_CONTAINS(r.err, second);
+  /* The listing shows both, and which shadows which. */
+  g_auto(cx_test_cli_run) listed = cellexec_on_path(path, "plugins", NULL);
+  g_autofree char *shadows = g_strdup_printf("  shadows: %s/echo.so", second);
+  CX_ASSERT_CONTAINS(listed.out, shadows);
+  g_autofree char *shadowed = g_strdup_printf("it is shadowed by %s/echo.so", first);
+  CX_ASSERT_CONTAINS(listed.out, shadowed);
+}
+
+/* The optional methods of each plugin, in both listings. */
+static void
+test_cli_plugins_lists_optional_methods(void)
+{
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "plugins", "--json", NULL);
+  CU_ASSERT_EQUAL_FATAL(r.status, 0);
+  g_autoptr(JsonNode) root = json_from_string(r.out, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  JsonArray *plugins = json_object_get_array_member(json_node_get_object(root), "plugins");
+  gboolean saw_fake = FALSE, saw_local = FALSE;
+  for (guint i = 0; i < json_array_get_length(plugins); i++) {
+    JsonObject *p = json_array_get_object_element(plugins, i);
+    JsonObject *methods = json_object_get_object_member(p, "methods");
+    const char *name = json_object_get_string_member(p, "name");
+    if (methods == NULL)
+      continue;
+    JsonArray *executor = json_object_get_array_member(methods, "executor");
+    gboolean backend_methods = json_object_get_boolean_member(methods, "sessions") &&
+                               json_object_get_boolean_member(methods, "interrupt") &&
+                               json_object_get_boolean_member(methods, "query");
+    if (strcmp(name, "fake") == 0)
+      saw_fake = backend_methods && json_array_get_length(executor) == 0;
+    if (strcmp(name, "local") == 0)
+      saw_local = backend_methods && json_array_get_length(executor) > 0 &&
+                  strcmp(json_array_get_string_element(executor, 0), "execute_prelude") == 0;
+  }
+  CU_ASSERT_TRUE(saw_fake);
+  CU_ASSERT_TRUE(saw_local);
+
+  g_auto(cx_test_cli_run) human = cx_test_cellexec(NULL, "plugins", NULL);
+  CX_ASSERT_CONTAINS(human.out, "\nfake ");
+  CX_ASSERT_CONTAINS(human.out, "  optional methods: sessions, interrupt, query\n  executor operations: none\n");
+  CX_ASSERT_CONTAINS(human.out, "  executor operations: execute_prelude, execute_prelude_incremental, evaluate_inline");
+}
+
+/* A FAULTY plugin fails the listing only with --strict. */
+static void
+test_cli_plugins_strict_fails_on_a_faulty_plugin(void)
+{
+  g_autofree char *faulty = config_with_a_faulty_plugin();
+  g_auto(cx_test_cli_run) listed = cx_test_cellexec(NULL, "plugins", "-C", faulty, NULL);
+  g_auto(cx_test_cli_run) strict = cx_test_cellexec(NULL, "plugins", "--strict", "-C", faulty, NULL);
+  g_auto(cx_test_cli_run) strict_json = cx_test_cellexec(NULL, "plugins", "--strict", "--json", "-C", faulty, NULL);
+  g_auto(cx_test_cli_run) clean = cx_test_cellexec(NULL, "plugins", "--strict", NULL);
+  CU_ASSERT_EQUAL(listed.status, 0);
+  CU_ASSERT_EQUAL(strict.status, 1);
+  CU_ASSERT_EQUAL(strict_json.status, 1);
+  CU_ASSERT_EQUAL(clean.status, 0);
+  /* The listing itself is the same. */
+  CU_ASSERT_STRING_EQUAL(strict.out, listed.out);
+  CX_ASSERT_CONTAINS(strict.out, ": FAULTY");
+}
+
+/* --check's own options, and what it refuses. */
+static void
+test_cli_plugins_check_usage(void)
+{
+  g_autofree char *echo = g_build_filename(cx_test_case_plugins_dir(), "echo.so", NULL);
+  g_auto(cx_test_cli_run) ok = cx_test_cellexec(NULL, "plugins", "--check", echo, "-o", "count=3", NULL);
+  CU_ASSERT_EQUAL(ok.status, 0);
+  CX_ASSERT_CONTAINS(ok.out, "\nok - run_cell_returns_a_bundle\n");
+  CX_ASSERT_CONTAINS(ok.out, " passed, 0 failed, ");
+  g_auto(cx_test_cli_run) python = cx_test_cellexec(NULL, "plugins", "--check", echo, "--python", NULL);
+  CU_ASSERT_EQUAL(python.status, 1);
+  CX_ASSERT_CONTAINS(python.out, "FAIL - runs_python: the cell print(6 * 7) printed \"print(6 * 7)\\n");
+  static const char *const refused[][6] = {
+    { "plugins", "--check", "ECHO", "-o", "cuont=3", NULL },       /* an option echo lacks */
+    { "plugins", "--check", "ECHO", "--json", NULL },              /* --check lists nothing */
+    { "plugins", "--check", "ECHO", "--strict", NULL },
+    { "plugins", "-o", "count=3", NULL },                          /* -o without --check */
+    { "plugins", "--python", NULL },
+    { "plugins", "--case-timeout", "5", NULL },                    /* without --check */
+    { "plugins", "--check", "ECHO", "--case-timeout", "0", NULL }, /* no time at all */
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(refused); i++) {
+    const char *a[6];
+    for (gsize j = 0; j < 6; j++)
+      a[j] = refused[i][j] != NULL && strcmp(refused[i][j], "ECHO") == 0 ? echo : refused[i][j];
+    g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, a[0], a[1], a[2], a[3], a[4], NULL);
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+    CX_ASSERT_CONTAINS(r.err, "cellexec: ");
+  }
+  g_auto(cx_test_cli_run) typo = cx_test_cellexec(NULL, "plugins", "--check", echo, "-o", "cuont=3", NULL);
+  CX_ASSERT_CONTAINS(typo.err, "did you mean 'count'?");
+}
+
+static void
+test_cli_runs_several_cells_in_one_session(void)
+{
+  g_auto(cx_test_cli_run) two = cx_test_cellexec(NULL, "run", "-b", "local", "-c", "x = 20", "-c", "x + 1", NULL);
+  CU_ASSERT_EQUAL(two.status, 0);
+  CU_ASSERT_STRING_EQUAL(two.out, "21\n");
+
+  /* --session: cells cut at "# %%" lines; the run stops at a failing cell. */
+  g_auto(cx_test_cli_run) cut = cx_test_cellexec("x = 1\n# %% second\nprint('two')\nx + 1\n# %%\n1/0\n# %%\n"
+                                 "print('never')\n",
+                                 "run", "-b", "subprocess", "--session", "-", NULL);
+  CU_ASSERT_EQUAL(cut.status, 1);
+  CU_ASSERT_STRING_EQUAL(cut.out, "two\n2\n");
+  CX_ASSERT_CONTAINS(cut.err, "ZeroDivisionError");
+  CU_ASSERT_PTR_NULL(strstr(cut.out, "never"));
+
+  g_auto(cx_test_cli_run) json = cx_test_cellexec(NULL, "run", "-b", "local", "--json", "-c", "y = 2", "-c", "y * 3",
+                                  NULL);
+  CU_ASSERT_EQUAL(json.status, 0);
+  g_auto(GStrv) lines = g_strsplit(json.out, "\n", -1);
+  CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 3);
+  CX_ASSERT_CONTAINS(lines[1], "\"rich_outputs\":[{\"text/plain\":\"6\"}]");
+}
+
+/* A long cell's prints appear as they are printed: the cell waits for a
+ * file this test creates only after reading the cell's first line. */
+static void
+test_cli_run_prints_output_as_the_cell_runs(void)
+{
+  const char *const backends[] = { "local", "subprocess" };
+  for (gsize i = 0; i < G_N_ELEMENTS(backends); i++) {
+    g_autofree char *dir = cx_test_tmpdir();
+    g_autofree char *flag = g_build_filename(dir, "go", NULL);
+    g_autofree char *code = g_strdup_printf(
+      "import os, time\nprint('started', flush=True)\n"
+      "deadline = time.time() + 20\n"
+      "while not os.path.exists('%s') and time.time() < deadline:\n    time.sleep(0.01)\n"
+      "print('done' if os.path.exists('%s') else 'nobody saw it')", flag, flag);
+    g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
+    const char *argv[] = { program, "run", "-b", backends[i], "-c", code, NULL };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GSubprocess) process =
+      g_subprocess_newv(argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_SILENCE,
+                        &error);
+    CX_ASSERT_NO_ERROR(error);
+    g_autoptr(GDataInputStream) out =
+      g_data_input_stream_new(g_subprocess_get_stdout_pipe(process));
+    g_autofree char *first = g_data_input_stream_read_line(out, NULL, NULL, &error);
+    CU_ASSERT_STRING_EQUAL(first, "started");
+    CU_ASSERT_TRUE(g_file_set_contents(flag, "", 0, NULL));
+    g_autofree char *second = g_data_input_stream_read_line(out, NULL, NULL, &error);
+    CU_ASSERT_STRING_EQUAL(second, "done");
+    g_subprocess_wait(process, NULL, NULL);
+    CU_ASSERT_EQUAL(g_subprocess_get_exit_status(process), 0);
+  }
+}
+
+/* Start `cellexec run` with CELLS (a cell that says it started, sleeps,
+ * then ARGS's other cells), SIGINT it once the cell runs, and return how it
+ * ended. */
+static cx_test_cli_run
+interrupted_run(const char *backend, gboolean second_cell)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *started = g_build_filename(dir, "started", NULL);
+  g_autofree char *code = g_strdup_printf("import pathlib, time\npathlib.Path('%s').touch()\n"
+                                          "time.sleep(60)", started);
+  g_autoptr(GSubprocess) host =
+    second_cell ? cx_test_cellexec_start("run", "-b", backend, "-c", code, "-c", "print('second')", NULL)
+                : cx_test_cellexec_start("run", "-b", backend, "-c", code, NULL);
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while (!g_file_test(started, G_FILE_TEST_EXISTS) && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  g_subprocess_send_signal(host, SIGINT);
+  return cx_test_cellexec_finish(host, NULL);
+}
+
+/* Ctrl-C interrupts the running cell (its KeyboardInterrupt is printed),
+ * runs no further cell, and exits 130 as a shell reports SIGINT. */
+static void
+test_cli_ctrl_c_interrupts_the_cell_and_stops(void)
+{
+  const char *const backends[] = { "local", "subprocess" };
+  for (gsize i = 0; i < G_N_ELEMENTS(backends); i++) {
+    g_auto(cx_test_cli_run) run = interrupted_run(backends[i], FALSE);
+    CU_ASSERT_EQUAL(run.status, 130);
+    CX_ASSERT_CONTAINS(run.err, "KeyboardInterrupt");
+  }
+  g_auto(cx_test_cli_run) session = interrupted_run("subprocess", TRUE);
+  CU_ASSERT_EQUAL(session.status, 130);
+  CX_ASSERT_CONTAINS(session.err, "KeyboardInterrupt");
+  CU_ASSERT_PTR_NULL(strstr(session.out, "second"));
+}
+
 void
 cx_test_register(void)
 {
   static const cx_test_case tests[] = {
+    { "test_cli_runs_several_cells_in_one_session", test_cli_runs_several_cells_in_one_session },
+    { "test_cli_run_prints_output_as_the_cell_runs", test_cli_run_prints_output_as_the_cell_runs },
+    { "test_cli_run_loads_only_the_plugin_it_uses", test_cli_run_loads_only_the_plugin_it_uses },
+    { "test_cli_plugins_json_survives_a_chatty_plugin",
+      test_cli_plugins_json_survives_a_chatty_plugin },
+    { "test_cli_run_warns_when_its_backend_shadows_another",
+      test_cli_run_warns_when_its_backend_shadows_another },
     { "test_cli_run_fake_json_prints_a_success_bundle", test_cli_run_fake_json_prints_a_success_bundle },
     { "test_cli_failed_cell_exits_1_and_prints_the_error", test_cli_failed_cell_exits_1_and_prints_the_error },
     { "test_cli_human_mode_prints_streams_and_rich_text", test_cli_human_mode_prints_streams_and_rich_text },
@@ -473,8 +708,12 @@ cx_test_register(void)
     { "test_cli_write_errors_on_stdout_exit_3", test_cli_write_errors_on_stdout_exit_3 },
     { "test_cli_a_reader_that_goes_away_is_exit_3", test_cli_a_reader_that_goes_away_is_exit_3 },
     { "test_cli_text_mode_prints_errors_shown_mid_cell", test_cli_text_mode_prints_errors_shown_mid_cell },
+    { "test_cli_plugins_lists_optional_methods", test_cli_plugins_lists_optional_methods },
+    { "test_cli_plugins_strict_fails_on_a_faulty_plugin", test_cli_plugins_strict_fails_on_a_faulty_plugin },
+    { "test_cli_plugins_check_usage", test_cli_plugins_check_usage },
     { "test_cli_config_check_rejects_non_utf8_and_duplicates",
       test_cli_config_check_rejects_non_utf8_and_duplicates },
+    { "test_cli_ctrl_c_interrupts_the_cell_and_stops", test_cli_ctrl_c_interrupts_the_cell_and_stops },
     { NULL, NULL }
   };
   cx_test_add_suite("cli", tests);

@@ -212,7 +212,7 @@ static void
 test_config_check_rejects_a_faulty_backend(void)
 {
   g_autoptr(cx_registry) registry = echo_registry();
-  g_autoptr(cx_config) config = config_from("[cellexec]\nbackend = init-refused\n");
+  g_autoptr(cx_config) config = config_from("[cellexec]\nbackend = init_refused\n");
   g_autoptr(GError) error = NULL;
   CU_ASSERT_FALSE(cx_config_check(config, registry, &error));
   CX_ASSERT_ERROR(error, CX_ERROR_INIT_REFUSED);

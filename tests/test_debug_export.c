@@ -183,12 +183,12 @@ test_debug_backend_failure_is_an_error_event_even_without_gerror(void)
                                   g_ptr_array_new_with_free_func(g_free) };
   const char *const names[] = { "no_result", NULL };
   g_autoptr(cx_registry) registry = cx_test_registry_with(names);
-  g_autoptr(cx_backend) backend = cx_backend_open(registry, "no-result", NULL, NULL);
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "no_result", NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(backend);
   cx_backend_set_debug_exporter(backend, &exporter.base);
   CU_ASSERT_PTR_NULL(cx_backend_run_cell(backend, "x", NULL, NULL)); /* the caller ignores errors */
   CU_ASSERT_EQUAL_FATAL(exporter.steps->len, 1);
-  CU_ASSERT_STRING_EQUAL(g_ptr_array_index(exporter.steps, 0), "no-result:run_cell:CellexecError");
+  CU_ASSERT_STRING_EQUAL(g_ptr_array_index(exporter.steps, 0), "no_result:run_cell:CellexecError");
   g_ptr_array_unref(exporter.steps);
 }
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "cx_test.h"
 
@@ -11,6 +12,16 @@ only_entry(cx_registry *registry)
 {
   CU_ASSERT_EQUAL_FATAL(cx_registry_get_n_plugins(registry), 1);
   return cx_registry_get_plugin(registry, 0);
+}
+
+/* A registry over SEARCH with every entry examined (probed and loaded). */
+static cx_registry *
+examined_registry(const char *const *search)
+{
+  cx_registry *registry = cx_registry_new_for_path(search);
+  for (guint i = 0; i < cx_registry_get_n_plugins(registry); i++)
+    cx_registry_get_plugin(registry, i);
+  return registry;
 }
 
 /* Assert that the lone plugin NAME is faulty with CODE and a reason that
@@ -101,7 +112,7 @@ test_registry_accepts_newer_minor(void)
   CU_ASSERT_EQUAL(minor, CX_ABI_MINOR + 1);
 
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_backend) backend = cx_backend_open(registry, "newer-minor", NULL, &error);
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "newer_minor", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(cx_result) result = cx_backend_run_cell(backend, "x = 1", NULL, &error);
   CX_ASSERT_NO_ERROR(error);
@@ -167,7 +178,15 @@ test_registry_reports_duplicate_name(void)
   CU_ASSERT_TRUE(cx_plugin_info_is_usable(winner));
   CX_ASSERT_ERROR(cx_plugin_info_get_error(loser), CX_ERROR_DUPLICATE);
   CX_ASSERT_CONTAINS(cx_plugin_info_get_error(loser)->message, cx_plugin_info_get_path(winner));
+  CX_ASSERT_CONTAINS(cx_plugin_info_get_error(loser)->message, "shadowed by");
   CU_ASSERT_PTR_EQUAL(cx_registry_lookup(registry, "echo", NULL), winner);
+  /* The winner says what it shadows; the shadowed file is never loaded. */
+  const char *const *shadowed = cx_plugin_info_get_shadowed_paths(winner);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(shadowed);
+  CU_ASSERT_STRING_EQUAL(shadowed[0], cx_plugin_info_get_path(loser));
+  CU_ASSERT_PTR_NULL(shadowed[1]);
+  CU_ASSERT_PTR_NULL(cx_plugin_info_get_shadowed_paths(loser));
+  CU_ASSERT_PTR_NULL(cx_plugin_info_get_version(loser));
 }
 
 static void
@@ -187,7 +206,7 @@ test_registry_faulty_plugin_fails_when_selected(void)
   g_autoptr(cx_registry) registry = cx_test_registry_with(names);
   CU_ASSERT_EQUAL(cx_registry_get_n_plugins(registry), 2);
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_backend) backend = cx_backend_open(registry, "init-refused", NULL, &error);
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "init_refused", NULL, &error);
   CU_ASSERT_PTR_NULL(backend);
   CX_ASSERT_ERROR(error, CX_ERROR_INIT_REFUSED);
   CX_ASSERT_CONTAINS(error->message, "needs a GPU and found none");
@@ -311,7 +330,7 @@ test_registry_remembers_probes_until_the_file_changes(void)
   g_autofree char *copy = copy_case_plugin(dir, "entry_crash", &contents, &length);
   const char *const search[] = { dir, NULL };
 
-  cx_registry_unref(cx_registry_new_for_path(search));
+  cx_registry_unref(examined_registry(search));
   g_autofree char *first = cached_verdict(copy);
   CU_ASSERT_PTR_NOT_NULL_FATAL(first);
 
@@ -337,7 +356,7 @@ test_registry_fails_closed_without_its_probe(void)
   g_autofree char *probe = g_strdup(g_getenv("CELLEXEC_PROBE"));
   g_setenv("CELLEXEC_PROBE", "/nonexistent/cellexec-probe", TRUE);
   const char *const search[] = { dir, NULL };
-  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  g_autoptr(cx_registry) registry = examined_registry(search);
   g_setenv("CELLEXEC_PROBE", probe, TRUE);
   const cx_plugin_info *info = only_entry(registry);
   CU_ASSERT_FALSE(cx_plugin_info_is_usable(info));
@@ -359,9 +378,9 @@ test_registry_runs_init_once_per_process(void)
   const char *const names[] = { "counting_init", NULL };
   g_autofree char *plugins = cx_test_dir_with_plugins(names);
   const char *const search[] = { plugins, NULL };
-  cx_registry_unref(cx_registry_new_for_path(search));
-  cx_registry_unref(cx_registry_new_for_path(search));
-  g_autoptr(cx_registry) third = cx_registry_new_for_path(search);
+  cx_registry_unref(examined_registry(search));
+  cx_registry_unref(examined_registry(search));
+  g_autoptr(cx_registry) third = examined_registry(search);
   g_unsetenv("CELLEXEC_TEST_INIT_LOG");
   CU_ASSERT_TRUE(cx_plugin_info_is_usable(cx_registry_get_plugin(third, 0)));
   g_autofree char *contents = NULL;
@@ -373,11 +392,125 @@ test_registry_runs_init_once_per_process(void)
   CU_ASSERT_TRUE(lines == 1 || lines == 2);
 }
 
+
+static void
+test_registry_requires_the_file_to_carry_the_plugin_name(void)
+{
+  /* Found by its file name, a plugin must be what the name says: before,
+   * an impostor.so naming itself "echo" took over "echo". */
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *target = g_build_filename(cx_test_case_plugins_dir(), "echo.so", NULL);
+  g_autofree char *link = g_build_filename(dir, "impostor.so", NULL);
+  CU_ASSERT_EQUAL_FATAL(symlink(target, link), 0);
+  const char *const search[] = { dir, NULL };
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  CU_ASSERT_PTR_NULL(cx_registry_lookup(registry, "echo", NULL));
+  const cx_plugin_info *info = cx_registry_lookup(registry, "impostor", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(info);
+  CX_ASSERT_ERROR(cx_plugin_info_get_error(info), CX_ERROR_INVALID_PLUGIN);
+  CX_ASSERT_CONTAINS(cx_plugin_info_get_error(info)->message, "rename the file to echo.so");
+}
+
+static void
+test_registry_rejects_a_descriptor_without_version(void)
+{
+  assert_faulty("null_version", CX_ERROR_INVALID_PLUGIN, "has no version");
+}
+
+static void
+test_registry_rejects_an_option_name_no_key_can_spell(void)
+{
+  assert_faulty("bad_option_name", CX_ERROR_INVALID_PLUGIN, "option name 'Max Retries'");
+}
+
+static void
+test_registry_refuses_a_plugin_needing_a_newer_core(void)
+{
+  g_autofree char *needed = g_strdup_printf("needs cellexec ABI %d.%d or newer", CX_ABI_MAJOR,
+                                            CX_ABI_MINOR + 1);
+  assert_faulty("needs_newer_core", CX_ERROR_ABI_MISMATCH, needed);
+}
+
+static void
+test_registry_lists_optional_methods(void)
+{
+  const char *const names[] = { "echo", "no_result", NULL };
+  g_autoptr(cx_registry) registry = cx_test_registry_with(names);
+  const cx_plugin_info *echo = cx_registry_lookup(registry, "echo", NULL);
+  CU_ASSERT_PTR_NULL(cx_plugin_info_get_optional_methods(echo)[0]);
+  const char *const *methods =
+    cx_plugin_info_get_optional_methods(cx_registry_lookup(registry, "no_result", NULL));
+  CU_ASSERT_TRUE(g_strv_contains(methods, "session_open"));
+  CU_ASSERT_TRUE(g_strv_contains(methods, "interrupt"));
+  CU_ASSERT_TRUE(g_strv_contains(methods, "query"));
+  CU_ASSERT_FALSE(g_strv_contains(methods, "evaluate_inline"));
+  const char *const *builtin =
+    cx_plugin_info_get_optional_methods(cx_registry_lookup(cx_test_registry(), "local", NULL));
+  CU_ASSERT_TRUE(g_strv_contains(builtin, "evaluate_inline"));
+  CU_ASSERT_TRUE(g_strv_contains(builtin, "create_dynamic_function"));
+}
+
+static void
+test_registry_examines_only_the_plugin_asked_for(void)
+{
+  /* Before, every plugin on the path was probed and loaded by every
+   * command: a hanging one cost `run -b local` 10 s each. */
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_autofree char *hang = copy_case_plugin(dir, "init_hang", &contents, &length);
+  g_autofree char *echo_target = g_build_filename(cx_test_case_plugins_dir(), "echo.so", NULL);
+  g_autofree char *echo = g_build_filename(dir, "echo.so", NULL);
+  CU_ASSERT_EQUAL_FATAL(symlink(echo_target, echo), 0);
+  const char *const search[] = { dir, NULL };
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_registry) registry = cx_registry_new_for_path(search);
+  CU_ASSERT_EQUAL(cx_registry_get_n_plugins(registry), 2);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = cx_backend_open(registry, "echo", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 5);
+  g_autofree char *verdict = cached_verdict(hang);
+  CU_ASSERT_PTR_NULL(verdict);
+}
+
+static void
+test_registry_forgets_probes_on_request(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *contents = NULL;
+  gsize length;
+  g_autofree char *copy = copy_case_plugin(dir, "entry_crash", &contents, &length);
+  const char *const search[] = { dir, NULL };
+  g_autoptr(cx_registry) registry = examined_registry(search);
+  CX_ASSERT_CONTAINS(cx_plugin_info_get_error(cx_registry_get_plugin(registry, 0))->message,
+                     "cellexec plugins --rescan");
+  g_autofree char *before = cached_verdict(copy);
+  CU_ASSERT_PTR_NOT_NULL(before);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE(cx_registry_forget_probes(&error));
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *after = cached_verdict(copy);
+  CU_ASSERT_PTR_NULL(after);
+}
+
 void
 cx_test_register(void)
 {
   static const cx_test_case tests[] = {
     { "test_registry_loads_a_good_plugin", test_registry_loads_a_good_plugin },
+    { "test_registry_requires_the_file_to_carry_the_plugin_name",
+      test_registry_requires_the_file_to_carry_the_plugin_name },
+    { "test_registry_rejects_a_descriptor_without_version",
+      test_registry_rejects_a_descriptor_without_version },
+    { "test_registry_rejects_an_option_name_no_key_can_spell",
+      test_registry_rejects_an_option_name_no_key_can_spell },
+    { "test_registry_refuses_a_plugin_needing_a_newer_core",
+      test_registry_refuses_a_plugin_needing_a_newer_core },
+    { "test_registry_lists_optional_methods", test_registry_lists_optional_methods },
+    { "test_registry_examines_only_the_plugin_asked_for",
+      test_registry_examines_only_the_plugin_asked_for },
+    { "test_registry_forgets_probes_on_request", test_registry_forgets_probes_on_request },
     { "test_registry_rejects_not_a_shared_object", test_registry_rejects_not_a_shared_object },
     { "test_registry_rejects_unresolved_symbol", test_registry_rejects_unresolved_symbol },
     { "test_registry_rejects_missing_entry", test_registry_rejects_missing_entry },

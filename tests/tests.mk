@@ -6,7 +6,10 @@ TEST_PLUGIN_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
 check_LTLIBRARIES += tests/plugins/echo.la tests/plugins/newer_minor.la tests/plugins/newer_major.la tests/plugins/older_major.la tests/plugins/short_descriptor.la tests/plugins/short_vtable.la tests/plugins/null_method.la tests/plugins/partial_sessions.la tests/plugins/init_refused.la tests/plugins/no_entry.la tests/plugins/unresolved.la tests/plugins/bad_default.la tests/plugins/no_result.la tests/plugins/entry_crash.la tests/plugins/init_crash.la \
 	tests/plugins/entry_exit.la tests/plugins/init_exit.la tests/plugins/init_hang.la \
 	tests/plugins/huge_descriptor.la tests/plugins/huge_vtable.la \
-	tests/plugins/counting_init.la
+	tests/plugins/counting_init.la tests/plugins/nonconforming.la tests/plugins/null_version.la \
+	tests/plugins/bad_option_name.la tests/plugins/needs_newer_core.la \
+	tests/plugins/chatty_init.la tests/plugins/run_cell_abort.la tests/plugins/run_cell_exit.la \
+	tests/plugins/run_cell_hang.la
 
 tests_plugins_echo_la_SOURCES = tests/plugins/case_plugin.c
 tests_plugins_echo_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_ECHO
@@ -80,6 +83,36 @@ tests_plugins_bad_default_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_bad_default_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_bad_default_la_LIBADD = $(PLUGIN_LIBADD)
 
+tests_plugins_null_version_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_null_version_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NULL_VERSION
+tests_plugins_null_version_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_null_version_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_null_version_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_bad_option_name_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_bad_option_name_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_BAD_OPTION_NAME
+tests_plugins_bad_option_name_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_bad_option_name_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_bad_option_name_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_needs_newer_core_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_needs_newer_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NEEDS_NEWER_CORE
+tests_plugins_needs_newer_core_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_needs_newer_core_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_needs_newer_core_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_chatty_init_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_chatty_init_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_CHATTY_INIT
+tests_plugins_chatty_init_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_chatty_init_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_chatty_init_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_nonconforming_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_nonconforming_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NONCONFORMING
+tests_plugins_nonconforming_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_nonconforming_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_nonconforming_la_LIBADD = $(PLUGIN_LIBADD)
+
 tests_plugins_no_result_la_SOURCES = tests/plugins/case_plugin.c
 tests_plugins_no_result_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NO_RESULT
 tests_plugins_no_result_la_CFLAGS = $(PLUGIN_CFLAGS)
@@ -134,11 +167,30 @@ tests_plugins_counting_init_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_counting_init_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_counting_init_la_LIBADD = $(PLUGIN_LIBADD)
 
+tests_plugins_run_cell_abort_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_run_cell_abort_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_RUN_CELL_ABORT
+tests_plugins_run_cell_abort_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_run_cell_abort_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_run_cell_abort_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_run_cell_exit_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_run_cell_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_RUN_CELL_EXIT
+tests_plugins_run_cell_exit_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_run_cell_exit_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_run_cell_exit_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_run_cell_hang_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_run_cell_hang_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_RUN_CELL_HANG
+tests_plugins_run_cell_hang_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_run_cell_hang_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_run_cell_hang_la_LIBADD = $(PLUGIN_LIBADD)
+
 # The CUnit programs.  Each prints "NAME: N passed, N failed".
 TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 TEST_LDADD = tests/libcxtest.la libcellexec.la $(CUNIT_LIBS) $(GLIB_LIBS) $(JSON_LIBS)
 check_LTLIBRARIES += tests/libcxtest.la
-tests_libcxtest_la_SOURCES = tests/cx_test_main.c tests/cx_test.h
+tests_libcxtest_la_SOURCES = tests/cx_test_main.c tests/cx_test.h tests/proc_table.c \
+	tests/proc_table.h
 tests_libcxtest_la_CFLAGS = $(TEST_CFLAGS)
 
 CORE_TESTS = tests/test_result tests/test_options tests/test_registry tests/test_config \
@@ -177,7 +229,7 @@ tests_test_debug_export_LDADD = $(TEST_LDADD)
 
 tests_test_executor_SOURCES = tests/test_executor.c
 tests_test_executor_CFLAGS = $(TEST_CFLAGS)
-tests_test_executor_LDADD = $(TEST_LDADD)
+tests_test_executor_LDADD = tools/libconformance.la $(TEST_LDADD)
 
 tests_test_cli_SOURCES = tests/test_cli.c
 tests_test_cli_CFLAGS = $(TEST_CFLAGS)
@@ -187,25 +239,42 @@ tests_test_lossless_SOURCES = tests/test_lossless.c
 tests_test_lossless_CFLAGS = $(TEST_CFLAGS)
 tests_test_lossless_LDADD = $(TEST_LDADD)
 
+# Recording on the real backends and replay with the fake (cellexec/record.h).
+check_PROGRAMS += tests/test_record
+TESTS += tests/test_record
+tests_test_record_SOURCES = tests/test_record.c
+tests_test_record_CFLAGS = $(TEST_CFLAGS)
+tests_test_record_LDADD = $(TEST_LDADD)
+
 # The exported surface of the library and the plugins.
-TESTS += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh
+TESTS += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh
 TEST_EXTENSIONS = .sh
-SH_LOG_COMPILER = $(SHELL)
-EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh examples/executor_demo.c tests/lsan.supp tests/valgrind.supp \
+# Every test runs under tests/time_limit.sh: one that hangs fails alone
+# (make check TEST_TIME_LIMIT=SECONDS to change the limit).
+TEST_TIME_LIMIT = 600
+TIME_LIMIT = $(SHELL) $(srcdir)/tests/time_limit.sh $(TEST_TIME_LIMIT)
+SH_LOG_COMPILER = $(TIME_LIMIT) $(SHELL)
+EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh tests/sanitized_run.sh tests/time_limit.sh examples/executor_demo.c examples/notebook_grader.c tests/lsan.supp tests/valgrind.supp \
 	lib/libcellexec.abi
 
-# Refresh the ABI baseline after an intended, compatible addition.
+# Refresh the ABI baseline after an intended, compatible addition: the
+# same dump (no source locations, no build paths) check_abi.sh compares.
 update-abi: libcellexec.la
-	abidw --no-corpus-path --headers-dir $(srcdir)/include/cellexec \
-	  --headers-dir $(builddir)/include/cellexec .libs/libcellexec.so > $(srcdir)/lib/libcellexec.abi
+	CELLEXEC_BUILDDIR='$(abs_top_builddir)' CELLEXEC_SRCDIR='$(abs_top_srcdir)' \
+	  $(SHELL) $(srcdir)/tests/check_abi.sh --update
 .PHONY: update-abi
 
 # Sanitizer builds: libpython's interpreter is never finalised, so what it
 # holds at exit is not a leak of ours.
 if ENABLE_SANITIZERS
+# The test programs through tests/sanitized_run.sh, which runs one again
+# only when LeakSanitizer's own tracer crashed at exit.
+LOG_COMPILER = $(TIME_LIMIT) $(SHELL) $(srcdir)/tests/sanitized_run.sh
 SANITIZER_TESTS_ENVIRONMENT = CELLEXEC_SANITIZED=1; export CELLEXEC_SANITIZED; \
 	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0'; export LSAN_OPTIONS; \
 	UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=1'; export UBSAN_OPTIONS;
+else
+LOG_COMPILER = $(TIME_LIMIT)
 endif
 
 # make check-valgrind: the CUnit programs under valgrind (memcheck); any
@@ -216,7 +285,7 @@ VALGRIND_FLAGS = --quiet --error-exitcode=1 --leak-check=full \
 	--suppressions=/usr/lib/valgrind/python3.supp
 check-valgrind:
 	$(MAKE) $(AM_MAKEFLAGS) check \
-	  LOG_COMPILER='$(LIBTOOL) --mode=execute $(VALGRIND) $(VALGRIND_FLAGS)'
+	  LOG_COMPILER='$(TIME_LIMIT) $(LIBTOOL) --mode=execute $(VALGRIND) $(VALGRIND_FLAGS)'
 .PHONY: check-valgrind
 
 # A staged install for tests/check_example.sh, made before any test runs:

@@ -14,8 +14,10 @@
 static const char summary[] =
   "Commands:\n"
   "  run        run a cell and print its output or its result bundle\n"
+  "  notebook   run a Jupyter notebook (.ipynb) and write it with its outputs\n"
   "  plugins    list the backend plugins found, with their status and options\n"
   "  config     check a config file against the installed plugins\n"
+  "  record     summarise (show) or validate (check) a recording of cells\n"
   "\n"
   "Run `cellexec COMMAND --help` for the options of a command.\n"
   "\n"
@@ -25,10 +27,6 @@ static const char summary[] =
   "\n"
   "Exit status: 0 success, 1 the cell failed, 2 usage, config or plugin error,\n"
   "3 the output could not be written (e.g. a full disk; the cell may have run).";
-
-/* Exit status when standard output could not be written: what the command
- * did (a cell may have run) is lost. */
-#define EXIT_OUTPUT 3
 
 static int exit_status; /* what main returns, for check_stdout */
 
@@ -68,6 +66,7 @@ fail_usage(const char *format, ...)
 gboolean
 parse_options(GOptionContext *context, int *argc, char ***argv)
 {
+  g_set_prgname((*argv)[0]); /* "cellexec CMD", for the parser's messages */
   g_autoptr(GError) error = NULL;
   if (g_option_context_parse(context, argc, argv, &error))
     return TRUE;
@@ -83,6 +82,12 @@ print_main_help(FILE *stream)
           "Run Python code cells through swappable execution backends.\n\n%s\n",
           summary);
   return stream == stdout ? EXIT_CELL_OK : EXIT_USAGE;
+}
+
+static void
+ignore_signal(int signal_number)
+{
+  (void)signal_number;
 }
 
 static int
@@ -101,12 +106,14 @@ dispatch(int argc, char **argv)
   static const struct {
     const char *name;
     int (*run)(int, char **);
-  } commands[] = { { "run", cmd_run }, { "plugins", cmd_plugins }, { "config", cmd_config } };
+  } commands[] = { { "run", cmd_run }, { "notebook", cmd_notebook }, { "plugins", cmd_plugins },
+                   { "config", cmd_config }, { "record", cmd_record } };
   /* A reader that goes away (`| head`) is a write error (exit 3), not a
-   * signal that kills us.  `run` sets this only once its cell has run, so
-   * the cell's children keep the default. */
-  if (strcmp(command, "run") != 0)
-    signal(SIGPIPE, SIG_IGN);
+   * signal that kills us.  A handler rather than SIG_IGN: exec() resets it,
+   * so the processes cells start get the default, as from a shell. */
+  struct sigaction on_sigpipe = { .sa_handler = ignore_signal };
+  sigemptyset(&on_sigpipe.sa_mask);
+  sigaction(SIGPIPE, &on_sigpipe, NULL);
   for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
     if (strcmp(command, commands[i].name) == 0) {
       /* Present "cellexec CMD" as the program name to the command's parser. */
@@ -116,7 +123,7 @@ dispatch(int argc, char **argv)
       argv[1] = (char *)command;
       return status;
     }
-  const char *const names[] = { "run", "plugins", "config", NULL };
+  const char *const names[] = { "run", "notebook", "plugins", "config", "record", NULL };
   const char *closest = cx_suggest(command, names);
   return fail_usage("unknown command '%s'%s%s%s; see `cellexec --help`", command,
                     closest ? " (did you mean '" : "", closest ? closest : "", closest ? "'?)" : "");

@@ -14,8 +14,13 @@ config_check(const char *path)
   if (config == NULL)
     return fail_usage("%s", error->message);
   g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
-  if (!cx_config_check(config, registry, &error))
-    return fail_usage("%s", error->message);
+  if (!cx_config_check(config, registry, &error)) {
+    /* One line per problem, each as the program's other errors. */
+    g_auto(GStrv) problems = g_strsplit(error->message, "\n", -1);
+    for (char **problem = problems; *problem != NULL; problem++)
+      fail_usage("%s", *problem);
+    return EXIT_USAGE;
+  }
   const char *origin = cx_config_get_path(config);
   printf("%s: ok (backend '%s')\n", origin != NULL ? origin : "no config file found, defaults",
          cx_config_get_backend(config));
@@ -38,7 +43,6 @@ cmd_config(int argc, char **argv)
     "\n"
     "Exit status: 0 valid, 2 invalid (the reason on stderr), 3 the verdict could\n"
     "not be written to stdout.");
-  g_set_prgname(argv[0]);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;
   if (argc < 2 || strcmp(argv[1], "check") != 0)

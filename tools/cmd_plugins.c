@@ -1,9 +1,12 @@
-/* cellexec plugins: list every plugin found, usable or faulty. */
+/* cellexec plugins: list every plugin found, usable or faulty, with the
+ * optional methods each has; --check FILE.so runs the conformance kit. */
 #include "config.h"
 
 #include <stdio.h>
 
 #include "tools/commands.h"
+#include "tools/conformance_file.h"
+#include "tools/conformance_methods.h"
 
 static void
 add_options_json(JsonBuilder *b, const cx_plugin_info *info)
@@ -37,6 +40,46 @@ add_nullable_string(JsonBuilder *b, const char *name, const char *value)
     json_builder_add_null_value(b);
 }
 
+/* "methods": {"sessions", "interrupt", "query", "executor": [ops]}, or
+ * null when they cannot be read (a faulty plugin). */
+static void
+add_methods_json(JsonBuilder *b, const cx_plugin_info *info)
+{
+  conformance_methods methods;
+  json_builder_set_member_name(b, "methods");
+  if (!conformance_methods_read(info, &methods)) {
+    json_builder_add_null_value(b);
+    return;
+  }
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "sessions");
+  json_builder_add_boolean_value(b, methods.sessions);
+  json_builder_set_member_name(b, "interrupt");
+  json_builder_add_boolean_value(b, methods.interrupt);
+  json_builder_set_member_name(b, "query");
+  json_builder_add_boolean_value(b, methods.query);
+  json_builder_set_member_name(b, "executor");
+  json_builder_begin_array(b);
+  for (guint i = 0; i < CONFORMANCE_N_EXECUTOR_OPS; i++)
+    if (methods.executor_ops[i])
+      json_builder_add_string_value(b, conformance_executor_op_names[i]);
+  json_builder_end_array(b);
+  json_builder_end_object(b);
+}
+
+static void
+print_methods_human(const cx_plugin_info *info)
+{
+  conformance_methods methods;
+  if (!conformance_methods_read(info, &methods)) {
+    printf("  executor operations: %s\n", cx_plugin_info_has_executor(info) ? "yes" : "no");
+    return;
+  }
+  g_autofree char *backend = conformance_methods_describe_backend(&methods);
+  g_autofree char *executor = conformance_methods_describe_executor(&methods);
+  printf("  optional methods: %s\n  executor operations: %s\n", backend, executor);
+}
+
 static void
 print_json(const cx_registry *registry)
 {
@@ -63,8 +106,15 @@ print_json(const cx_registry *registry)
     add_nullable_string(b, "path", cx_plugin_info_get_path(info));
     add_nullable_string(b, "status", why == NULL ? "ok" : "faulty");
     add_nullable_string(b, "reason", why != NULL ? why->message : NULL);
+    json_builder_set_member_name(b, "shadows");
+    json_builder_begin_array(b);
+    for (const char *const *shadowed = cx_plugin_info_get_shadowed_paths(info);
+         shadowed != NULL && *shadowed != NULL; shadowed++)
+      json_builder_add_string_value(b, *shadowed);
+    json_builder_end_array(b);
     json_builder_set_member_name(b, "executor");
     json_builder_add_boolean_value(b, cx_plugin_info_has_executor(info));
+    add_methods_json(b, info);
     json_builder_set_member_name(b, "options");
     add_options_json(b, info);
     json_builder_end_object(b);
@@ -97,10 +147,13 @@ print_human(const cx_registry *registry)
     if (cx_plugin_info_get_description(info) != NULL)
       printf("  %s\n", cx_plugin_info_get_description(info));
     printf("  path: %s\n", cx_plugin_info_get_path(info));
+    for (const char *const *shadowed = cx_plugin_info_get_shadowed_paths(info);
+         shadowed != NULL && *shadowed != NULL; shadowed++)
+      printf("  shadows: %s (later on the plugin path, never loaded)\n", *shadowed);
     if (why != NULL)
       printf("  reason: %s\n", why->message);
     if (why == NULL)
-      printf("  executor operations: %s\n", cx_plugin_info_has_executor(info) ? "yes" : "no");
+      print_methods_human(info);
     for (const cx_option_spec *spec = cx_plugin_info_get_options(info); spec->name != NULL; spec++)
       printf("  option %s (%s, default %s): %s\n", spec->name, cx_option_type_name(spec->type),
              spec->default_value != NULL ? spec->default_value : "unset",
@@ -108,40 +161,102 @@ print_human(const cx_registry *registry)
   }
 }
 
+static gboolean
+any_faulty(const cx_registry *registry)
+{
+  for (guint i = 0; i < cx_registry_get_n_plugins(registry); i++)
+    if (!cx_plugin_info_is_usable(cx_registry_get_plugin(registry, i)))
+      return TRUE;
+  return FALSE;
+}
+
 int
 cmd_plugins(int argc, char **argv)
 {
-  gboolean json = FALSE;
+  gboolean json = FALSE, strict = FALSE, rescan = FALSE, python = FALSE;
+  double case_timeout = -1; /* not given */
   g_autofree char *config_path = NULL;
+  g_autofree char *check = NULL;
+  g_auto(GStrv) options = NULL;
   const GOptionEntry entries[] = {
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the list as JSON", NULL },
     { "config", 'C', 0, G_OPTION_ARG_FILENAME, &config_path, "Also search the plugin-path of this config file", "FILE" },
+    { "strict", 0, 0, G_OPTION_ARG_NONE, &strict, "Exit with status 1 when a plugin listed is FAULTY", NULL },
+    { "rescan", 0, 0, G_OPTION_ARG_NONE, &rescan, "Forget the cached probe verdicts first: probe every plugin again", NULL },
+    { "check", 0, 0, G_OPTION_ARG_FILENAME, &check, "Load this one plugin file alone and run the conformance cases on it", "FILE.so" },
+    { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &options, "With --check: a backend option for every case (repeatable)", "KEY=VALUE" },
+    { "python", 0, 0, G_OPTION_ARG_NONE, &python, "With --check: the plugin must run Python; run the Python cases", NULL },
+    { "case-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &case_timeout, "With --check: seconds one case may take before the plugin counts as hung (default " G_STRINGIFY(CONFORMANCE_CASE_TIMEOUT) ")", "S" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
   g_option_context_set_summary(context,
     "List every backend plugin on the search path: name, version, plugin ABI,\n"
-    "file, status (ok, or FAULTY with the reason it cannot be used) and options.\n"
-    "The search path is $CELLEXEC_PLUGIN_PATH, the config's plugin-path, then\n"
-    "the installed plugins directory; the first plugin of a name wins.");
+    "file, status (ok, or FAULTY with the reason it cannot be used), the optional\n"
+    "methods it implements (sessions, interrupt, query), its executor operations\n"
+    "and its options (--json: the same as one JSON document, the methods under\n"
+    "\"methods\").  The search path is $CELLEXEC_PLUGIN_PATH, the config's\n"
+    "plugin-path, then the installed plugins directory; the first plugin of a\n"
+    "name wins.\n"
+    "\n"
+    "With --check FILE.so, check one plugin before you ship it instead: the file\n"
+    "is loaded alone (not the plugins on the search path; probed afresh), its\n"
+    "descriptor and option schema are validated as the registry validates them,\n"
+    "then a table of conformance cases runs against it, each with a backend of\n"
+    "its own: the result bundle's shape (success, error with type, message and\n"
+    "traceback, MIME bundles), and when the plugin has them, sessions (state\n"
+    "kept, two sessions isolated), interrupt, query(\"info\") and the executor\n"
+    "operations.  When the plugin runs Python (the cell print(6 * 7) prints 42),\n"
+    "it must also capture stdout and stderr, give display() and the last\n"
+    "expression as rich outputs, fail with the exception's type, message and\n"
+    "traceback, honour the cwd, env and timeout run options, give each\n"
+    "stateless call a fresh namespace and stop a running cell on interrupt;\n"
+    "a plugin that does not run Python is held to the bundle's contract only,\n"
+    "unless --python says it must run Python.  One line per case, \"ok - NAME\",\n"
+    "\"FAIL - NAME: REASON\" or \"skip - NAME: REASON\" (what the plugin lacks),\n"
+    "then \"N passed, N failed, N skipped\".  The plugin runs in a child process:\n"
+    "a case in which it crashes, exits or hangs (--case-timeout) fails, saying\n"
+    "so, and the check goes on with the next case.");
   g_option_context_set_description(context,
-    "Exit status: 0 listed, 2 usage or config error, 3 the list could not be\n"
-    "written to stdout.");
+    "Exit status: 0 listed (with --check: every case passed); 1 with --strict,\n"
+    "a plugin listed is FAULTY (with --check: a case failed); 2 usage or config\n"
+    "error, or the --check file cannot be loaded (one line on stderr, the\n"
+    "registry's reason); 3 the output could not be written to stdout.\n"
+    "\n"
+    "Examples:\n"
+    "  cellexec plugins --strict                 # fail when any plugin is FAULTY\n"
+    "  cellexec plugins --rescan                 # probe every plugin again\n"
+    "  cellexec plugins --check ./hello.so       # before installing hello.so\n"
+    "  cellexec plugins --check ./mine.so -o server=localhost --python");
   g_option_context_add_main_entries(context, entries, NULL);
-  g_set_prgname(argv[0]);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;
   if (argc > 1)
     return fail_usage("unexpected argument '%s'", argv[1]);
-
+  if (check == NULL && (options != NULL || python || case_timeout != -1))
+    return fail_usage("-o, --python and --case-timeout apply only with --check FILE.so");
+  if (case_timeout != -1 && !(case_timeout > 0))
+    return fail_usage("--case-timeout %g: give a number of seconds above 0", case_timeout);
+  if (check != NULL && (json || strict || rescan || config_path != NULL))
+    return fail_usage("--check takes no --json, --strict, --rescan or --config: it loads only its "
+                      "file, and always probes it afresh");
   g_autoptr(GError) error = NULL;
+  if (check != NULL) {
+    int status = conformance_check_file(check, (const char *const *)options, python,
+                                        case_timeout != -1 ? case_timeout : CONFORMANCE_CASE_TIMEOUT,
+                                        &error);
+    return error != NULL ? fail_usage("%s", error->message) : status;
+  }
+
   g_autoptr(cx_config) config = cx_config_load(config_path, &error);
   if (config == NULL)
+    return fail_usage("%s", error->message);
+  if (rescan && !cx_registry_forget_probes(&error))
     return fail_usage("%s", error->message);
   g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
   if (json)
     print_json(registry);
   else
     print_human(registry);
-  return EXIT_CELL_OK;
+  return strict && any_faulty(registry) ? EXIT_CELL_FAILED : EXIT_CELL_OK;
 }

@@ -1,4 +1,4 @@
-/* cellexec run: run one cell and print its output or its result bundle. */
+/* cellexec run: run cells and print their output or their result bundles. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/cell_command.h"
+#include "tools/interrupts.h"
 #include "tools/commands.h"
 
 typedef struct {
@@ -20,7 +22,9 @@ typedef struct {
   gboolean use_subprocess;
   gboolean json;
   char *debug_export;
-  char *code;
+  char *record;     /* --record FILE */
+  char **code;      /* -c CODE, repeatable */
+  gboolean session; /* split each input into cells at "# %%" lines */
   char **rest;
 } run_args;
 
@@ -34,8 +38,9 @@ run_args_clear(run_args *a)
   g_free(a->cwd);
   g_strfreev(a->env);
   g_strfreev(a->mime);
-  g_free(a->code);
+  g_strfreev(a->code);
   g_free(a->debug_export);
+  g_free(a->record);
   g_strfreev(a->rest);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(run_args, run_args_clear)
@@ -85,26 +90,13 @@ expand_line_breaks(const char *code)
   return g_string_free(out, FALSE);
 }
 
-/* The cell's code from -c, a file, or standard input ("-"). */
+/* The text of FILE, or of standard input for "-". */
 static char *
-read_code(const run_args *a, GError **error)
+read_input(const char *file, GError **error)
 {
-  guint n_rest = a->rest != NULL ? g_strv_length(a->rest) : 0;
-  if (a->code != NULL && n_rest > 0) {
-    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "give the code either with -c or as FILE, not both");
-    return NULL;
-  }
-  if (a->code != NULL)
-    return expand_line_breaks(a->code);
-  if (n_rest != 1) {
-    g_set_error(error, CX_ERROR, CX_ERROR_FAILED,
-                n_rest == 0 ? "no code to run: give -c CODE, a FILE, or - for standard input"
-                            : "more than one FILE given; run one cell at a time");
-    return NULL;
-  }
   char *contents = NULL;
   gsize length = 0;
-  if (strcmp(a->rest[0], "-") == 0) {
+  if (strcmp(file, "-") == 0) {
     /* GIOChannel fails on a closed or write-only fd without setting
      * ERROR: check first. */
     int flags = fcntl(STDIN_FILENO, F_GETFL);
@@ -120,117 +112,145 @@ read_code(const run_args *a, GError **error)
         g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot read the code from standard input");
       return NULL;
     }
-  } else if (!g_file_get_contents(a->rest[0], &contents, &length, error)) {
+  } else if (!g_file_get_contents(file, &contents, &length, error)) {
     return NULL;
   }
   if (memchr(contents, '\0', length) != NULL) {
     g_free(contents);
-    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "the code contains a NUL byte; give Python source text");
+    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "%s contains a NUL byte; give Python source text",
+                strcmp(file, "-") == 0 ? "standard input" : file);
     return NULL;
   }
   return contents;
 }
 
-/* Open the backend; *DEBUG_EXPORT receives the export path that applies
- * (--debug-export, else the config's), or NULL. */
-static cx_backend *
-open_backend(const run_args *a, char **debug_export, GError **error)
-{
-  g_autoptr(cx_config) config = cx_config_load(a->config, error);
-  if (config == NULL)
-    return NULL;
-  *debug_export = g_strdup(a->debug_export != NULL ? a->debug_export
-                                                   : cx_config_get_debug_export(config));
-  g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
-  if (!cx_config_check_sections(config, registry, error))
-    return NULL; /* as `config check` says: a misspelled section's limits would not apply */
-  const char *name = a->backend != NULL ? a->backend : cx_config_get_backend(config);
-  const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
-  if (plugin == NULL)
-    return NULL;
-  if (!cx_plugin_info_is_usable(plugin))
-    return cx_backend_open(registry, name, NULL, error); /* fails with the reason */
+/* The marker line that starts a cell in --session input, as in the
+ * "percent" format of Jupytext, VS Code and Spyder. */
+#define CELL_MARKER "# %%"
 
-  g_autoptr(cx_options) options = cx_config_get_backend_options(config, plugin, error);
-  if (options == NULL)
-    return NULL;
-  for (char **item = a->options; item != NULL && *item != NULL; item++) {
-    const char *eq = strchr(*item, '=');
-    if (eq == NULL) {
-      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "-o %s: write KEY=VALUE", *item);
+/* TEXT cut into cells at marker lines (the marker lines dropped); blank
+ * cells are left out. */
+static void
+split_cells(GPtrArray *cells, const char *text)
+{
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  g_autoptr(GString) cell = g_string_new(NULL);
+  for (char **line = lines;; line++) {
+    if (*line == NULL || g_str_has_prefix(*line, CELL_MARKER)) {
+      g_autofree char *stripped = g_strstrip(g_strdup(cell->str));
+      if (*stripped != '\0')
+        g_ptr_array_add(cells, g_strdup(cell->str));
+      g_string_truncate(cell, 0);
+      if (*line == NULL)
+        break;
+      continue;
+    }
+    g_string_append_printf(cell, "%s%s", *line, line[1] != NULL ? "\n" : "");
+  }
+}
+
+/* The cells to run, in order: each -c CODE, then each FILE ("-": standard
+ * input); with --session each input is cut into cells at marker lines. */
+static GPtrArray *
+read_cells(const run_args *a, GError **error)
+{
+  g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
+  for (char **code = a->code; code != NULL && *code != NULL; code++) {
+    g_autofree char *expanded = expand_line_breaks(*code);
+    if (a->session)
+      split_cells(cells, expanded);
+    else
+      g_ptr_array_add(cells, g_steal_pointer(&expanded));
+  }
+  guint stdin_uses = 0;
+  for (char **file = a->rest; file != NULL && *file != NULL; file++) {
+    if (strcmp(*file, "-") == 0 && stdin_uses++ > 0) {
+      g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "standard input (-) can be read only once");
       return NULL;
     }
-    g_autofree char *key = g_strndup(*item, (gsize)(eq - *item));
-    if (!cx_options_set(options, key, eq + 1, error))
+    g_autofree char *text = read_input(*file, error);
+    if (text == NULL)
       return NULL;
+    if (a->session)
+      split_cells(cells, text);
+    else
+      g_ptr_array_add(cells, g_steal_pointer(&text));
   }
-  return cx_backend_open(registry, name, g_steal_pointer(&options), error);
+  if (cells->len == 0 && !a->session) {
+    g_set_error(error, CX_ERROR, CX_ERROR_FAILED,
+                "no code to run: give -c CODE, a FILE, or - for standard input");
+    return NULL;
+  }
+  return g_steal_pointer(&cells);
 }
 
 static cx_run_options *
 make_run_options(const run_args *a, GError **error)
 {
-  g_autoptr(cx_run_options) run = cx_run_options_new();
-  if (a->cwd != NULL)
-    cx_run_options_set_cwd(run, a->cwd);
-  for (char **item = a->env; item != NULL && *item != NULL; item++)
-    if (!cx_run_options_add_env(run, *item)) {
-      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "-e %s: write KEY=VALUE", *item);
-      return NULL;
-    }
-  double timeout = 0;
-  if (a->timeout != NULL && !cx_timeout_parse(a->timeout, &timeout, error)) {
-    g_prefix_error(error, "--timeout: ");
+  cx_run_options *run = cell_run_options_new(a->cwd, a->env, a->timeout, error);
+  if (run == NULL)
     return NULL;
-  }
-  cx_run_options_set_timeout(run, timeout);
   cx_run_options_set_use_subprocess(run, a->use_subprocess);
   for (char **mime = a->mime; mime != NULL && *mime != NULL; mime++)
     cx_run_options_add_allowed_mime_type(run, *mime);
-  return g_steal_pointer(&run);
+  return run;
 }
 
-/* BUNDLE's text/plain on stdout, or what it holds when it has none. */
+/* Human mode prints each output the moment the backend gives it (see
+ * cx_run_options_set_output_callback), on copies of our stdout and stderr
+ * made before any cell runs: a backend capturing fds 1 and 2 in this
+ * process (local) would otherwise take what we print back into the cell. */
+typedef struct {
+  FILE *out;
+  FILE *err;
+} live_printer;
+
+/* BUNDLE's text/plain, or what it holds when it has none. */
 static void
-print_bundle_text(JsonObject *bundle)
+print_bundle_text(FILE *out, JsonObject *bundle)
 {
   JsonNode *plain = json_object_get_member(bundle, "text/plain");
   if (plain != NULL && JSON_NODE_HOLDS_VALUE(plain) &&
       json_node_get_value_type(plain) == G_TYPE_STRING) {
-    printf("%s\n", json_node_get_string(plain));
+    fprintf(out, "%s\n", json_node_get_string(plain));
   } else {
     g_autoptr(GList) types = json_object_get_members(bundle);
-    printf("<rich output: %s>\n", types != NULL ? (const char *)types->data : "?");
+    fprintf(out, "<rich output: %s>\n", types != NULL ? (const char *)types->data : "?");
   }
 }
 
-/* Human mode: the cell's outputs in the order it made them, its streams to
- * ours, rich outputs and pages (`len?`) as text, the traceback last. */
+/* One output: streams to ours, rich outputs (displays, updates, the value
+ * of the last expression) as text, errors as their traceback on stderr. */
 static void
-print_human(const cx_result *result)
+print_output(JsonObject *output, gpointer data)
 {
-  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
-  for (guint i = 0; i < json_array_get_length(outputs); i++) {
-    JsonObject *output = json_array_get_object_element(outputs, i);
-    const char *type = json_object_get_string_member(output, "output_type");
-    if (g_str_equal(type, "stream")) {
-      gboolean to_stderr = g_str_equal(json_object_get_string_member(output, "name"), "stderr");
-      fflush(to_stderr ? stdout : stderr);
-      fputs(json_object_get_string_member(output, "text"), to_stderr ? stderr : stdout);
-    } else if (g_str_equal(type, "error")) {
-      /* The cell's own failure is last and printed below; this one was
-       * shown without ending the cell (a display formatter that raised). */
-      if (i + 1 < json_array_get_length(outputs) || !cx_result_has_error(result)) {
-        fflush(stdout);
-        JsonArray *lines = json_object_get_array_member(output, "traceback");
-        for (guint j = 0; j < json_array_get_length(lines); j++)
-          fprintf(stderr, "%s\n", json_array_get_string_element(lines, j));
-      }
-    } else if (json_object_get_size(json_object_get_object_member(output, "data")) > 0) {
-      fflush(stderr);
-      print_bundle_text(json_object_get_object_member(output, "data"));
-    }
+  live_printer *printer = data;
+  const char *type = json_object_get_string_member(output, "output_type");
+  if (g_str_equal(type, "stream")) {
+    gboolean to_stderr = g_str_equal(json_object_get_string_member(output, "name"), "stderr");
+    fflush(to_stderr ? printer->out : printer->err);
+    fputs(json_object_get_string_member(output, "text"), to_stderr ? printer->err : printer->out);
+  } else if (g_str_equal(type, "error")) {
+    fflush(printer->out);
+    JsonArray *lines = json_object_get_array_member(output, "traceback");
+    for (guint j = 0; j < json_array_get_length(lines); j++)
+      fprintf(printer->err, "%s\n", json_array_get_string_element(lines, j));
+    if (json_array_get_length(lines) == 0)
+      fprintf(printer->err, "%s: %s\n", json_object_get_string_member(output, "ename"),
+              json_object_get_string_member(output, "evalue"));
+  } else if (json_object_has_member(output, "data") &&
+             json_object_get_size(json_object_get_object_member(output, "data")) > 0) {
+    fflush(printer->err);
+    print_bundle_text(printer->out, json_object_get_object_member(output, "data"));
   }
+  fflush(printer->out);
+  fflush(printer->err);
+}
+
+/* What is printed once the cell is over: the pages (`len?`) it asked for. */
+static void
+print_pages(const live_printer *printer, const cx_result *result)
+{
   JsonNode *payload = cx_result_get_extra(result, "payload");
   for (guint i = 0; payload != NULL && JSON_NODE_HOLDS_ARRAY(payload) &&
                     i < json_array_get_length(json_node_get_array(payload)); i++) {
@@ -238,17 +258,20 @@ print_human(const cx_result *result)
     JsonNode *data = JSON_NODE_HOLDS_OBJECT(page)
                        ? json_object_get_member(json_node_get_object(page), "data") : NULL;
     if (data != NULL && JSON_NODE_HOLDS_OBJECT(data))
-      print_bundle_text(json_node_get_object(data));
+      print_bundle_text(printer->out, json_node_get_object(data));
   }
-  fflush(stdout);
-  if (cx_result_has_error(result)) {
-    const char *traceback = cx_result_get_error_traceback(result);
-    if (traceback != NULL && *traceback != '\0')
-      fprintf(stderr, "%s%s", traceback, g_str_has_suffix(traceback, "\n") ? "" : "\n");
-    else
-      fprintf(stderr, "%s: %s\n", cx_result_get_error_type(result),
-              cx_result_get_error_message(result));
-  }
+  fflush(printer->out);
+}
+
+/* A copy of FD as a stream of its own. */
+static FILE *
+stream_copy(int fd, FILE *fallback)
+{
+  int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  FILE *stream = copy >= 0 ? fdopen(copy, "w") : NULL;
+  if (stream == NULL && copy >= 0)
+    close(copy);
+  return stream != NULL ? stream : fallback;
 }
 
 /* With --json, standard output carries one document and nothing else:
@@ -277,6 +300,63 @@ restore_stdout(int saved)
   close(saved);
 }
 
+/* Run CELLS on BACKEND, each with RUN: one stateless cell, or several in
+ * one session.  Prints as the mode says; returns the exit status. */
+static int
+run_cells(cx_backend *backend, GPtrArray *cells, cx_run_options *run, gboolean json,
+          int *document_fd)
+{
+  g_autoptr(GError) error = NULL;
+  live_printer printer = { NULL, NULL };
+  if (!json) {
+    printer.out = stream_copy(STDOUT_FILENO, stdout);
+    printer.err = stream_copy(STDERR_FILENO, stderr);
+    cx_run_options_set_output_callback(run, print_output, &printer);
+  }
+  cx_session *session = NULL;
+  if (cells->len > 1 && (session = cx_session_open(backend, &error)) == NULL)
+    return fail_usage("%s", error->message);
+
+  int status = EXIT_CELL_OK;
+  for (guint i = 0; i < cells->len && status == EXIT_CELL_OK && !interrupts_received(); i++) {
+    const char *code = g_ptr_array_index(cells, i);
+    g_autoptr(cx_result) result = session != NULL
+                                    ? cx_session_run_cell(session, code, run, &error)
+                                    : cx_backend_run_cell(backend, code, run, &error);
+    if (result == NULL) {
+      status = fail_usage("%s", error->message);
+      break;
+    }
+    if (json) {
+      /* Our stdout for the document, then away again for the next cell. */
+      restore_stdout(*document_fd);
+      g_autofree char *text = cx_result_to_json(result, FALSE);
+      printf("%s\n", text);
+      fflush(stdout);
+      *document_fd = i + 1 < cells->len ? divert_stdout() : -1;
+    } else {
+      print_pages(&printer, result);
+    }
+    if (!cx_result_get_success(result))
+      status = EXIT_CELL_FAILED;
+  }
+  cx_session_close(session);
+  /* As for stdout itself (cellexec.c): a lost write is exit 3. */
+  if (printer.out != NULL && printer.out != stdout) {
+    errno = 0;
+    gboolean lost = ferror(printer.out) != 0;
+    lost = fclose(printer.out) != 0 || lost;
+    if (lost) {
+      fprintf(stderr, "cellexec: cannot write the output: %s\n",
+              errno != 0 ? g_strerror(errno) : "a write failed");
+      status = EXIT_OUTPUT;
+    }
+  }
+  if (printer.err != NULL && printer.err != stderr)
+    fclose(printer.err);
+  return status;
+}
+
 int
 cmd_run(int argc, char **argv)
 {
@@ -285,79 +365,68 @@ cmd_run(int argc, char **argv)
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "Backend plugin to use (default: the config's, else local)", "NAME" },
     { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &a.options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
-    { "timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give the cell at most S seconds (0: no limit; at most 31536000, a year)", "S" },
-    { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &a.cwd, "Run the cell in directory DIR", "DIR" },
-    { "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a.env, "Set an environment variable for the cell (repeatable)", "KEY=VALUE" },
+    { "timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give each cell at most S seconds (0: no limit; at most 31536000, a year)", "S" },
+    { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &a.cwd, "Run the cells in directory DIR", "DIR" },
+    { "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a.env, "Set an environment variable for the cells (repeatable)", "KEY=VALUE" },
     { "mime", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.mime, "Keep only rich outputs of this MIME type (repeatable)", "TYPE" },
-    { "use-subprocess", 0, 0, G_OPTION_ARG_NONE, &a.use_subprocess, "Run the cell in a separate process", NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print the result bundle as one JSON document", NULL },
+    { "use-subprocess", 0, 0, G_OPTION_ARG_NONE, &a.use_subprocess, "Run each cell in a separate process", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print each cell's result bundle as one line of JSON", NULL },
     { "debug-export", 0, 0, G_OPTION_ARG_FILENAME, &a.debug_export, "Log the run to FILE (Markdown; JSON Lines if FILE ends in .jsonl)", "FILE" },
-    { "code", 'c', 0, G_OPTION_ARG_STRING, &a.code, "Run CODE (\\n outside strings is a line break)", "CODE" },
+    { "record", 0, 0, G_OPTION_ARG_FILENAME, &a.record, "Append each cell and its whole result to the recording FILE (JSON Lines), for replay with -b fake -o responses=FILE", "FILE" },
+    { "code", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &a.code, "Run CODE (\\n outside strings is a line break; repeat for more cells)", "CODE" },
+    { "session", 's', 0, G_OPTION_ARG_NONE, &a.session, "Cut each input into cells at lines starting with \"" CELL_MARKER "\" and run them in one session", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.rest, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new("(-c CODE | FILE | -)");
+  g_autoptr(GOptionContext) context = g_option_context_new("[-c CODE]... [FILE | -]...");
   g_option_context_set_summary(context,
-    "Run one Python cell on a backend.  Its outputs are printed in the order the\n"
-    "cell made them: its stdout and stderr go to ours, each rich output (display()\n"
-    "calls, the value of the last expression) and each help page (len?) is printed\n"
-    "as its text/plain form, and a failure prints the traceback on stderr.  With --json,\n"
-    "print the result bundle instead:\n"
+    "Run Python cells on a backend.  A cell's outputs are printed as it makes them:\n"
+    "its stdout and stderr go to ours, each rich output (display() calls, the value\n"
+    "of the last expression) and each help page (len?) is printed as its text/plain\n"
+    "form, and a failure prints the traceback on stderr.  With --json, print the\n"
+    "result bundle instead, once the cell is over:\n"
     "  {\"stdout\", \"stderr\", \"rich_outputs\", \"success\", \"error\", \"outputs\", ...}\n"
     "where \"outputs\" lists them in order as nbformat outputs, and every byte of\n"
-    "the streams is kept (text output shows invalid UTF-8 as U+FFFD).");
+    "the streams is kept (text output shows invalid UTF-8 as U+FFFD).\n"
+    "\n"
+    "One cell (one -c, or one FILE) runs in a fresh namespace.  Several (-c repeated,\n"
+    "several FILEs, or --session) run in order in one session, so later cells see\n"
+    "what earlier ones defined; the run stops at the first cell that fails, and\n"
+    "--json prints one line per cell.");
   g_option_context_set_description(context,
     "Examples:\n"
     "  cellexec run -c 'print(\"hello\")'\n"
     "  cellexec run --json -c \"print('hello')\\n1 + 1\"\n"
-    "  cellexec run --json -c '1 + 1'\n"
+    "  cellexec run -c 'x = 20' -c 'x + 1'                  # one session: prints 21\n"
+    "  printf 'x = 1\\n# %%%%\\nx + 1\\n' | cellexec run --session -\n"
     "  cellexec run -b fake -o responses=replies.json --json script.py\n"
     "  echo 'import os; print(os.getcwd())' | cellexec run --cwd /tmp -\n"
     "  cellexec run --debug-export run.md -c 'x = 1'\n"
+    "  cellexec run --record cells.jsonl -c '1 + 1'         # record once\n"
+    "  cellexec run -b fake -o responses=cells.jsonl -c '1 + 1'   # replay\n"
     "\n"
-    "Exit status: 0 the cell succeeded, 1 the cell failed, 2 usage, config or\n"
+    "Exit status: 0 every cell succeeded, 1 a cell failed, 2 usage, config or\n"
     "plugin error (nothing ran; one line on stderr says why), 3 the output could\n"
-    "not be written (the cell ran; its result is lost).");
+    "not be written (the cells ran; their results are lost).");
   g_option_context_add_main_entries(context, entries, NULL);
-  g_set_prgname(argv[0]);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;
 
   g_autoptr(GError) error = NULL;
-  g_autofree char *code = read_code(&a, &error);
-  if (code == NULL)
+  g_autoptr(GPtrArray) cells = read_cells(&a, &error);
+  if (cells == NULL)
     return fail_usage("%s", error->message);
   g_autoptr(cx_run_options) run = make_run_options(&a, &error);
   if (run == NULL)
     return fail_usage("%s", error->message);
-  g_autofree char *debug_export = NULL;
   int document_fd = a.json ? divert_stdout() : -1;
-  g_autoptr(cx_backend) backend = open_backend(&a, &debug_export, &error);
-  if (backend == NULL)
+  const backend_request request = { a.config, a.backend, a.options, a.record, a.debug_export };
+  g_auto(opened_backend) opened = { 0 };
+  if (!open_requested_backend(&request, &opened, &error))
     return fail_usage("%s", error->message);
-  cx_debug_exporter *exporter = NULL;
-  if (debug_export != NULL) {
-    exporter = cx_debug_exporter_new_for_path(debug_export, NULL, &error);
-    if (exporter == NULL)
-      return fail_usage("%s", error->message);
-    cx_backend_set_debug_exporter(backend, exporter);
-  }
-  g_autoptr(cx_result) result = cx_backend_run_cell(backend, code, run, &error);
-  cx_backend_set_debug_exporter(backend, NULL);
-  cx_debug_exporter_free(exporter);
-  if (result == NULL)
-    return fail_usage("%s", error->message);
-
-  /* A reader that went away (`| head`) is a write error to report (exit 3),
-   * not a signal that kills us; set only now, so cells' children keep the
-   * default. */
-  signal(SIGPIPE, SIG_IGN);
-  if (a.json) {
-    restore_stdout(document_fd);
-    g_autofree char *json = cx_result_to_json(result, FALSE);
-    printf("%s\n", json);
-  } else {
-    print_human(result);
-  }
-  return cx_result_get_success(result) ? EXIT_CELL_OK : EXIT_CELL_FAILED;
+  int status = run_cells(opened.backend, cells, run, a.json, &document_fd);
+  restore_stdout(document_fd);
+  /* Interrupted: the cell's KeyboardInterrupt is printed; say it as a
+   * shell would, once the backend and its kernels are gone. */
+  return interrupts_received() != 0 ? 128 + interrupts_received() : status;
 }

@@ -23,6 +23,8 @@
 #include <cellexec/result.h>
 #include <cellexec/plugin.h>
 #include <cellexec/executor.h>
+#include <cellexec/notebook.h>
+#include <cellexec/record.h>
 
 G_BEGIN_DECLS
 
@@ -36,11 +38,27 @@ typedef struct cx_session cx_session;
  *
  * The search path is, in order: the directories in $CELLEXEC_PLUGIN_PATH
  * (colon-separated), then EXTRA_DIRS (the config's plugin-path), then the
- * installed plugins directory (cx_plugins_dir()).  Every NAME.so file found
- * is loaded (dlopen RTLD_NOW | RTLD_LOCAL) and checked; the first plugin of
- * a name wins.  A file that cannot be used stays listed as a faulty entry
- * with the reason, and selecting it fails with that reason.  Loaded plugins
- * are never unloaded (an embedded interpreter cannot be).
+ * installed plugins directory (cx_plugins_dir()).  A plugin named NAME is
+ * the file NAME.so; its descriptor must carry the same name.
+ *
+ * First on the path wins: a later file of the same name is shadowed (listed
+ * as a faulty entry with CX_ERROR_DUPLICATE naming the winner, and never
+ * loaded), and the winner lists it (cx_plugin_info_get_shadowed_paths), so
+ * that a plugin which takes the place of a built-in one can be noticed.
+ *
+ * Creating a registry only lists the directories.  An entry is examined
+ * when it is first asked for (cx_registry_lookup, cx_registry_get_plugin):
+ * its file is tried in a separate process (cellexec-probe, killed after 10
+ * seconds), so that a plugin that crashes, hangs or exits in its entry or
+ * init takes down that process instead of this one; then it is loaded
+ * (dlopen RTLD_NOW | RTLD_LOCAL), its descriptor and schema checked and its
+ * init called.  The probe's verdicts are cached in
+ * $XDG_CACHE_HOME/cellexec/plugin-probes while a file is unchanged
+ * (cx_registry_forget_probes() clears them).  Without cellexec-probe no
+ * plugin is loaded: every entry is faulty and says why.  A file that
+ * cannot be used stays listed as a faulty entry with the reason, and
+ * selecting it fails with that reason.  Loaded plugins are never unloaded
+ * (an embedded interpreter cannot be).
  */
 
 /* Scan the default search path plus EXTRA_DIRS (NULL-terminated, may be NULL). */
@@ -80,6 +98,20 @@ CX_EXPORT const GError *cx_plugin_info_get_error(const cx_plugin_info *info);
 CX_EXPORT const cx_option_spec *cx_plugin_info_get_options(const cx_plugin_info *info);
 /* TRUE when the plugin implements the executor vtable. */
 CX_EXPORT gboolean cx_plugin_info_has_executor(const cx_plugin_info *info);
+/* ABI 1.1: the optional methods a usable plugin implements, by their vtable
+ * names ("session_open", "interrupt", "query", "evaluate_inline", ...),
+ * NULL-terminated, owned by the registry; empty for a faulty entry. */
+CX_EXPORT const char *const *cx_plugin_info_get_optional_methods(const cx_plugin_info *info);
+/* ABI 1.1: the files of the same name later on the search path that this
+ * entry shadows, NULL-terminated, owned by the registry; NULL when none. */
+CX_EXPORT const char *const *cx_plugin_info_get_shadowed_paths(const cx_plugin_info *info);
+/* ABI 1.1: the descriptor's CX_PLUGIN_* flags (0 for a faulty entry). */
+CX_EXPORT guint32 cx_plugin_info_get_flags(const cx_plugin_info *info);
+
+/* ABI 1.1: forget every cached probe verdict, so that the next registry
+ * probes each plugin again (after a plugin hung only because the machine
+ * was busy, say).  FALSE with ERROR when the cache cannot be removed. */
+CX_EXPORT gboolean cx_registry_forget_probes(GError **error);
 
 /* ---- Config files (GKeyFile) --------------------------------------------
  *
@@ -90,6 +122,10 @@ CX_EXPORT gboolean cx_plugin_info_has_executor(const cx_plugin_info *info);
  *   plugin-path = /opt/a;/opt/b
  *   # log every step to this file (Markdown, or JSON Lines for .jsonl)
  *   debug-export = runtime-debug.md
+ *   # where cells asking for use_subprocess run (default: subprocess)
+ *   use-subprocess-backend = subprocess
+ *   # append every cell and its result to this recording (record.h)
+ *   record = cells.jsonl
  *
  *   # options of a backend, in a section named after the plugin
  *   [subprocess]
@@ -125,6 +161,14 @@ CX_EXPORT const char *const *cx_config_get_plugin_path(const cx_config *config);
 
 /* [cellexec] debug-export, or NULL. */
 CX_EXPORT const char *cx_config_get_debug_export(const cx_config *config);
+/* ABI 1.1: [cellexec] use-subprocess-backend, default "subprocess": the
+ * backend that runs a use_subprocess cell of a plugin which does not serve
+ * that run option itself (see CX_PLUGIN_HANDLES_USE_SUBPROCESS), with this
+ * config's options for it. */
+CX_EXPORT const char *cx_config_get_use_subprocess_backend(const cx_config *config);
+/* [cellexec] record, or NULL: the recording cx_backend_open_configured()
+ * appends every cell to (record.h). */
+CX_EXPORT const char *cx_config_get_record(const cx_config *config);
 
 /* Options for PLUGIN: its schema's defaults overridden by the config's
  * section named after it.  An unknown key or a bad value fails with
@@ -142,8 +186,10 @@ CX_EXPORT gboolean cx_config_check_sections(const cx_config *config,
                                             const cx_registry *registry, GError **error);
 
 /* Check the whole config against REGISTRY: the [cellexec] keys, that the
- * selected backend exists and is usable, and every section named after a
- * plugin.  A section that names no plugin is an error too. */
+ * selected backend (and use-subprocess-backend, when set) exists and is
+ * usable, and every section named after a plugin.  A section that names no
+ * plugin is an error too.  Every problem found is in ERROR's message, one
+ * per line (the code is the first one's). */
 CX_EXPORT gboolean cx_config_check(const cx_config *config, const cx_registry *registry,
                                    GError **error);
 
@@ -153,11 +199,18 @@ CX_EXPORT gboolean cx_config_check(const cx_config *config, const cx_registry *r
  * made for that plugin's schema; taken over by the backend). */
 CX_EXPORT cx_backend *cx_backend_open(cx_registry *registry, const char *name,
                                       cx_options *options, GError **error);
+/* ABI 1.1: as cx_backend_open, and the backend keeps a copy of CONFIG for
+ * what concerns it beyond OPTIONS: where its use_subprocess cells run
+ * ([cellexec] use-subprocess-backend) and that backend's options. */
+CX_EXPORT cx_backend *cx_backend_open_with_config(cx_registry *registry, const cx_config *config,
+                                                  const char *name, cx_options *options,
+                                                  GError **error);
 
 /* Load the config (cx_config_load(CONFIG_PATH)), scan the plugins it names,
  * and open BACKEND (NULL: the config's choice) with the config's options.
  * With a debug-export in the config, the backend and its sessions write
- * their events there (the backend owns that exporter). */
+ * their events there (the backend owns that exporter); with a record, they
+ * append every cell to that recording (record.h). */
 CX_EXPORT cx_backend *cx_backend_open_configured(const char *config_path, const char *backend,
                                                  GError **error);
 CX_EXPORT void cx_backend_free(cx_backend *backend);
@@ -173,7 +226,16 @@ CX_EXPORT cx_result *cx_backend_run_cell(cx_backend *backend, const char *code,
                                          const cx_run_options *run, GError **error);
 /* Interrupt the stateless cells running on BACKEND. */
 CX_EXPORT gboolean cx_backend_interrupt(cx_backend *backend, GError **error);
-/* Introspection, e.g. "info"; a new node. */
+/* ABI 1.1: interrupt every cell running on BACKEND: its stateless cells,
+ * the cell of each of its open sessions, and use_subprocess cells routed
+ * to another backend; what a user's Ctrl-C means (cellexec run).  Safe
+ * from any thread, but not from a signal handler. */
+CX_EXPORT gboolean cx_backend_interrupt_all(cx_backend *backend, GError **error);
+/* Introspection: a new node answering WHAT.  "info" is a JSON object with
+ * at least "backend" (the plugin's name) and "version" (its version), plus
+ * what the plugin reports (for the built-ins: Python, isolation, limits,
+ * counters); a plugin answering "info" with anything but an object fails
+ * with CX_ERROR_BACKEND. */
 CX_EXPORT JsonNode *cx_backend_query(cx_backend *backend, const char *what, GError **error);
 
 /* A session keeps its namespace across cells.  It keeps its backend alive:

@@ -40,6 +40,9 @@ typedef enum {
   CX_ERROR_BACKEND,          /* the backend could not run the request at all */
   CX_ERROR_JSON,             /* malformed JSON, or JSON of the wrong shape */
   CX_ERROR_PYTHON,           /* Python code raised an exception in an executor operation */
+  /* ABI 1.1 */
+  CX_ERROR_NOTEBOOK,         /* a file that is not an nbformat 4 notebook, or cannot be written */
+  CX_ERROR_CELL,             /* a notebook cell failed and the run stopped there */
 } cx_error_code;
 
 /* ABI 1.1: NODE as JSON text, compact or PRETTY: json_to_string() made
@@ -49,6 +52,17 @@ typedef enum {
  * come out with \u0000.  Use it wherever JSON leaves a program; free with
  * g_free(). */
 CX_EXPORT char *cx_json_to_string(JsonNode *node, gboolean pretty);
+
+/* ABI 1.1: the JSON value in TEXT (LENGTH bytes, or -1 for a C string) as a
+ * new node (json_node_unref), or NULL with CX_ERROR_JSON naming the problem:
+ * json_from_string() made safe for a NUL.  A JsonNode string is a C string,
+ * and json-glib ends it at a \u0000 escape, losing the rest of it (the rest
+ * of a stream, say); here each \u0000 is read as U+FFFD instead, so only
+ * the NUL itself changes.  So is a \u escape of a lone surrogate (Python
+ * writes them for undecodable bytes), which json-glib would turn into bytes
+ * that are not UTF-8 or a failed document.  Use it wherever JSON comes into
+ * a program. */
+CX_EXPORT JsonNode *cx_json_from_string(const char *text, gssize length, GError **error);
 
 /* The library version at run time ("0.1.0"); compare with CX_VERSION_STRING. */
 CX_EXPORT const char *cx_version(void);

@@ -119,6 +119,37 @@ CX_EXPORT void cx_run_options_add_allowed_mime_type(cx_run_options *run, const c
 CX_EXPORT const char *const *cx_run_options_get_allowed_mime_types(const cx_run_options *run);
 CX_EXPORT gboolean cx_run_options_mime_allowed(const cx_run_options *run, const char *mime);
 
+/* ABI 1.1: output as it happens.  CALLBACK gets each output of the cell
+ * when the cell makes it, as an nbformat-style object (borrowed for the
+ * call): {"output_type": "stream", "name": "stdout" or "stderr", "text":
+ * the new text}, "display_data" and "execute_result" as in the result's
+ * outputs (a display's id in "transient": {"display_id": ...}),
+ * {"output_type": "update_display_data", "data", "metadata", "transient"},
+ * {"output_type": "clear_output", "wait": bool}, and "error" (an error
+ * shown, or the cell's failure, last).  The result still holds everything
+ * at the end.  Backends that run cells as they go (local, subprocess) call
+ * it while the cell runs, from the thread running the cell or one of the
+ * backend's own, one call at a time per cell; for any other backend the
+ * core calls it with every output once the cell is over.  The callback
+ * must not call into cellexec for the same backend.  A stream that goes
+ * past the backend's output limit (subprocess's output-limit) is given as
+ * the result keeps it: its head as it comes, then, once the cell is over,
+ * the line saying how much was left out and the tail.  While a local cell
+ * captures file descriptors 1 and 2 (its default), what the callback
+ * writes to them lands in the cell: write to copies made before (dup()),
+ * as `cellexec run` does.  NULL: none. */
+typedef void (*cx_output_func)(JsonObject *output, gpointer user_data);
+CX_EXPORT void cx_run_options_set_output_callback(cx_run_options *run, cx_output_func callback,
+                                                  gpointer user_data);
+CX_EXPORT cx_output_func cx_run_options_get_output_callback(const cx_run_options *run,
+                                                           gpointer *user_data);
+/* ABI 1.1, for backends: give OUTPUT (borrowed; its "data" may be replaced
+ * by the MIME filter) to RUN's output callback now, one call at a time.
+ * FALSE when RUN has no callback.  A backend that streams this way marks
+ * its result with cx_result_set_streamed(); cx_result_new_streaming() does
+ * both for a result built while the cell runs. */
+CX_EXPORT gboolean cx_run_options_emit_output(const cx_run_options *run, JsonObject *output);
+
 /* The run options as a JSON object {"cwd", "env", "timeout",
  * "use_subprocess", "allowed_mime_types"} (new node), e.g. for recording. */
 CX_EXPORT JsonNode *cx_run_options_to_json_node(const cx_run_options *run);

@@ -224,7 +224,22 @@ typedef struct cx_plugin {
    * FALSE with ERROR set to refuse (e.g. "needs a kernel with cgroup v2").
    * Every later registry gets the same verdict. */
   gboolean (*init)(GError **error);
+  /* ABI 1.1 */
+  /* The oldest core ABI minor (of abi_major) the plugin works with; 0:
+   * any.  A core with an older minor refuses the plugin with
+   * CX_ERROR_ABI_MISMATCH (a 1.0 core cannot read this field: there the
+   * versioned symbols the plugin links against are the only guard). */
+  uint32_t min_core_abi_minor;
+  /* CX_PLUGIN_* flags, below. */
+  uint32_t flags;
 } cx_plugin;
+
+/* The plugin serves the use_subprocess run option itself: its cells already
+ * run outside the host process (e.g. worker processes, remote kernels), or,
+ * as a test double, it only records the option.  Without this flag the core
+ * runs a use_subprocess cell on the isolation backend instead (the config's
+ * [cellexec] use-subprocess-backend, default "subprocess"). */
+#define CX_PLUGIN_HANDLES_USE_SUBPROCESS (1u << 0)
 
 /* The signature of cellexec_plugin_entry. */
 typedef const cx_plugin *(*cx_plugin_entry_func)(void);
@@ -232,17 +247,30 @@ typedef const cx_plugin *(*cx_plugin_entry_func)(void);
 #define CX_PLUGIN_EXPORT __attribute__((visibility("default")))
 
 /* Defines cellexec_plugin_entry returning a descriptor stamped with this
- * header's ABI version.  Use exactly once per plugin, at file scope. */
-#define CX_PLUGIN_DEFINE(name_, version_, description_, options_, backend_, executor_, init_) \
+ * header's ABI version, its other fields given as designated initializers.
+ * Use exactly once per plugin, at file scope:
+ *
+ *   CX_PLUGIN_DESCRIBE(.name = "mine", .version = "1.0",
+ *                      .description = "a backend that greets",
+ *                      .options = my_options, .backend = &my_backend,
+ *                      .min_core_abi_minor = 1)
+ */
+#define CX_PLUGIN_DESCRIBE(...)                                                        \
   CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void);                       \
   CX_PLUGIN_EXPORT const cx_plugin *cellexec_plugin_entry(void)                        \
   {                                                                                    \
     static const cx_plugin descriptor = {                                              \
-      CX_ABI_MAJOR, CX_ABI_MINOR, sizeof(cx_plugin),                                   \
-      (name_), (version_), (description_), (options_), (backend_), (executor_), (init_) \
+      .abi_major = CX_ABI_MAJOR, .abi_minor = CX_ABI_MINOR,                            \
+      .struct_size = sizeof(cx_plugin), __VA_ARGS__                                    \
     };                                                                                 \
     return &descriptor;                                                                \
   }
+
+/* The ABI 1.0 fields in order; the later ones stay zero. */
+#define CX_PLUGIN_DEFINE(name_, version_, description_, options_, backend_, executor_, init_) \
+  CX_PLUGIN_DESCRIBE(.name = (name_), .version = (version_),                           \
+                     .description = (description_), .options = (options_),            \
+                     .backend = (backend_), .executor = (executor_), .init = (init_))
 
 G_END_DECLS
 

@@ -55,6 +55,17 @@ G_BEGIN_DECLS
 
 /* A new, empty, successful result.  Free with cx_result_free(). */
 CX_EXPORT cx_result *cx_result_new(void);
+/* ABI 1.1: for a backend's run_cell: a new result that passes each output
+ * to RUN's output callback (cx_run_options_set_output_callback) the moment
+ * it is added, MIME filter applied, one call at a time.  Build the result
+ * while the cell runs to stream its output; the core gives the cell's
+ * failure (the error output) once run_cell returns.  Same as
+ * cx_result_new() when RUN has no callback. */
+CX_EXPORT cx_result *cx_result_new_streaming(const cx_run_options *run);
+/* ABI 1.1: RESULT's outputs were given to the run's output callback as they
+ * happened (cx_run_options_emit_output), so the core does not give them
+ * again; it still gives the cell's failure. */
+CX_EXPORT void cx_result_set_streamed(cx_result *result);
 CX_EXPORT void cx_result_free(cx_result *result);
 
 /* Append LEN bytes of DATA to the cell's stdout or stderr.  LEN may be -1

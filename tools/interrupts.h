@@ -1,0 +1,19 @@
+/* Ctrl-C while cells run.  The first SIGINT or SIGTERM interrupts every
+ * cell running on the watched backend (cx_backend_interrupt_all): the cell
+ * ends with KeyboardInterrupt, the command runs no further cell, frees the
+ * backend (so kernels it started, a gateway's included, are shut down) and
+ * exits 128 + the signal's number.  A second signal ends the program at
+ * once, as it would have the first time. */
+#ifndef CX_TOOLS_INTERRUPTS_H
+#define CX_TOOLS_INTERRUPTS_H
+
+#include <cellexec/cellexec.h>
+
+/* Install the handlers (once) and interrupt BACKEND's cells on a signal. */
+void interrupts_watch(cx_backend *backend);
+/* Stop interrupting the backend (before it is freed). */
+void interrupts_unwatch(void);
+/* The signal that came (SIGINT or SIGTERM), or 0. */
+int interrupts_received(void);
+
+#endif /* CX_TOOLS_INTERRUPTS_H */
