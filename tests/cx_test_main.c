@@ -181,6 +181,9 @@ remove_tree(const char *path)
 int
 main(int argc, char **argv)
 {
+  /* Line by line, so the log of a test killed at its time limit still
+   * names the test it was in. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   tmpdirs = g_ptr_array_new_with_free_func(g_free);
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 99;

@@ -9,6 +9,9 @@
 # other sanitizer finding and every test failure stand.
 out=$(mktemp "${TMPDIR:-/tmp}/cellexec-sanitized-XXXXXX") || exit 99
 trap 'rm -f "$out"' EXIT
+# Killed at the time limit (tests/time_limit.sh): what the program printed
+# so far, which names the test it was in, still reaches the log.
+trap 'cat "$out"; rm -f "$out"; exit 143' TERM
 for attempt in 1 2 3; do
   "$@" >"$out" 2>&1
   status=$?
