@@ -40,8 +40,6 @@ struct jk_gateway_kernel {
   gboolean nodelay;
 };
 
-static const char *const channel_names[JK_N_CHANNELS] = { "shell", "iopub", "stdin", "control", "hb" };
-
 static char *
 base_of(const char *url)
 {
@@ -171,45 +169,21 @@ on_network_event(SoupMessage *message, GSocketClientEvent event, GIOStream *conn
   set_tcp_option(g->fd, TCP_QUICKACK);
 }
 
-static JsonObject *
-object_member(JsonObject *object, const char *name)
-{
-  JsonNode *node = json_object_get_member(object, name);
-  return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_object_ref(json_node_get_object(node)) : NULL;
-}
-
 static void
 on_message(SoupWebsocketConnection *ws, gint type, GBytes *bytes, gpointer data)
 {
   jk_kernel *kernel = data;
   jk_gateway_kernel *g = kernel->gateway;
   set_tcp_option(g->fd, TCP_QUICKACK);
-  gsize len;
-  const char *text = g_bytes_get_data(bytes, &len);
-  g_autoptr(JsonObject) o = type == SOUP_WEBSOCKET_DATA_TEXT ? jk_json_parse_object(text, len) : NULL;
-  g_autoptr(jk_message) m = g_new0(jk_message, 1);
-  if (o != NULL) {
-    m->header = object_member(o, "header");
-    m->parent = object_member(o, "parent_header");
-    m->metadata = object_member(o, "metadata");
-    m->content = object_member(o, "content");
-  }
-  const char *channel = o ? json_object_get_string_member_with_default(o, "channel", "") : "";
-  const char *msg_type = m->header ? json_object_get_string_member_with_default(m->header, "msg_type", NULL) : NULL;
-  m->channel = -1;
-  for (int i = 0; i < JK_N_CHANNELS; i++)
-    if (g_strcmp0(channel, channel_names[i]) == 0)
-      m->channel = i;
-  if (m->parent == NULL || m->content == NULL || msg_type == NULL || m->channel < 0) {
+  if (type != SOUP_WEBSOCKET_DATA_TEXT) {
     g_atomic_int_inc(&kernel->counters->malformed);
     return;
   }
-  if (m->metadata == NULL)
-    m->metadata = json_object_new();
-  m->msg_type = g_strdup(msg_type);
-  m->msg_id = g_strdup(json_object_get_string_member_with_default(m->header, "msg_id", ""));
-  m->parent_id = g_strdup(json_object_get_string_member_with_default(m->parent, "msg_id", ""));
-  g_queue_push_tail(&g->incoming, g_steal_pointer(&m));
+  gsize len;
+  const char *text = g_bytes_get_data(bytes, &len);
+  jk_message *m = jk_message_from_websocket(text, len, kernel->counters);
+  if (m != NULL)
+    g_queue_push_tail(&g->incoming, m);
 }
 
 static void
@@ -275,7 +249,7 @@ gateway_send(jk_kernel *kernel, int channel, const char *msg_type, JsonObject *c
   json_object_set_object_member(message, "parent_header", json_object_new());
   json_object_set_object_member(message, "metadata", json_object_new());
   json_object_set_object_member(message, "content", json_object_ref(content));
-  json_object_set_string_member(message, "channel", channel_names[channel]);
+  json_object_set_string_member(message, "channel", jk_channel_names[channel]);
   json_object_set_array_member(message, "buffers", json_array_new());
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), message);
   g_autofree char *text = cx_json_to_string(node, FALSE);

@@ -4,8 +4,8 @@
  * kernelspec NAME (a warm pool for stateless cells, one kernel per
  * session); `connection-file = PATH` attaches to one kernel someone else
  * started, shared by every call and never shut down by us.  The protocol
- * is in kernel.c, message.c and execute.c; this file is the glue to the
- * plugin ABI.  See README.md.
+ * is in kernel.c, message.c, execute.c and outputs.c; this file is the
+ * glue to the plugin ABI.  See README.md.
  */
 #include "config.h"
 

@@ -12,6 +12,7 @@ plugins_jupyter_la_SOURCES = \
 	plugins/jupyter/kernel-private.h \
 	plugins/jupyter/message.c \
 	plugins/jupyter/execute.c \
+	plugins/jupyter/outputs.c \
 	plugins/jupyter/gateway.c
 # -I$(top_builddir): pyembed's generated executor-py.h and errors-py.h, the
 # kernel side of the executor operations (the local backend's own Python).

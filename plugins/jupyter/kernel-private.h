@@ -1,4 +1,4 @@
-/* plugins/jupyter: what kernel.c, message.c and execute.c share. */
+/* plugins/jupyter: what kernel.c, message.c, execute.c, outputs.c and gateway.c share. */
 #ifndef CX_JUPYTER_KERNEL_PRIVATE_H
 #define CX_JUPYTER_KERNEL_PRIVATE_H
 
@@ -8,6 +8,8 @@ G_BEGIN_DECLS
 
 /* Channels, in connection-file order of our arrays. */
 enum { JK_SHELL, JK_IOPUB, JK_STDIN, JK_CONTROL, JK_HB, JK_N_CHANNELS };
+/* Their names, as a gateway's WebSocket messages give them. */
+extern const char *const jk_channel_names[JK_N_CHANNELS];
 
 struct jk_kernel {
   void *zmq;
@@ -60,6 +62,15 @@ gboolean jk_message_send(jk_kernel *kernel, int channel, const char *msg_type,
                          JsonObject *content, char **msg_id, GError **error);
 /* Receive one message from CHANNEL, verified.  FLAGS: 0 or ZMQ_DONTWAIT. */
 jk_recv_status jk_message_recv(jk_kernel *kernel, int channel, int flags, jk_message **message);
+/* The message in FRAMES (GBytes, as received: routing ids, delimiter,
+ * signature, the four JSON frames, buffers), its signature checked with
+ * KEY ("": unsigned); JK_RECV_DROPPED, counted in COUNTERS, when it is
+ * not a well-formed, well-signed message. */
+jk_recv_status jk_message_decode(const char *key, GPtrArray *frames, jk_counters *counters,
+                                 jk_message **message);
+/* The message in a gateway's WebSocket text frame TEXT (JSON with a
+ * "channel"), or NULL, counted as malformed in COUNTERS. */
+jk_message *jk_message_from_websocket(const char *text, gsize len, jk_counters *counters);
 /* The JSON object in DATA (new), or NULL; bytes that are not UTF-8 are
  * read as U+FFFD, as jupyter_client reads them, and the text with
  * cx_json_from_string(), so a NUL or a lone surrogate is U+FFFD too. */

@@ -15,6 +15,8 @@
 #define DELIMITER "<IDS|MSG>"
 #define RECENT_MAX 32
 
+const char *const jk_channel_names[JK_N_CHANNELS] = { "shell", "iopub", "stdin", "control", "hb" };
+
 void
 jk_message_free(jk_message *message)
 {
@@ -177,6 +179,59 @@ parse_object(GBytes *bytes)
   return jk_json_parse_object(data, len);
 }
 
+/* M's type and ids from its header and parent; FALSE (M unusable) when
+ * the header has no msg_type or the parent or content is missing. */
+static gboolean
+message_complete(jk_message *m)
+{
+  const char *type = m->header ? json_object_get_string_member_with_default(m->header, "msg_type", NULL) : NULL;
+  if (m->parent == NULL || m->metadata == NULL || m->content == NULL || type == NULL)
+    return FALSE;
+  m->msg_type = g_strdup(type);
+  m->msg_id = g_strdup(json_object_get_string_member_with_default(m->header, "msg_id", ""));
+  m->parent_id = g_strdup(json_object_get_string_member_with_default(m->parent, "msg_id", ""));
+  return TRUE;
+}
+
+jk_recv_status
+jk_message_decode(const char *key, GPtrArray *frames, jk_counters *counters, jk_message **message)
+{
+  *message = NULL;
+  guint delimiter = 0;
+  for (; delimiter < frames->len; delimiter++) {
+    gsize len;
+    const void *data = g_bytes_get_data(frames->pdata[delimiter], &len);
+    if (len == strlen(DELIMITER) && memcmp(data, DELIMITER, len) == 0)
+      break;
+  }
+  if (delimiter + 6 > frames->len) {
+    g_atomic_int_inc(&counters->malformed);
+    return JK_RECV_DROPPED;
+  }
+  const GBytes *json[4];
+  for (int i = 0; i < 4; i++)
+    json[i] = frames->pdata[delimiter + 2 + i];
+  gsize signature_len;
+  const char *signature = g_bytes_get_data(frames->pdata[delimiter + 1], &signature_len);
+  g_autofree char *expected = *key ? jk_sign(key, json) : g_strdup("");
+  if (!jk_signature_equal(expected, signature ? signature : "", signature_len)) {
+    g_atomic_int_inc(&counters->bad_signature);
+    return JK_RECV_DROPPED;
+  }
+  g_autoptr(jk_message) m = g_new0(jk_message, 1);
+  m->channel = -1;
+  m->header = parse_object((GBytes *)json[0]);
+  m->parent = parse_object((GBytes *)json[1]);
+  m->metadata = parse_object((GBytes *)json[2]);
+  m->content = parse_object((GBytes *)json[3]);
+  if (!message_complete(m)) {
+    g_atomic_int_inc(&counters->malformed);
+    return JK_RECV_DROPPED;
+  }
+  *message = g_steal_pointer(&m);
+  return JK_RECV_OK;
+}
+
 jk_recv_status
 jk_message_recv(jk_kernel *kernel, int channel, int flags, jk_message **message)
 {
@@ -186,40 +241,38 @@ jk_message_recv(jk_kernel *kernel, int channel, int flags, jk_message **message)
     return JK_RECV_NONE;
   if (channel == JK_HB)
     return JK_RECV_OK; /* the echo: no message */
-  guint delimiter = 0;
-  for (; delimiter < frames->len; delimiter++) {
-    gsize len;
-    const void *data = g_bytes_get_data(frames->pdata[delimiter], &len);
-    if (len == strlen(DELIMITER) && memcmp(data, DELIMITER, len) == 0)
-      break;
-  }
-  if (delimiter + 6 > frames->len) {
-    g_atomic_int_inc(&kernel->counters->malformed);
-    return JK_RECV_DROPPED;
-  }
-  const GBytes *json[4];
-  for (int i = 0; i < 4; i++)
-    json[i] = frames->pdata[delimiter + 2 + i];
-  gsize signature_len;
-  const char *signature = g_bytes_get_data(frames->pdata[delimiter + 1], &signature_len);
-  g_autofree char *expected = *kernel->key ? jk_sign(kernel->key, json) : g_strdup("");
-  if (!jk_signature_equal(expected, signature ? signature : "", signature_len)) {
-    g_atomic_int_inc(&kernel->counters->bad_signature);
-    return JK_RECV_DROPPED;
-  }
+  return jk_message_decode(kernel->key, frames, kernel->counters, message);
+}
+
+static JsonObject *
+object_member(JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member(object, name);
+  return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_object_ref(json_node_get_object(node)) : NULL;
+}
+
+jk_message *
+jk_message_from_websocket(const char *text, gsize len, jk_counters *counters)
+{
+  g_autoptr(JsonObject) o = jk_json_parse_object(text, len);
   g_autoptr(jk_message) m = g_new0(jk_message, 1);
-  m->header = parse_object((GBytes *)json[0]);
-  m->parent = parse_object((GBytes *)json[1]);
-  m->metadata = parse_object((GBytes *)json[2]);
-  m->content = parse_object((GBytes *)json[3]);
-  const char *type = m->header ? json_object_get_string_member_with_default(m->header, "msg_type", NULL) : NULL;
-  if (m->parent == NULL || m->metadata == NULL || m->content == NULL || type == NULL) {
-    g_atomic_int_inc(&kernel->counters->malformed);
-    return JK_RECV_DROPPED;
+  m->channel = -1;
+  if (o != NULL) {
+    m->header = object_member(o, "header");
+    m->parent = object_member(o, "parent_header");
+    m->metadata = object_member(o, "metadata");
+    m->content = object_member(o, "content");
+    const char *channel = json_object_get_string_member_with_default(o, "channel", "");
+    for (int i = 0; i < JK_N_CHANNELS; i++)
+      if (g_strcmp0(channel, jk_channel_names[i]) == 0)
+        m->channel = i;
   }
-  m->msg_type = g_strdup(type);
-  m->msg_id = g_strdup(json_object_get_string_member_with_default(m->header, "msg_id", ""));
-  m->parent_id = g_strdup(json_object_get_string_member_with_default(m->parent, "msg_id", ""));
-  *message = g_steal_pointer(&m);
-  return JK_RECV_OK;
+  /* Servers may leave out an empty metadata. */
+  if (o != NULL && m->metadata == NULL)
+    m->metadata = json_object_new();
+  if (m->channel < 0 || !message_complete(m)) {
+    g_atomic_int_inc(&counters->malformed);
+    return NULL;
+  }
+  return g_steal_pointer(&m);
 }

@@ -1,6 +1,7 @@
 # tests/fuzz: libFuzzer targets (clang -fsanitize=fuzzer): the config
 # parser, cx_result_from_json, the subprocess wire's frames and messages,
-# the executor's value conversion (pyembed/convert.c).
+# the executor's value conversion (pyembed/convert.c), the jupyter
+# backend's messages (when it is built).
 # `make fuzz` builds them with clang (tests/fuzz/run.sh) and runs each for
 # FUZZ_SECONDS, FUZZ_JOBS at a time; without clang and libFuzzer (configure checks) it says so
 # and succeeds.  Adding a target: see the head of tests/fuzz/run.sh.
@@ -11,11 +12,17 @@ FUZZ_JOBS = 2
 # every fuzz_*.c, so that a new target needs no line here.
 EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/corpus tests/fuzz/regressions \
 	$(wildcard $(srcdir)/tests/fuzz/fuzz_*.c)
+if HAVE_ZMQ
+FUZZ_JUPYTER = yes
+else
+FUZZ_JUPYTER = no
+endif
 fuzz: all
 if HAVE_LIBFUZZER
 	FUZZ_CC='$(FUZZ_CC)' FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_JOBS='$(FUZZ_JOBS)' srcdir='$(abs_top_srcdir)' \
-	  builddir='$(abs_top_builddir)' FUZZ_CFLAGS='$(GLIB_CFLAGS) $(JSON_CFLAGS) $(PYTHON_EMBED_CFLAGS)' \
-	  FUZZ_LIBS='$(GLIB_LIBS) $(JSON_LIBS) $(PYTHON_EMBED_LIBS)' $(SHELL) $(srcdir)/tests/fuzz/run.sh
+	  builddir='$(abs_top_builddir)' FUZZ_JUPYTER='$(FUZZ_JUPYTER)' \
+	  FUZZ_CFLAGS='$(GLIB_CFLAGS) $(JSON_CFLAGS) $(PYTHON_EMBED_CFLAGS) $(ZMQ_CFLAGS)' \
+	  FUZZ_LIBS='$(GLIB_LIBS) $(JSON_LIBS) $(PYTHON_EMBED_LIBS) $(ZMQ_LIBS)' $(SHELL) $(srcdir)/tests/fuzz/run.sh
 else
 	@echo "fuzz: skipped: configure found no clang that links libFuzzer targets"
 endif

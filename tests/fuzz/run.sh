@@ -20,6 +20,10 @@ result_json
 wire plugins/subprocess/wire/frame.c plugins/subprocess/wire/protocol.c plugins/subprocess/wire/output_limit.c
 convert pyembed/convert.c
 "
+# The jupyter backend's messages, when it is built (libzmq found).
+[ "${FUZZ_JUPYTER:-no}" = yes ] &&
+  TARGETS="$TARGETS
+jupyter plugins/jupyter/message.c plugins/jupyter/outputs.c"
 out="$builddir/tests/fuzz"
 mkdir -p "$out/obj"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -DCX_COMPILATION

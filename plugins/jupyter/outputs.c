@@ -1,0 +1,251 @@
+/* plugins/jupyter: what a request's messages make of the result bundle.
+ *
+ * IOPub messages whose parent is the request (stream, display_data,
+ * update_display_data, clear_output, execute_result, error) become the
+ * result's outputs as they come; the execute_reply, once both it and the
+ * idle status are in, gives the execution count, the payload and the
+ * error.  No sockets here: execute.c (ZeroMQ) and gateway.c (WebSocket)
+ * feed it the messages they received, and so does the fuzz target
+ * (tests/fuzz/fuzz_jupyter.c). */
+#include "config.h"
+
+#include <string.h>
+
+#include "plugins/jupyter/kernel-private.h"
+
+char *
+jk_strip_ansi(const char *text)
+{
+  static GRegex *ansi;
+  if (g_once_init_enter(&ansi)) {
+    /* Not G_REGEX_OPTIMIZE: PCRE's JIT code reads as uninitialised to memcheck. */
+    GRegex *regex = g_regex_new("\x1b\\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\\\-_]", 0, 0, NULL);
+    g_once_init_leave(&ansi, regex);
+  }
+  return g_regex_replace_literal(ansi, text, -1, 0, "", 0, NULL);
+}
+
+void
+jk_exec_clear(jk_exec *exec)
+{
+  g_clear_pointer(&exec->reply, json_object_unref);
+  g_clear_pointer(&exec->died_how, g_free);
+}
+
+/* DATA with only the MIME types RUN allows (a new reference). */
+static JsonObject *
+filtered(JsonObject *data, const cx_run_options *run)
+{
+  if (run == NULL || cx_run_options_get_allowed_mime_types(run) == NULL)
+    return json_object_ref(data);
+  JsonObject *kept = json_object_new();
+  g_autoptr(GList) members = json_object_get_members(data);
+  for (GList *m = members; m != NULL; m = m->next)
+    if (cx_run_options_mime_allowed(run, m->data))
+      json_object_set_member(kept, m->data, json_node_copy(json_object_get_member(data, m->data)));
+  return kept;
+}
+
+static JsonObject *
+object_member(JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member(object, name);
+  return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+}
+
+static const char *
+display_id_of(JsonObject *content)
+{
+  JsonObject *transient = object_member(content, "transient");
+  return transient != NULL ? json_object_get_string_member_with_default(transient, "display_id", NULL)
+                           : NULL;
+}
+
+static char *
+traceback_text(JsonObject *content)
+{
+  JsonNode *node = json_object_get_member(content, "traceback");
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node))
+    return g_strdup("");
+  JsonArray *lines = json_node_get_array(node);
+  g_autoptr(GString) text = g_string_new(NULL);
+  for (guint i = 0; i < json_array_get_length(lines); i++) {
+    const char *line = json_node_get_string(json_array_get_element(lines, i));
+    g_autofree char *plain = jk_strip_ansi(line ? line : "");
+    if (i > 0 && text->len > 0 && text->str[text->len - 1] != '\n')
+      g_string_append_c(text, '\n');
+    g_string_append(text, plain);
+  }
+  return g_string_free(g_steal_pointer(&text), FALSE);
+}
+
+static void
+save_error(jk_exec_state *state, JsonObject *content)
+{
+  g_free(state->ename);
+  g_free(state->evalue);
+  g_free(state->traceback);
+  state->ename = g_strdup(json_object_get_string_member_with_default(content, "ename", "Error"));
+  state->evalue = g_strdup(json_object_get_string_member_with_default(content, "evalue", ""));
+  state->traceback = traceback_text(content);
+}
+
+/* One IOPub message of this request.  TRUE when it says idle. */
+gboolean
+jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
+{
+  cx_result *result = state->exec->result;
+  const cx_run_options *run = state->exec->run;
+  JsonObject *c = m->content;
+  const char *type = m->msg_type;
+  if (g_str_equal(type, "status"))
+    return g_strcmp0(json_object_get_string_member_with_default(c, "execution_state", ""), "idle") == 0;
+  if (g_str_equal(type, "error")) {
+    save_error(state, c);
+    return FALSE;
+  }
+  /* The cell's number comes before it runs: a kernel that dies running it
+   * sends no reply to take it from. */
+  if (g_str_equal(type, "execute_input")) {
+    state->execution_count = json_object_get_int_member_with_default(c, "execution_count", 0);
+    return FALSE;
+  }
+  if (result == NULL)
+    return FALSE;
+  JsonObject *data = object_member(c, "data");
+  JsonObject *metadata = object_member(c, "metadata");
+  if (g_str_equal(type, "stream")) {
+    const char *text = json_object_get_string_member_with_default(c, "text", "");
+    if (g_strcmp0(json_object_get_string_member_with_default(c, "name", ""), "stderr") == 0)
+      cx_result_append_stderr(result, text, -1);
+    else
+      cx_result_append_stdout(result, text, -1);
+  } else if (g_str_equal(type, "execute_result") && data != NULL) {
+    g_autoptr(JsonObject) kept = filtered(data, run);
+    if (json_object_get_size(kept) > 0)
+      cx_result_add_execute_result(result, kept, metadata,
+                                   json_object_get_int_member_with_default(c, "execution_count", 0));
+  } else if (g_str_equal(type, "display_data") && data != NULL) {
+    g_autoptr(JsonObject) kept = filtered(data, run);
+    cx_result_add_display(result, kept, metadata, display_id_of(c));
+  } else if (g_str_equal(type, "update_display_data") && data != NULL && display_id_of(c) != NULL) {
+    g_autoptr(JsonObject) kept = filtered(data, run);
+    cx_result_update_display(result, display_id_of(c), kept, metadata);
+  } else if (g_str_equal(type, "clear_output")) {
+    cx_result_clear_output(result, json_object_get_boolean_member_with_default(c, "wait", FALSE));
+  }
+  return FALSE;
+}
+
+const char *
+jk_input_prompt(const jk_message *m, const char *msg_id)
+{
+  if (m == NULL || g_strcmp0(m->parent_id, msg_id) != 0 || !g_str_equal(m->msg_type, "input_request"))
+    return NULL;
+  return json_object_get_string_member_with_default(m->content, "prompt", "");
+}
+
+JsonObject *
+jk_exec_input_reply(jk_exec *exec, const char *msg_id, jk_message *m)
+{
+  const char *prompt = exec->on_input != NULL ? jk_input_prompt(m, msg_id) : NULL;
+  if (prompt == NULL)
+    return NULL;
+  g_autofree char *value = exec->on_input(prompt, msg_id, exec->input_data);
+  JsonObject *reply = json_object_new();
+  json_object_set_string_member(reply, "value", value != NULL ? value : "");
+  return reply;
+}
+
+JsonObject *
+jk_exec_request_content(const jk_exec *exec)
+{
+  JsonObject *content = json_object_new();
+  json_object_set_string_member(content, "code", exec->code);
+  json_object_set_boolean_member(content, "silent", exec->silent);
+  json_object_set_boolean_member(content, "store_history", exec->store_history);
+  json_object_set_object_member(content, "user_expressions",
+                                exec->user_expressions ? json_object_ref(exec->user_expressions)
+                                                       : json_object_new());
+  json_object_set_boolean_member(content, "allow_stdin", exec->on_input != NULL);
+  json_object_set_boolean_member(content, "stop_on_error", FALSE);
+  return content;
+}
+
+/* PAYLOAD (a reply's, borrowed) as a new node, each entry's "text/plain"
+ * without ANSI colour codes. */
+static JsonNode *
+plain_payload(JsonArray *payload)
+{
+  JsonArray *plain = json_array_new();
+  for (guint i = 0; i < json_array_get_length(payload); i++) {
+    JsonNode *entry = json_node_copy(json_array_get_element(payload, i));
+    JsonNode *data_node = JSON_NODE_HOLDS_OBJECT(entry)
+                            ? json_object_get_member(json_node_get_object(entry), "data") : NULL;
+    JsonObject *data = data_node != NULL && JSON_NODE_HOLDS_OBJECT(data_node)
+                         ? json_node_get_object(data_node) : NULL;
+    const char *text = data != NULL ? json_object_get_string_member_with_default(data, "text/plain", NULL)
+                                    : NULL;
+    if (text != NULL) {
+      g_autofree char *stripped = jk_strip_ansi(text);
+      json_object_set_string_member(data, "text/plain", stripped);
+    }
+    json_array_add_element(plain, entry);
+  }
+  JsonNode *node = json_node_init_array(json_node_alloc(), plain);
+  json_array_unref(plain);
+  return node;
+}
+
+static void
+finish_result(jk_exec_state *state, jk_exec_outcome outcome)
+{
+  jk_exec *exec = state->exec;
+  if (exec->reply != NULL && state->ename == NULL &&
+      g_strcmp0(json_object_get_string_member_with_default(exec->reply, "status", "ok"), "error") == 0)
+    save_error(state, exec->reply);
+  if (exec->result == NULL)
+    return;
+  if (exec->reply != NULL && json_object_has_member(exec->reply, "execution_count"))
+    cx_result_set_extra(exec->result, "execution_count",
+                        json_node_init_int(json_node_alloc(),
+                                           json_object_get_int_member_with_default(exec->reply, "execution_count", 0)));
+  else if (state->execution_count > 0)
+    cx_result_set_extra(exec->result, "execution_count",
+                        json_node_init_int(json_node_alloc(), state->execution_count));
+  /* Pages (help from `len?`, `%pdoc`) come in the reply's payload: the
+   * extra "payload", as the other backends give it, plain text without
+   * the kernel's colour codes (as tracebacks). */
+  JsonNode *payload = exec->reply != NULL ? json_object_get_member(exec->reply, "payload") : NULL;
+  if (payload != NULL && JSON_NODE_HOLDS_ARRAY(payload) &&
+      json_array_get_length(json_node_get_array(payload)) > 0)
+    cx_result_set_extra(exec->result, "payload", plain_payload(json_node_get_array(payload)));
+  if (outcome == JK_EXEC_TIMEOUT) {
+    g_autofree char *message = g_strdup_printf(
+      "cell exceeded its %g s timeout%s", exec->timeout,
+      exec->killed ? "; it did not stop when interrupted, so its kernel was killed" : "");
+    const char *traceback = state->traceback ? state->traceback : "";
+    g_autofree char *told = g_strdup_printf("%s%sTimeoutError: %s\n", traceback,
+                                            *traceback ? "\n" : "", message);
+    cx_result_set_error(exec->result, "TimeoutError", message, told);
+  } else if (outcome == JK_EXEC_DIED) {
+    g_autofree char *message = g_strdup_printf(
+      "the kernel died while running the cell (%s); the next call gets a new kernel",
+      exec->died_how ? exec->died_how : "heartbeat lost");
+    cx_result_set_error(exec->result, "KernelDied", message, "");
+  } else if (state->ename != NULL) {
+    cx_result_set_error(exec->result, state->ename, state->evalue, state->traceback);
+  } else if (exec->reply != NULL &&
+             g_strcmp0(json_object_get_string_member_with_default(exec->reply, "status", "ok"), "aborted") == 0) {
+    cx_result_set_error(exec->result, "Aborted", "the kernel aborted the request", "");
+  }
+}
+
+void
+jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome)
+{
+  finish_result(state, outcome);
+  g_clear_pointer(&state->ename, g_free);
+  g_clear_pointer(&state->evalue, g_free);
+  g_clear_pointer(&state->traceback, g_free);
+}
