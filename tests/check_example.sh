@@ -5,7 +5,8 @@
 # examples/notebook_grader.c grades a notebook on the subprocess backend;
 # examples/hello-plugin is built with its own Makefile and must pass the
 # installed cellexec's conformance check (`make check` there runs
-# `cellexec plugins --check ./hello.so`).
+# `cellexec plugins --check ./hello.so`); README.md's record-and-replay
+# snippets are built and run as written.
 builddir=${CELLEXEC_BUILDDIR:?run with make check}
 srcdir=${CELLEXEC_SRCDIR:?run with make check}
 passed=0 failed=0
@@ -67,6 +68,49 @@ if ${CC:-cc} ${EXAMPLE_CFLAGS:-} -o "$tmp/notebook_grader" "$srcdir/examples/not
   fi
 else
   echo "FAIL test_example_notebook_grader_builds_with_pkg_config"; failed=$((failed + 1))
+fi
+# README.md's C snippets for testing code that runs cells, as written:
+# record a cell on the subprocess backend (step 1), then replay it with the
+# fake through a config file (step 3); the replayed bundle must be the
+# recorded one.  Each snippet goes into a main() that declares what the
+# text around it assumes (error; code) and prints the bundle.
+readme_snippets() { # the C blocks of the section "## Testing code that runs cells"
+  awk '/^## / { in_section = ($0 == "## Testing code that runs cells") }
+       in_section && /^ *```c$/ { n++; in_block = 1; next }
+       in_section && /^ *```$/ { in_block = 0; next }
+       in_section && in_block { sub(/^   /, ""); print > (dir "/snippet" n ".c") }' dir="$tmp" "$srcdir/README.md"
+}
+readme_program() { # NAME SNIPPET CELL-SETUP: a program around the snippet, built
+  { echo '#include <stdio.h>'; echo '#include <cellexec/cellexec.h>'
+    echo 'int main(void) {'; echo 'g_autoptr(GError) error = NULL;'
+    echo 'const char *code = "print(\"hi\")\n6 * 7";'
+    cat "$tmp/$2"
+    echo "$3"
+    echo 'if (result == NULL) { fprintf(stderr, "%s\n", error->message); return 1; }'
+    echo 'g_autofree char *json = cx_result_to_json(result, FALSE); puts(json); return 0; }'
+  } >"$tmp/$1.c"
+  ${CC:-cc} ${EXAMPLE_CFLAGS:-} -Wno-unused-variable -o "$tmp/$1" "$tmp/$1.c" $flags >>"$tmp/readme.log" 2>&1
+}
+readme_snippets
+mkdir -p "$tmp/readme/tests"
+printf '[cellexec]\nbackend = fake\n[fake]\nresponses = tests/cells.jsonl\n' >"$tmp/readme/tests/replay.conf"
+if [ -f "$tmp/snippet1.c" ] && [ -f "$tmp/snippet2.c" ] &&
+   readme_program readme_record snippet1.c \
+     'g_autoptr(cx_result) result = cx_backend_run_cell(backend, code, NULL, &error);' &&
+   readme_program readme_replay snippet2.c ''; then
+  recorded=$(cd "$tmp/readme" && LD_LIBRARY_PATH="$libdir" ../readme_record 2>>"$tmp/readme.log")
+  replayed=$(cd "$tmp/readme" && LD_LIBRARY_PATH="$libdir" ../readme_replay 2>>"$tmp/readme.log")
+  if printf '%s' "$recorded" | grep -q '"text/plain":"42"' && [ "$recorded" = "$replayed" ] &&
+     [ "$(wc -l <"$tmp/readme/tests/cells.jsonl")" -eq 1 ]; then
+    echo "ok   test_example_readme_records_and_replays"; passed=$((passed + 1))
+  else
+    echo "FAIL test_example_readme_records_and_replays:"
+    printf 'recorded: %s\nreplayed: %s\n' "$recorded" "$replayed" | sed 's/^/  /'
+    sed 's/^/  /' "$tmp/readme.log"; failed=$((failed + 1))
+  fi
+else
+  echo "FAIL test_example_readme_snippets_build:"; sed 's/^/  /' "$tmp/readme.log" 2>/dev/null
+  failed=$((failed + 1))
 fi
 # The example plugin: its Makefile, then its `make check` with the staged
 # cellexec (the conformance kit), which must pass every case that applies.

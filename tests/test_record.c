@@ -98,6 +98,11 @@ static const cell_case subprocess_cells[] = {
   { 0, NULL, 0, NULL, NULL }
 };
 
+static const cell_case jupyter_cells[] = {
+  { 0, "print('bye', flush=True)\nimport os\nos._exit(3)", 0, "KernelDied", "KernelDied" },
+  { 0, NULL, 0, NULL, NULL }
+};
+
 /* Run CASES on BACKEND (sessions opened in order 1, 2 first); the JSON of
  * each result into JSONS.  With REAL, check each is what the case says. */
 static void
@@ -175,6 +180,17 @@ static void
 test_record_subprocess_replays_identically(void)
 {
   record_and_replay("subprocess", subprocess_cells);
+}
+
+static void
+test_record_jupyter_replays_identically(void)
+{
+  /* The jupyter backend is built only where libzmq is. */
+  if (cx_registry_lookup(cx_test_registry(), "jupyter", NULL) == NULL) {
+    fprintf(stderr, " (no jupyter backend built: nothing to record) ");
+    return;
+  }
+  record_and_replay("jupyter", jupyter_cells);
 }
 
 /* Session cells are matched by their position, whatever order the test
@@ -567,6 +583,63 @@ test_record_cli_records_and_replays(void)
   CU_ASSERT_STRING_EQUAL(check.out, ok);
 }
 
+/* The "outputs" of every cell of the notebook at PATH, as one JSON text. */
+static char *
+notebook_outputs(const char *path)
+{
+  g_autofree char *text = read_text(path);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = cx_json_from_string(text, -1, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+  JsonArray *cells = json_object_get_array_member(json_node_get_object(root), "cells");
+  g_autoptr(JsonArray) outputs = json_array_new();
+  for (guint i = 0; i < json_array_get_length(cells); i++) {
+    JsonObject *cell = json_array_get_object_element(cells, i);
+    if (json_object_has_member(cell, "outputs"))
+      json_array_add_element(outputs, json_node_copy(json_object_get_member(cell, "outputs")));
+  }
+  g_autoptr(JsonNode) node = json_node_init_array(json_node_alloc(), outputs);
+  return cx_json_to_string(node, FALSE);
+}
+
+/* `cellexec notebook run --record`: a notebook's cells, recorded in its
+ * session, replay through the fake into the same outputs. */
+static void
+test_record_cli_notebook_run_records_its_session(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *notebook = cx_test_write_file(dir, "in.ipynb",
+    "{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, \"cells\": [\n"
+    " {\"cell_type\": \"code\", \"id\": \"a\", \"metadata\": {}, \"execution_count\": null,"
+    "  \"outputs\": [], \"source\": \"x = 6\\nprint('set', x)\"},\n"
+    " {\"cell_type\": \"markdown\", \"id\": \"b\", \"metadata\": {}, \"source\": \"# between\"},\n"
+    " {\"cell_type\": \"code\", \"id\": \"c\", \"metadata\": {}, \"execution_count\": null,"
+    "  \"outputs\": [], \"source\": \"display({'x': x}, raw=False)\\nx * 7\"}\n]}\n");
+  g_autofree char *path = g_build_filename(dir, "cells.jsonl", NULL);
+  g_autofree char *real_out = g_build_filename(dir, "real.ipynb", NULL);
+  g_autofree char *replay_out = g_build_filename(dir, "replay.ipynb", NULL);
+  g_auto(cx_test_cli_run) real = cx_test_cellexec(NULL, "notebook", "run", notebook, "-b", "subprocess",
+                                                  "--record", path, "-o", real_out, "--quiet", NULL);
+  CU_ASSERT_EQUAL(real.status, 0);
+  CU_ASSERT_STRING_EQUAL(real.err, "");
+  CU_ASSERT_EQUAL(count_lines(path), 2);
+
+  g_auto(cx_test_cli_run) show = cx_test_cellexec(NULL, "record", "show", path, NULL);
+  CU_ASSERT_EQUAL(show.status, 0);
+  CX_ASSERT_CONTAINS(show.out, "2 cells (0 stateless, 2 in 1 session), 0 failed");
+
+  g_autofree char *responses = g_strdup_printf("responses=%s", path);
+  g_auto(cx_test_cli_run) replay = cx_test_cellexec(NULL, "notebook", "run", notebook, "-b", "fake",
+                                                    "--option", responses, "-o", replay_out, "--quiet", NULL);
+  CU_ASSERT_EQUAL(replay.status, 0);
+  g_autofree char *recorded = notebook_outputs(real_out);
+  g_autofree char *replayed = notebook_outputs(replay_out);
+  CX_ASSERT_CONTAINS(recorded, "\"text\":[\"set 6\\n\"]");
+  CX_ASSERT_CONTAINS(recorded, "\"text/plain\":[\"42\"]");
+  assert_same_json("notebook outputs", recorded, replayed);
+}
+
 static void
 test_record_cli_check_rejects_malformed_files(void)
 {
@@ -619,6 +692,7 @@ cx_test_register(void)
   static const cx_test_case tests[] = {
     { "test_record_local_replays_identically", test_record_local_replays_identically },
     { "test_record_subprocess_replays_identically", test_record_subprocess_replays_identically },
+    { "test_record_jupyter_replays_identically", test_record_jupyter_replays_identically },
     { "test_record_replay_matches_session_position_in_any_order", test_record_replay_matches_session_position_in_any_order },
     { "test_record_writes_position_options_and_redacts_secrets", test_record_writes_position_options_and_redacts_secrets },
     { "test_record_session_recorder_records_that_session_only", test_record_session_recorder_records_that_session_only },
@@ -631,6 +705,7 @@ cx_test_register(void)
     { "test_record_blank_lines_and_a_last_line_without_break_are_fine", test_record_blank_lines_and_a_last_line_without_break_are_fine },
     { "test_record_unopenable_file_is_an_error", test_record_unopenable_file_is_an_error },
     { "test_record_cli_records_and_replays", test_record_cli_records_and_replays },
+    { "test_record_cli_notebook_run_records_its_session", test_record_cli_notebook_run_records_its_session },
     { "test_record_cli_check_rejects_malformed_files", test_record_cli_check_rejects_malformed_files },
     { "test_record_cli_processes_share_one_file", test_record_cli_processes_share_one_file },
     { NULL, NULL }
