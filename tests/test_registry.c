@@ -418,6 +418,12 @@ test_registry_rejects_a_descriptor_without_version(void)
 }
 
 static void
+test_registry_rejects_a_descriptor_without_description(void)
+{
+  assert_faulty("null_description", CX_ERROR_INVALID_PLUGIN, "has no description");
+}
+
+static void
 test_registry_rejects_an_option_name_no_key_can_spell(void)
 {
   assert_faulty("bad_option_name", CX_ERROR_INVALID_PLUGIN, "option name 'Max Retries'");
@@ -503,6 +509,8 @@ cx_test_register(void)
       test_registry_requires_the_file_to_carry_the_plugin_name },
     { "test_registry_rejects_a_descriptor_without_version",
       test_registry_rejects_a_descriptor_without_version },
+    { "test_registry_rejects_a_descriptor_without_description",
+      test_registry_rejects_a_descriptor_without_description },
     { "test_registry_rejects_an_option_name_no_key_can_spell",
       test_registry_rejects_an_option_name_no_key_can_spell },
     { "test_registry_refuses_a_plugin_needing_a_newer_core",

@@ -7,6 +7,7 @@ check_LTLIBRARIES += tests/plugins/echo.la tests/plugins/newer_minor.la tests/pl
 	tests/plugins/entry_exit.la tests/plugins/init_exit.la tests/plugins/init_hang.la \
 	tests/plugins/huge_descriptor.la tests/plugins/huge_vtable.la \
 	tests/plugins/counting_init.la tests/plugins/nonconforming.la tests/plugins/null_version.la \
+	tests/plugins/null_description.la \
 	tests/plugins/bad_option_name.la tests/plugins/needs_newer_core.la \
 	tests/plugins/chatty_init.la tests/plugins/run_cell_abort.la tests/plugins/run_cell_exit.la \
 	tests/plugins/run_cell_hang.la
@@ -88,6 +89,12 @@ tests_plugins_null_version_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NULL_VERSION
 tests_plugins_null_version_la_CFLAGS = $(PLUGIN_CFLAGS)
 tests_plugins_null_version_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
 tests_plugins_null_version_la_LIBADD = $(PLUGIN_LIBADD)
+
+tests_plugins_null_description_la_SOURCES = tests/plugins/case_plugin.c
+tests_plugins_null_description_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NULL_DESCRIPTION
+tests_plugins_null_description_la_CFLAGS = $(PLUGIN_CFLAGS)
+tests_plugins_null_description_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
+tests_plugins_null_description_la_LIBADD = $(PLUGIN_LIBADD)
 
 tests_plugins_bad_option_name_la_SOURCES = tests/plugins/case_plugin.c
 tests_plugins_bad_option_name_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_BAD_OPTION_NAME

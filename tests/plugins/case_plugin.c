@@ -341,6 +341,11 @@ static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create
                                           echo_run_cell };
 CX_PLUGIN_DEFINE("null_version", NULL, "declares no version", NULL, &vtable, NULL, NULL)
 
+#elif defined(CASE_NULL_DESCRIPTION)
+static const cx_backend_vtable vtable = { sizeof(cx_backend_vtable), echo_create, echo_destroy,
+                                          echo_run_cell };
+CX_PLUGIN_DEFINE("null_description", "1.0", NULL, NULL, &vtable, NULL, NULL)
+
 #elif defined(CASE_BAD_OPTION_NAME)
 static const cx_option_spec badly_named_options[] = {
   { "Max Retries", CX_OPTION_INT, "3", "a name no config key can spell" },
