@@ -2,11 +2,16 @@
  * writing, parameters, tags, failures, fresh sessions, the per-cell
  * callback and the command's exit statuses.  Outputs compared with nbclient
  * are tests/check_notebooks.sh's. */
+#define _GNU_SOURCE /* posix_openpt, grantpt, unlockpt, ptsname, cfmakeraw */
 #include "config.h"
 
-#include <string.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -609,6 +614,108 @@ test_notebook_save_keeps_links_modes_and_special_files(void)
   CX_ASSERT_CONTAINS(error->message, "is a directory");
 }
 
+/* `cellexec ARGS...` with its standard error on a pseudo-terminal (raw:
+ * no newline translation); what it wrote there, and its exit status in
+ * *STATUS. */
+static char *
+cellexec_on_a_terminal(int *status, const char *first, ...)
+{
+  int terminal = posix_openpt(O_RDWR | O_NOCTTY);
+  CU_ASSERT_TRUE_FATAL(terminal >= 0 && grantpt(terminal) == 0 && unlockpt(terminal) == 0);
+  int side = open(ptsname(terminal), O_RDWR | O_NOCTTY);
+  CU_ASSERT_TRUE_FATAL(side >= 0);
+  struct termios mode;
+  CU_ASSERT_EQUAL(tcgetattr(side, &mode), 0);
+  cfmakeraw(&mode);
+  CU_ASSERT_EQUAL(tcsetattr(side, TCSANOW, &mode), 0);
+  va_list args;
+  va_start(args, first);
+  g_auto(GStrv) argv = cx_test_cellexec_argv_valist(first, args);
+  va_end(args);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_SILENCE);
+  g_subprocess_launcher_take_stderr_fd(launcher, side);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = g_subprocess_launcher_spawnv(launcher, (const char *const *)argv, &error);
+  g_assert_no_error(error);
+  g_subprocess_launcher_close(launcher); /* our copy of the terminal's side */
+  /* Read as it comes, so that a full terminal buffer never stops it. */
+  GString *text = g_string_new(NULL);
+  for (;;) {
+    char buffer[4096];
+    ssize_t got = read(terminal, buffer, sizeof buffer);
+    if (got > 0)
+      g_string_append_len(text, buffer, got);
+    else if (got < 0 && errno == EINTR)
+      continue;
+    else
+      break; /* EIO: every writer has closed its side */
+  }
+  close(terminal);
+  g_subprocess_wait(process, NULL, NULL);
+  *status = g_subprocess_get_exit_status(process);
+  return g_string_free(text, FALSE);
+}
+
+/* On a terminal, progress is one line redrawn in place: a bar, cell i/N,
+ * the time so far and the cell's first line; it is cleared at the end. */
+static void
+test_notebook_progress_bar_on_a_terminal(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  const char *const sources[] = { "x = 1  # first", "\n\nprint('second')\nx", NULL };
+  g_autofree char *text = notebook_text(sources, NULL);
+  g_autofree char *input = cx_test_write_file(dir, "in.ipynb", text);
+  g_autofree char *output = g_build_filename(dir, "out.ipynb", NULL);
+  int status;
+  g_autofree char *drawn = cellexec_on_a_terminal(&status, "notebook", "run", input, "-o", output, NULL);
+  CU_ASSERT_EQUAL(status, 0);
+  CX_ASSERT_CONTAINS(drawn, "\r\033[K[........................] cell 1/2  ");
+  CX_ASSERT_CONTAINS(drawn, "s  x = 1  # first");
+  CX_ASSERT_CONTAINS(drawn, "\r\033[K[############............] cell 2/2  ");
+  CX_ASSERT_CONTAINS(drawn, "s  print('second')");
+  CU_ASSERT_TRUE(g_str_has_suffix(drawn, "\r\033[K"));
+  CU_ASSERT_PTR_NULL(strchr(drawn, '\n'));
+  /* --quiet: nothing at all. */
+  g_autofree char *quiet = cellexec_on_a_terminal(&status, "notebook", "run", "-q", input, "-o", output, NULL);
+  CU_ASSERT_EQUAL(status, 0);
+  CU_ASSERT_STRING_EQUAL(quiet, "");
+}
+
+/* SIGINT (Ctrl-C) interrupts the running cell: the notebook is written
+ * with what ran, the interrupted cell's KeyboardInterrupt in its outputs
+ * and no later cell run, and the exit status is 130, as a shell reports
+ * SIGINT. */
+static void
+test_notebook_ctrl_c_saves_what_ran_and_exits_130(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *started = g_build_filename(dir, "started", NULL);
+  g_autofree char *slow = g_strdup_printf("import pathlib, time\npathlib.Path(%s).touch()\ntime.sleep(60)",
+                                          "'started'");
+  const char *const sources[] = { "print('first')", slow, "print('third')", NULL };
+  g_autofree char *text = notebook_text(sources, NULL);
+  g_autofree char *input = cx_test_write_file(dir, "in.ipynb", text);
+  g_autofree char *output = g_build_filename(dir, "out.ipynb", NULL);
+  const char *const backends[] = { "local", "subprocess" };
+  for (gsize i = 0; i < G_N_ELEMENTS(backends); i++) {
+    g_remove(started);
+    g_remove(output);
+    g_autoptr(GSubprocess) host = cx_test_cellexec_start("notebook", "run", "-q", "-b", backends[i],
+                                                         "--cwd", dir, input, "-o", output, NULL);
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    while (!g_file_test(started, G_FILE_TEST_EXISTS) && g_get_monotonic_time() < deadline)
+      g_usleep(20 * 1000);
+    g_subprocess_send_signal(host, SIGINT);
+    g_auto(cx_test_cli_run) run = cx_test_cellexec_finish(host, NULL);
+    CU_ASSERT_EQUAL(run.status, 130);
+    g_autofree char *written = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(output, &written, NULL, NULL));
+    CX_ASSERT_CONTAINS(written, "\"first\\n\"");
+    CX_ASSERT_CONTAINS(written, "\"ename\": \"KeyboardInterrupt\"");
+    CU_ASSERT_PTR_NULL(strstr(written, "\"third\\n\""));
+  }
+}
+
 void
 cx_test_register(void)
 {
@@ -632,6 +739,8 @@ cx_test_register(void)
     { "test_notebook_command_exit_statuses_and_files", test_notebook_command_exit_statuses_and_files },
     { "test_notebook_writes_nbformat_layout", test_notebook_writes_nbformat_layout },
     { "test_notebook_runs_python_notebooks_only", test_notebook_runs_python_notebooks_only },
+    { "test_notebook_progress_bar_on_a_terminal", test_notebook_progress_bar_on_a_terminal },
+    { "test_notebook_ctrl_c_saves_what_ran_and_exits_130", test_notebook_ctrl_c_saves_what_ran_and_exits_130 },
     { NULL, NULL }
   };
   cx_test_add_suite("notebook", tests);
