@@ -21,7 +21,7 @@ dump_stacks() {
   for pid in $(ps -e -o pid=,pgid=,comm= |
                awk -v g="$leader" '$2 == g && $1 != g && $3 !~ /^(sh|dash|bash)$/ { print $1 }'); do
     echo "--- process $pid: $(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | cut -c1-200)"
-    gdb -p "$pid" -batch -nx -ex 'set pagination off' -ex 'thread apply all bt 25' </dev/null 2>/dev/null |
+    timeout 20 gdb -p "$pid" -batch -nx -ex 'set pagination off' -ex 'thread apply all bt 25' </dev/null 2>/dev/null |
       grep -E '^(Thread |#)' | head -n 300
   done
 }
@@ -33,7 +33,7 @@ watchdog() {
   wait $!
   dump_stacks "$@"
 }
-dump_after=$((limit > 60 ? limit - 30 : limit / 2))
+dump_after=$((limit > 120 ? limit - 60 : limit / 2))
 watchdog "$dump_after" "$@" &
 watchdog_pid=$!
 
