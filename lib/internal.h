@@ -124,6 +124,11 @@ char *cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul);
 /* NODE as Python's json.dumps(NODE, sort_keys=True, indent=INDENT,
  * ensure_ascii=False) writes it: how nbformat writes notebooks. */
 char *cx__json_to_python_text(JsonNode *node, guint indent);
+/* A copy of NODE that shares nothing with it, down to every object, array
+ * and value (json_node_copy() shares them, and their reference counts are
+ * not atomic): safe to change, and to use from another thread. */
+JsonNode *cx__json_deep_copy(JsonNode *node);
+JsonObject *cx__json_object_deep_copy(JsonObject *object);
 
 /* What every timeout must be (cx_timeout_check), for error messages. */
 #define CX__TIMEOUT_RULE \

@@ -22,6 +22,11 @@
  *     writes for text holding undecodable bytes) into bytes that are not
  *     UTF-8, eats the character after it, or fails the whole document;
  *     cx_json_from_string reads one as U+FFFD too.
+ *   - json_node_copy() does not copy objects, arrays or values: the copy
+ *     shares them, and their reference counts (unlike a JsonNode's) are
+ *     plain integers.  A tree changed through a copy changes the original,
+ *     and one shared by two threads can be freed while in use;
+ *     cx__json_deep_copy (at the end) copies everything.
  *
  * Notebooks are written the way Python's json module writes them
  * (cx__json_to_python_text, at the end), not by json-glib's generator:
@@ -390,4 +395,56 @@ cx__json_to_python_text(JsonNode *node, guint indent)
   GString *text = g_string_new(NULL);
   append_python_json(text, node, indent, 0);
   return g_string_free(text, FALSE);
+}
+
+JsonNode *
+cx__json_deep_copy(JsonNode *node)
+{
+  switch (json_node_get_node_type(node)) {
+  case JSON_NODE_OBJECT: {
+    JsonNode *copy = json_node_alloc();
+    json_node_take_object(json_node_init(copy, JSON_NODE_OBJECT),
+                          cx__json_object_deep_copy(json_node_get_object(node)));
+    return copy;
+  }
+  case JSON_NODE_ARRAY: {
+    JsonArray *array = json_node_get_array(node);
+    JsonArray *elements = json_array_sized_new(json_array_get_length(array));
+    for (guint i = 0; i < json_array_get_length(array); i++)
+      json_array_add_element(elements, cx__json_deep_copy(json_array_get_element(array, i)));
+    JsonNode *copy = json_node_alloc();
+    json_node_take_array(json_node_init(copy, JSON_NODE_ARRAY), elements);
+    return copy;
+  }
+  case JSON_NODE_NULL:
+    return json_node_init_null(json_node_alloc());
+  case JSON_NODE_VALUE:
+  default:
+    break;
+  }
+  /* A value of its own: json_node_copy() would share the JsonValue. */
+  switch (json_node_get_value_type(node)) {
+  case G_TYPE_INT64:
+    return json_node_init_int(json_node_alloc(), json_node_get_int(node));
+  case G_TYPE_DOUBLE:
+    return json_node_init_double(json_node_alloc(), json_node_get_double(node));
+  case G_TYPE_BOOLEAN:
+    return json_node_init_boolean(json_node_alloc(), json_node_get_boolean(node));
+  case G_TYPE_STRING:
+  default:
+    return json_node_init_string(json_node_alloc(), json_node_get_string(node));
+  }
+}
+
+JsonObject *
+cx__json_object_deep_copy(JsonObject *object)
+{
+  JsonObject *copy = json_object_new();
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
+  json_object_iter_init_ordered(&iter, object); /* members in the order they were set */
+  while (json_object_iter_next_ordered(&iter, &name, &member))
+    json_object_set_member(copy, name, cx__json_deep_copy(member));
+  return copy;
 }

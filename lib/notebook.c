@@ -225,35 +225,6 @@ cx__notebook_minor(const cx_notebook *notebook)
   return member_int(json_node_get_object(notebook->root), "nbformat_minor");
 }
 
-/* NODE with its own copy of every object and array below it (json-glib's
- * json_node_copy() shares them). */
-static JsonNode *
-deep_copy(JsonNode *node)
-{
-  if (JSON_NODE_HOLDS_OBJECT(node)) {
-    JsonObject *copy = json_object_new();
-    JsonObjectIter iter;
-    const char *name;
-    JsonNode *member;
-    json_object_iter_init(&iter, json_node_get_object(node));
-    while (json_object_iter_next(&iter, &name, &member))
-      json_object_set_member(copy, name, deep_copy(member));
-    JsonNode *result = json_node_alloc();
-    json_node_take_object(json_node_init(result, JSON_NODE_OBJECT), copy);
-    return result;
-  }
-  if (JSON_NODE_HOLDS_ARRAY(node)) {
-    JsonArray *array = json_node_get_array(node);
-    JsonArray *copy = json_array_sized_new(json_array_get_length(array));
-    for (guint i = 0; i < json_array_get_length(array); i++)
-      json_array_add_element(copy, deep_copy(json_array_get_element(array, i)));
-    JsonNode *result = json_node_alloc();
-    json_node_take_array(json_node_init(result, JSON_NODE_ARRAY), copy);
-    return result;
-  }
-  return json_node_copy(node);
-}
-
 /* The length of the line end at P, as Python's str.splitlines() knows
  * them, or 0. */
 static gsize
@@ -350,7 +321,7 @@ char *
 cx_notebook_to_json(const cx_notebook *notebook)
 {
   g_return_val_if_fail(notebook != NULL, NULL);
-  g_autoptr(JsonNode) written = deep_copy(notebook->root);
+  g_autoptr(JsonNode) written = cx__json_deep_copy(notebook->root);
   JsonArray *cells = json_object_get_array_member(json_node_get_object(written), "cells");
   for (guint i = 0; i < json_array_get_length(cells); i++)
     split_cell_lines(json_array_get_object_element(cells, i));

@@ -934,11 +934,12 @@ output_item_copy(const output_item *item)
   *copy = *item;
   if (item->text != NULL)
     copy->text = g_string_new_len(item->text->str, item->text->len);
-  /* Bundles are never changed in place: sharing them is a copy. */
+  /* Nothing shared: json-glib's reference counts are not atomic, and a
+   * copy (a fake's replayed result) may live on another thread. */
   if (item->data != NULL)
-    copy->data = json_object_ref(item->data);
+    copy->data = cx__json_object_deep_copy(item->data);
   if (item->metadata != NULL)
-    copy->metadata = json_object_ref(item->metadata);
+    copy->metadata = cx__json_object_deep_copy(item->metadata);
   copy->display_id = g_strdup(item->display_id);
   copy->ename = g_strdup(item->ename);
   copy->evalue = g_strdup(item->evalue);
@@ -961,9 +962,7 @@ cx_result_copy(const cx_result *result)
   copy->error_message = g_strdup(result->error_message);
   copy->error_traceback = g_strdup(result->error_traceback);
   json_object_unref(copy->extras);
-  g_autoptr(JsonNode) extras = json_node_init_object(json_node_alloc(), result->extras);
-  g_autoptr(JsonNode) extras_copy = json_node_copy(extras);
-  copy->extras = json_object_ref(json_node_get_object(extras_copy));
+  copy->extras = cx__json_object_deep_copy(result->extras);
   return copy;
 }
 

@@ -182,6 +182,69 @@ test_result_copy_is_independent(void)
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_traceback(copy), "");
 }
 
+/* Extras set on a copy stay on the copy (json_node_copy() would share
+ * the object holding them). */
+static void
+test_result_copy_has_extras_of_its_own(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_set_extra(result, "nested", cx_json_from_string("{\"list\": [1, {\"a\": \"b\"}]}", -1, NULL));
+  g_autoptr(cx_result) copy = cx_result_copy(result);
+  cx_result_set_extra(copy, "added", json_node_init_int(json_node_alloc(), 1));
+  CU_ASSERT_PTR_NULL(cx_result_get_extra(result, "added"));
+  g_autofree char *original = cx_result_to_json(result, FALSE);
+  g_autofree char *copied = cx_result_to_json(copy, FALSE);
+  CX_ASSERT_CONTAINS(copied, "\"nested\":{\"list\":[1,{\"a\":\"b\"}]},\"added\":1");
+  CU_ASSERT_PTR_NULL(strstr(original, "added"));
+}
+
+/* Copies of one result made and freed on several threads at once, as a
+ * fake backend replays one recorded result to several callers: a copy
+ * that shared the original's bundles would race on their (non-atomic)
+ * reference counts and free them while in use. */
+#define COPYING_THREADS 4
+#define COPIES_PER_THREAD 20000
+
+static gint json_complaints;
+
+static void
+count_complaint(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+  g_atomic_int_inc(&json_complaints);
+}
+
+static gpointer
+copy_many(gpointer data)
+{
+  const cx_result *shared = data;
+  for (guint i = 0; i < COPIES_PER_THREAD; i++)
+    cx_result_free(cx_result_copy(shared));
+  return NULL;
+}
+
+static void
+test_result_copies_from_many_threads(void)
+{
+  g_autoptr(cx_result) result = cx_result_new();
+  g_autoptr(JsonNode) bundle = cx_json_from_string("{\"text/plain\": \"x\", \"image/png\": \"AA==\"}", -1, NULL);
+  g_autoptr(JsonObject) metadata = json_object_new();
+  CU_ASSERT_TRUE(cx_result_add_display(result, json_node_get_object(bundle), metadata, "d"));
+  cx_result_set_extra(result, "count", json_node_init_int(json_node_alloc(), 3));
+  g_autofree char *before = cx_result_to_json(result, FALSE);
+  /* A lost reference shows first as json-glib's "ref_count > 0" complaint. */
+  guint handler = g_log_set_handler("Json", G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING,
+                                    count_complaint, NULL);
+  GThread *threads[COPYING_THREADS];
+  for (guint i = 0; i < COPYING_THREADS; i++)
+    threads[i] = g_thread_new("copier", copy_many, result);
+  for (guint i = 0; i < COPYING_THREADS; i++)
+    g_thread_join(threads[i]);
+  g_log_remove_handler("Json", handler);
+  CU_ASSERT_EQUAL(g_atomic_int_get(&json_complaints), 0);
+  g_autofree char *after = cx_result_to_json(result, FALSE);
+  CU_ASSERT_STRING_EQUAL(after, before);
+}
+
 static void
 test_result_set_error_accepts_its_own_strings(void)
 {
@@ -371,6 +434,8 @@ cx_test_register(void)
     { "test_result_from_json_fills_missing_keys", test_result_from_json_fills_missing_keys },
     { "test_result_from_json_names_the_bad_key", test_result_from_json_names_the_bad_key },
     { "test_result_copy_is_independent", test_result_copy_is_independent },
+    { "test_result_copy_has_extras_of_its_own", test_result_copy_has_extras_of_its_own },
+    { "test_result_copies_from_many_threads", test_result_copies_from_many_threads },
     { "test_result_set_error_accepts_its_own_strings", test_result_set_error_accepts_its_own_strings },
     { "test_result_outputs_are_ordered_nbformat", test_result_outputs_are_ordered_nbformat },
     { "test_result_update_display_replaces_every_output_of_its_id",

@@ -233,9 +233,12 @@ fake_query(cx_backend_instance *instance, const char *what, GError **error)
   g_autoptr(JsonBuilder) builder = json_builder_new();
   g_mutex_lock(&backend->lock);
   if (strcmp(what, "calls") == 0) {
-    /* A deep copy (json_node_copy shares the array), through text. */
-    g_autoptr(JsonNode) calls = json_node_init_array(json_node_alloc(), backend->calls);
+    /* A deep copy (json_node_copy shares the array), through text; the
+     * node lets go of the array before the lock does (json-glib's
+     * reference counts are not atomic). */
+    JsonNode *calls = json_node_init_array(json_node_alloc(), backend->calls);
     g_autofree char *text = cx_json_to_string(calls, FALSE);
+    json_node_unref(calls);
     g_mutex_unlock(&backend->lock);
     return json_from_string(text, error);
   }

@@ -78,7 +78,7 @@ struct subprocess_backend {
   char **environment;        /* the worker's */
   double timeout;
   char *cwd;
-  JsonObject *limits;        /* the "limits" of open requests */
+  JsonObject *limits;        /* the "limits" of open requests (only read, never shared) */
   char *sandbox;             /* isolation = sandbox: its JSON for the worker; else NULL */
   guint64 output_limit;
 
@@ -297,7 +297,13 @@ open_request(subprocess_backend *backend, const char *kind)
 {
   JsonObject *request = json_object_new();
   json_object_set_string_member(request, "kind", kind);
-  json_object_set_object_member(request, "limits", json_object_ref(backend->limits));
+  /* A copy, not a reference to backend->limits: JsonObject's reference
+   * count is not atomic, and requests are made on the callers' threads. */
+  JsonObject *limits = json_object_new();
+  g_autoptr(GList) names = json_object_get_members(backend->limits);
+  for (GList *name = names; name != NULL; name = name->next)
+    json_object_set_int_member(limits, name->data, json_object_get_int_member(backend->limits, name->data));
+  json_object_set_object_member(request, "limits", limits);
   json_object_set_int_member(request, "output_limit", (gint64)backend->output_limit);
   return request;
 }
