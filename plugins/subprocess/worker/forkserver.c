@@ -237,7 +237,6 @@ handle_requests(int control, cx__wire_reader *reader, GError **error)
     }
     open_channel(channel, payload, len);
   }
-  refill_spares();
   return error == NULL || *error == NULL;
 }
 
@@ -277,12 +276,23 @@ cx__worker_serve(int control, GPtrArray *measures)
 
   refill_spares();
   g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(control);
+  /* A fork failed (a process limit?): no more until the next request. */
+  gboolean refill_failed = FALSE;
   for (;;) {
     struct pollfd fds[] = { { control, POLLIN, 0 }, { child_events, POLLIN, 0 } };
-    if (poll(fds, 2, -1) < 0) {
+    /* Spares are forked one at a time, when nothing else waits: a fork
+     * takes a millisecond or more of this one thread, and a request that
+     * comes meanwhile is handed a spare first. */
+    gboolean short_of_spares = !refill_failed && g_queue_get_length(&spares) < spares_wanted;
+    int ready = poll(fds, 2, short_of_spares ? 0 : -1);
+    if (ready < 0) {
       if (errno == EINTR)
         continue;
       break;
+    }
+    if (ready == 0) {
+      refill_failed = !fork_spare(NULL);
+      continue;
     }
     if (fds[1].revents & POLLIN) {
       struct signalfd_siginfo info;
@@ -292,6 +302,7 @@ cx__worker_serve(int control, GPtrArray *measures)
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       g_clear_error(&error);
+      refill_failed = FALSE;
       if (!handle_requests(control, reader, &error))
         break;
     }
