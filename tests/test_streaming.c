@@ -73,10 +73,10 @@ waiting_cell(const char *signal_file)
                          signal_file);
 }
 
-/* Run the waiting cell on BACKEND; the host's callback must see "started"
- * while the cell still runs. */
+/* Run the waiting cell on BACKEND, or in SESSION when it is not NULL; the
+ * host's callback must see "started" while the cell still runs. */
 static void
-assert_streams_while_running(cx_backend *backend)
+assert_streams_while_running(cx_backend *backend, cx_session *session)
 {
   g_autofree char *dir = cx_test_tmpdir();
   g_auto(collector) c = { g_ptr_array_new_with_free_func(g_free),
@@ -87,7 +87,10 @@ assert_streams_while_running(cx_backend *backend)
   g_autoptr(cx_run_options) run = cx_run_options_new();
   cx_run_options_set_timeout(run, 20);
   cx_run_options_set_output_callback(run, collect, &c);
-  g_autoptr(cx_result) result = cx_test_run_cell(backend, code, run);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = session != NULL ? cx_session_run_cell(session, code, run, &error)
+                                                : cx_test_run_cell(backend, code, run);
+  CX_ASSERT_NO_ERROR(error);
   CX_ASSERT_CELL_OK(result);
   CU_ASSERT_STRING_EQUAL(cx_result_get_stdout(result, NULL), "started\nthe host saw it\n");
   g_autofree char *streamed = stream_text(&c, "stdout");
@@ -98,14 +101,14 @@ static void
 test_streaming_local_gives_output_while_the_cell_runs(void)
 {
   g_autoptr(cx_backend) backend = cx_test_open_backend("local", NULL, NULL);
-  assert_streams_while_running(backend);
+  assert_streams_while_running(backend, NULL);
 }
 
 static void
 test_streaming_subprocess_gives_output_while_the_cell_runs(void)
 {
   g_autoptr(cx_backend) backend = cx_test_open_backend("subprocess", NULL, NULL);
-  assert_streams_while_running(backend);
+  assert_streams_while_running(backend, NULL);
 }
 
 static void
@@ -115,20 +118,7 @@ test_streaming_in_a_session(void)
   g_autoptr(GError) error = NULL;
   cx_session *session = cx_session_open(backend, &error);
   CX_ASSERT_NO_ERROR(error);
-  g_autofree char *dir = cx_test_tmpdir();
-  g_auto(collector) c = { g_ptr_array_new_with_free_func(g_free),
-                          g_build_filename(dir, "seen", NULL) };
-  g_autoptr(JsonNode) path = json_node_init_string(json_node_alloc(), c.signal_file);
-  g_autofree char *quoted = json_to_string(path, FALSE);
-  g_autofree char *code = waiting_cell(quoted);
-  g_autoptr(cx_run_options) run = cx_run_options_new();
-  cx_run_options_set_timeout(run, 20);
-  cx_run_options_set_output_callback(run, collect, &c);
-  g_autoptr(cx_result) result = cx_session_run_cell(session, code, run, &error);
-  CX_ASSERT_NO_ERROR(error);
-  CX_ASSERT_CELL_OK(result);
-  g_autofree char *streamed = stream_text(&c, "stdout");
-  CU_ASSERT_STRING_EQUAL(streamed, "started\nthe host saw it\n");
+  assert_streams_while_running(backend, session);
   cx_session_close(session);
 }
 
