@@ -3,8 +3,9 @@
 #
 #   ./setup.sh demo   install what is missing, build, run a cell on the default backend
 #   ./setup.sh test   install what is missing, build, run the whole test suite:
-#                     make check, make fuzz, the same under ASan+UBSan, under valgrind, and
-#                     make distcheck; prints "N passed, N failed" at the end
+#                     make check, make fuzz, the same under ASan+UBSan, under valgrind
+#                     (the CUnit programs), and make distcheck-quick (tests/tests.mk);
+#                     prints "N passed, N failed" at the end
 #
 # Builds go to _build/ (and _build-sanitize/); the source tree stays clean.
 set -eu
@@ -70,11 +71,22 @@ stage() {
   echo "== $name took $(($(date +%s) - started)) s"
 }
 
+# The five slowest tests of the last check in DIR (tests/time_limit.sh
+# logs how long each took), to show where a stage's time goes.
+slowest() {
+  for log in "$1"/tests/*.log; do
+    took=$(sed -n 's/^time_limit: took \([0-9]*\) s$/\1/p' "$log" | tail -n 1)
+    [ -n "$took" ] && echo "$took $(basename "${log%.log}")"
+  done | sort -rn | head -n 5 |
+    awk '{ printf "%s%s %s s", (NR > 1 ? ", " : "slowest: "), $2, $1 } END { if (NR > 0) print "" }'
+}
+
 check_in() {
   dir=$1 tag=$2; shift 2
   status=0
   (cd "$dir" && make -s -j"$jobs" "$@") || status=1
   summarise "$dir" "$tag"
+  slowest "$dir"
   if [ $status -ne 0 ]; then
     for log in "$dir"/tests/*.log; do
       grep -q -E '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null &&
@@ -118,7 +130,7 @@ test)
   stage build-sanitize build _build-sanitize --enable-sanitizers
   stage check-sanitize check_in _build-sanitize "sanitize:" check
   stage check-valgrind check_in _build "valgrind:" check-valgrind
-  stage distcheck sh -c "cd _build && make -s -j\"$jobs\" distcheck >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }"
+  stage distcheck sh -c "cd _build && make -s -j\"$jobs\" distcheck-quick >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }"
   if [ -n "$failed_stages" ]; then
     echo "setup: failed stages:$failed_stages"
     echo "stages: 0 passed, 1 failed"

@@ -16,6 +16,15 @@
 static cx_registry *registry;
 static GPtrArray *backends; /* names of the backends under test */
 
+/* The executor cases use sessions only: a jupyter backend need not keep a
+ * kernel warm for stateless cells (a second kernel started per case). */
+static const char *const *
+options_for(const char *backend)
+{
+  static const char *const no_pool[] = { "pool-size=0", NULL };
+  return strcmp(backend, "jupyter") == 0 ? no_pool : NULL;
+}
+
 /* The test running now is "test_" and the name of a case of the table: run
  * that case on every backend under test. */
 static void
@@ -31,7 +40,7 @@ run_current_case(void)
     const char *name = g_ptr_array_index(backends, i);
     conformance_target target;
     g_autoptr(GError) error = NULL;
-    CU_ASSERT_TRUE_FATAL(conformance_target_init(&target, registry, name, NULL, &error));
+    CU_ASSERT_TRUE_FATAL(conformance_target_init(&target, registry, name, options_for(name), &error));
     target.python = TRUE;
     g_autofree char *reason = NULL;
     conformance_outcome outcome = conformance_run_case(&target, kase, &reason);

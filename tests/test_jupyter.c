@@ -298,12 +298,23 @@ test_jupyter_stateless_cells_get_fresh_kernels(void)
     g_usleep(50 * 1000);
   }
   CU_ASSERT_EQUAL(ready, 2);
-  gint64 start = g_get_monotonic_time();
-  g_autoptr(cx_result) warm = cx_test_run_cell(shared(), "1", NULL);
-  double seconds = cx_test_seconds_since(start);
-  if (seconds > 0.5 * slowdown())
-    fprintf(stderr, "\n  a cell on a warm kernel took %.3f s\n", seconds);
-  CU_ASSERT_TRUE(seconds < 0.5 * slowdown());
+  /* The kernel that runs the next cell was started well before the cell
+   * was asked for: its process start time (from /proc, within 20 ms) is
+   * earlier than the request by at least the time ipykernel takes to
+   * import (0.8 s or more), where a kernel started for the cell would
+   * start at the request. */
+  double asked_at = g_get_real_time() / 1e6;
+  g_autoptr(cx_result) warm = cx_test_run_cell(shared(),
+    "import os, time\n"
+    "ticks = int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19])\n"
+    "booted = time.time() - float(open('/proc/uptime').read().split()[0])\n"
+    "print(repr(booted + ticks / os.sysconf('SC_CLK_TCK')))", NULL);
+  CX_ASSERT_CELL_OK(warm);
+  double started_at = g_ascii_strtod(cx_result_get_stdout(warm, NULL), NULL);
+  if (!(started_at > 0 && started_at < asked_at - 0.25))
+    fprintf(stderr, "\n  the kernel started %.3f s after the cell was asked for\n",
+            started_at - asked_at);
+  CU_ASSERT_TRUE(started_at > 0 && started_at < asked_at - 0.25);
 }
 
 static void
@@ -451,9 +462,11 @@ test_jupyter_session_keeps_state_and_survives_a_kill(void)
   const char *stamp = strchr(out, '\n');
   double killed_at = stamp != NULL ? g_ascii_strtod(stamp + 1, NULL) : 0;
   double late = seen / 1e6 - killed_at;
-  if (late > 0.05 * slowdown())
+  /* "signal 9" shows the process watch saw it, not the heartbeat (which
+   * cannot know how the kernel ended); the time is a hang guard. */
+  if (late > 5 * slowdown())
     fprintf(stderr, "\n  KernelDied came %.3f s after the kill\n", late);
-  CU_ASSERT_TRUE(killed_at > 0 && late < 0.05 * slowdown());
+  CU_ASSERT_TRUE(killed_at > 0 && late < 5 * slowdown());
 
   /* The next call gets a new kernel, and says so. */
   g_autoptr(cx_result) after = cx_session_run_cell(session, "print('kept' in globals())", NULL, &error);
@@ -487,8 +500,10 @@ test_jupyter_timeout_interrupts_a_busy_loop(void)
   double seconds = cx_test_seconds_since(start);
   CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   CX_ASSERT_STDOUT(result, "started\n");      /* the output so far */
+  /* Interrupted, not killed (a kill leaves no KeyboardInterrupt); the
+   * loop never ends by itself, so the time is a hang guard. */
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "KeyboardInterrupt");
-  CU_ASSERT_TRUE(seconds < 0.5 + 1.0 * slowdown());
+  CU_ASSERT_TRUE(seconds < 0.5 + 10 * slowdown());
 }
 
 static void
@@ -509,9 +524,10 @@ test_jupyter_timeout_kills_a_cell_blocked_in_c(void)
   CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "killed");
   CX_ASSERT_STDOUT(result, "in C\n");
-  CU_ASSERT_TRUE(seconds < 0.8 + 1.0 * slowdown());
-  if (seconds >= 0.8 + 1.0 * slowdown())
+  /* The sum would take hours: the time is a hang guard. */
+  if (seconds >= 0.8 + 10 * slowdown())
     fprintf(stderr, "\n  the blocked cell came back after %.2f s\n", seconds);
+  CU_ASSERT_TRUE(seconds < 0.8 + 10 * slowdown());
   g_autoptr(cx_result) next = cx_session_run_cell(session, "print('back')", NULL, &error);
   CX_ASSERT_STDOUT(next, "back\n");
   JsonNode *restarted = cx_result_get_extra(next, "session_restarted");
@@ -677,9 +693,8 @@ test_jupyter_attached_kernel_death_by_heartbeat(void)
   double seconds = cx_test_seconds_since(start);
   CX_ASSERT_ERROR_TYPE(result, "KernelDied");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "heartbeat");
-  /* Within the heartbeat's timeout (1 s) and a period (0.1 s), and a
-   * margin for a loaded machine. */
-  CU_ASSERT_TRUE(seconds < 1.1 + 0.1 * slowdown());
+  /* The kernel never answers: without the heartbeat this would hang. */
+  CU_ASSERT_TRUE(seconds < 1.1 + 10 * slowdown());
   waitpid(pid, NULL, 0);
 }
 
@@ -750,7 +765,7 @@ test_jupyter_gateway_runs_cells(void)
       "import time\nprint('waiting', flush=True)\ntime.sleep(30)", run, &error);
     CX_ASSERT_ERROR_TYPE(timed, "TimeoutError");
     CX_ASSERT_STDOUT(timed, "waiting\n");
-    CU_ASSERT_TRUE(cx_test_seconds_since(start) < 0.5 + 1.5 * slowdown());
+    CU_ASSERT_TRUE(cx_test_seconds_since(start) < 0.5 + 10 * slowdown()); /* sleeps 30 s */
     g_autoptr(cx_result) still = cx_session_run_cell(session, "print(kept)", NULL, &error);
     CX_ASSERT_STDOUT(still, "41\n");
     /* A kernel that dies behind the server: KernelDied, never a hang. */

@@ -382,7 +382,9 @@ assert_all_records(const char *path, guint expected)
 }
 
 /* A responses file answering every cell with SIZE bytes of stdout: lines
- * far longer than any stdio buffer or pipe. */
+ * longer than any stdio buffer (BUFSIZ, 8 KiB) or a pipe's atomic write
+ * (PIPE_BUF, 4 KiB), so a writer that wrote a line in pieces would
+ * interleave. */
 static char *
 write_big_responses(gsize size)
 {
@@ -397,7 +399,7 @@ write_big_responses(gsize size)
 static cx_backend *
 open_big_fake(void)
 {
-  g_autofree char *path = write_big_responses(256 * 1024);
+  g_autofree char *path = write_big_responses(64 * 1024);
   return cx_test_open_backend("fake", "responses", path, NULL);
 }
 

@@ -45,4 +45,6 @@ if [ $status -eq 124 ] || { [ $status -eq 137 ] && [ $(($(date +%s) - started)) 
   echo "time_limit: $* was still running after $limit s and was killed" \
     "(make check TEST_TIME_LIMIT=SECONDS raises the limit)"
 fi
+# For setup.sh's list of the slowest tests.
+echo "time_limit: took $(($(date +%s) - started)) s"
 exit $status
