@@ -42,13 +42,19 @@ build() {
   (cd "$dir" && { [ -f Makefile ] || "$here/configure" -q "$@"; } && make -s -j"$jobs")
 }
 
+# The test logs a check in DIR wrote since it started (check_in touches
+# tests/.check-started): a stage that runs fewer tests than the one before
+# it (check-valgrind) must not report the earlier stage's logs.
+check_logs() {
+  find "$1/tests" -maxdepth 1 -name '*.log' -newer "$1/tests/.check-started" | sort
+}
+
 # Print the "PROGRAM: N passed, N failed" lines of a finished check, tagged;
 # a test that failed before printing its own (killed, crashed) counts as
 # one failure.
 summarise() {
   dir=$1 tag=$2
-  for log in "$dir"/tests/*.log; do
-    [ -f "$log" ] || continue
+  check_logs "$dir" | while read -r log; do
     lines=$(sed -n "s/^\(test_[a-z_]*\): \([0-9]* passed, [0-9]* failed\)$/$tag\1: \2/p" "$log")
     if [ -n "$lines" ]; then
       echo "$lines"
@@ -74,7 +80,7 @@ stage() {
 # The five slowest tests of the last check in DIR (tests/time_limit.sh
 # logs how long each took), to show where a stage's time goes.
 slowest() {
-  for log in "$1"/tests/*.log; do
+  check_logs "$1" | while read -r log; do
     took=$(sed -n 's/^time_limit: took \([0-9]*\) s$/\1/p' "$log" | tail -n 1)
     [ -n "$took" ] && echo "$took $(basename "${log%.log}")"
   done | sort -rn | head -n 5 |
@@ -84,11 +90,12 @@ slowest() {
 check_in() {
   dir=$1 tag=$2; shift 2
   status=0
+  mkdir -p "$dir/tests" && touch "$dir/tests/.check-started"
   (cd "$dir" && make -s -j"$jobs" "$@") || status=1
   summarise "$dir" "$tag"
   slowest "$dir"
   if [ $status -ne 0 ]; then
-    for log in "$dir"/tests/*.log; do
+    check_logs "$dir" | while read -r log; do
       grep -q -E '^:test-result: (FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null &&
         { echo "--- $log"; grep -B 2 -A 12 -E 'FAILED|ERROR|expected|^FAIL |^time_limit:' "$log" | head -n 80; }
     done
