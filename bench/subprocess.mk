@@ -3,7 +3,7 @@
 # builds and runs it.
 EXTRA_PROGRAMS += bench/bench_subprocess
 CLEANFILES += bench/bench_subprocess
-EXTRA_DIST += bench/baseline_subprocess.py
+EXTRA_DIST += bench/baseline_subprocess.py bench/fork_per_cell.py
 bench_bench_subprocess_SOURCES = bench/bench_subprocess.c bench/timing.c bench/timing.h \
 	bench/backend_options.c bench/backend_options.h
 bench_bench_subprocess_CPPFLAGS = $(AM_CPPFLAGS) \
