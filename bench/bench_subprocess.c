@@ -7,6 +7,9 @@
  *   - stateless cells (fork server: a fresh process per cell), one caller;
  *   - session round trips (one dedicated process);
  *   - throughput of stateless cells with two callers at once;
+ *   - the CPU time of a stateless cell: the host's, the fork server's and
+ *     the cell process's (its whole life, read from the server's cutime
+ *     and cstime);
  *   - mode = spawn (a new interpreter per cell), for reference;
  * and, in the same invocation, the baselines:
  *   - `python3 -c CELL` started per cell (fork/exec, stdout captured);
@@ -195,6 +198,35 @@ read_kb(const char *file, const char *field)
   return at != NULL ? g_ascii_strtoull(at + strlen(field), NULL, 10) : 0;
 }
 
+/* CPU time so far, in seconds, of this process (all threads), of the
+ * fork server SERVER_PID itself, and of the server's reaped children:
+ * every cell process's whole life, from fork to exit. */
+typedef struct {
+  double host, server, cells;
+} cpu_split;
+
+static cpu_split
+read_cpu_split(gint64 server_pid)
+{
+  cpu_split split = { 0 };
+  struct rusage self;
+  if (getrusage(RUSAGE_SELF, &self) == 0)
+    split.host = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + self.ru_stime.tv_sec +
+                 self.ru_stime.tv_usec / 1e6;
+  g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)server_pid);
+  g_autofree char *stat = NULL;
+  const char *after_comm;
+  unsigned long long utime, stime, cutime, cstime;
+  if (g_file_get_contents(path, &stat, NULL, NULL) && (after_comm = strrchr(stat, ')')) != NULL &&
+      sscanf(after_comm + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+             &utime, &stime, &cutime, &cstime) == 4) {
+    double tick = (double)sysconf(_SC_CLK_TCK);
+    split.server = (utime + stime) / tick;
+    split.cells = (cutime + cstime) / tick;
+  }
+  return split;
+}
+
 /* Pages a stateless cell dirties: its Private_Dirty at the end of the
  * cell (the copies of the fork server's pages it wrote, and its own). */
 static guint64
@@ -369,8 +401,17 @@ main(int argc, char **argv)
     ? bench_open_backend(registry, "subprocess", backend_options, spawn, &error) : NULL;
   g_autoptr(cx_session) session = spawner != NULL ? cx_session_open(backend, &error) : NULL;
   timing stateless, in_session, spawned, python_c, mp_ipython = { 0 };
-  if (session == NULL ||
-      !time_cells(run_stateless, backend, iterations, iterations / 10, &stateless, &error) ||
+  if (session == NULL) {
+    fprintf(stderr, "bench_subprocess: %s\n", error->message);
+    return 1;
+  }
+  g_autoptr(JsonNode) first_info = cx_backend_query(backend, "info", NULL);
+  gint64 first_server = first_info != NULL ? json_object_get_int_member_with_default(
+                                               json_node_get_object(first_info), "server_pid", 0) : 0;
+  cpu_split cpu_before = read_cpu_split(first_server);
+  gboolean timed = time_cells(run_stateless, backend, iterations, iterations / 10, &stateless, &error);
+  cpu_split cpu_after = read_cpu_split(first_server);
+  if (!timed ||
       !time_cells(run_in_session, session, session_iterations, session_iterations / 10,
                   &in_session, &error) ||
       !time_cells(run_stateless, spawner, spawn_iterations, 2, &spawned, &error)) {
@@ -443,6 +484,16 @@ main(int argc, char **argv)
     printf("  multiprocessing + IPython: not measured (%s)\n", mp_missing);
   printf("  %-44s %10.0f cells/s (%u failed)\n", "stateless throughput, 2 callers", throughput,
          failures);
+  /* Per stateless cell, warm-up cells included (tick-sampled: a few
+   * hundred cells make it a fair average). */
+  double cells_timed = (double)(iterations + iterations / 10);
+  printf("  %-44s %.2f ms: host %.2f, fork server %.2f, cell process %.2f\n",
+         "CPU time per stateless cell",
+         ((cpu_after.host - cpu_before.host) + (cpu_after.server - cpu_before.server) +
+          (cpu_after.cells - cpu_before.cells)) * 1000 / cells_timed,
+         (cpu_after.host - cpu_before.host) * 1000 / cells_timed,
+         (cpu_after.server - cpu_before.server) * 1000 / cells_timed,
+         (cpu_after.cells - cpu_before.cells) * 1000 / cells_timed);
   printf("\nfloors (fork server resident %" G_GUINT64_FORMAT " kB; a cell dirties %"
          G_GUINT64_FORMAT " kB):\n", server_rss_kb, dirty_kb);
   print_row("fork floor: fork + touch + exit + waitpid", &fork_floor);

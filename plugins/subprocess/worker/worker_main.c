@@ -155,6 +155,7 @@ main(int argc, char **argv)
                cx_result_get_error_type(warm), cx_result_get_error_message(warm));
   g_autoptr(cx_result) prewarm = cx__py_run_cell(NULL, NULL, CX__WORKER_PREWARM_CELL, run,
                                                  CX__PY_RUN_DEFAULT, NULL);
+  cx__worker_warm_cell_paths(prewarm);
   /* _exit: the interpreter is never finalised, so exit-time handlers have
    * nothing to do but report its heap as leaked (under LeakSanitizer, onto
    * the host's stderr). */
