@@ -330,8 +330,9 @@ tests_test_adversarial_LDADD = $(TEST_LDADD)
 # make distcheck-quick: make distcheck, whose check in a VPATH build of the
 # unpacked tarball shows a file missing from it, with two tests left out
 # there: they only run again, in another configuration, programs make check
-# ran (the conformance kit; test_subprocess in the sandbox), and take a
-# third of its time.  setup.sh test runs this one after make check.
+# ran (the conformance kit; test_subprocess in the sandbox), and take
+# about a quarter of its test time.  setup.sh test runs this one after
+# make check.
 DISTCHECK_SKIPPED_TESTS = tests/check_conformance.sh tests/test_subprocess_sandbox.sh
 distcheck-quick:
 	$(MAKE) $(AM_MAKEFLAGS) distcheck TESTS='$(filter-out $(DISTCHECK_SKIPPED_TESTS),$(TESTS))'
