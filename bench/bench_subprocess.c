@@ -486,14 +486,13 @@ main(int argc, char **argv)
          failures);
   /* Per stateless cell, warm-up cells included (tick-sampled: a few
    * hundred cells make it a fair average). */
-  double cells_timed = (double)(iterations + iterations / 10);
+  double ms_per_cell = 1000.0 / (iterations + iterations / 10);
+  cpu_split used = { (cpu_after.host - cpu_before.host) * ms_per_cell,
+                     (cpu_after.server - cpu_before.server) * ms_per_cell,
+                     (cpu_after.cells - cpu_before.cells) * ms_per_cell };
   printf("  %-44s %.2f ms: host %.2f, fork server %.2f, cell process %.2f\n",
-         "CPU time per stateless cell",
-         ((cpu_after.host - cpu_before.host) + (cpu_after.server - cpu_before.server) +
-          (cpu_after.cells - cpu_before.cells)) * 1000 / cells_timed,
-         (cpu_after.host - cpu_before.host) * 1000 / cells_timed,
-         (cpu_after.server - cpu_before.server) * 1000 / cells_timed,
-         (cpu_after.cells - cpu_before.cells) * 1000 / cells_timed);
+         "CPU time per stateless cell", used.host + used.server + used.cells, used.host,
+         used.server, used.cells);
   printf("\nfloors (fork server resident %" G_GUINT64_FORMAT " kB; a cell dirties %"
          G_GUINT64_FORMAT " kB):\n", server_rss_kb, dirty_kb);
   print_row("fork floor: fork + touch + exit + waitpid", &fork_floor);

@@ -14,7 +14,6 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cellexec/options.h>
@@ -573,14 +572,11 @@ cx__worker_warm_cell_paths(const cx_result *sample)
                                 "\"cell\":{\"code\":\"None\",\"env\":[]}}";
   g_autoptr(JsonNode) parsed =
     cx__wire_parse_object((const guint8 *)request, sizeof request - 1, "RUN", NULL);
-  int sink[2];
-  if (sample == NULL || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sink) < 0)
+  if (sample == NULL)
     return;
-  g_autoptr(JsonNode) node = cx_result_to_json_node(sample);
-  cx__wire_send_object(sink[0], CX__WIRE_MSG_RESULT, json_object_ref(json_node_get_object(node)),
-                       -1, NULL);
-  close(sink[0]);
-  close(sink[1]);
+  /* Written as cx__wire_send_object() writes it, to nowhere. */
+  g_autoptr(JsonNode) result = cx_result_to_json_node(sample);
+  (void)cx__wire_json_size(result);
 }
 
 /* Wait for the open request the server forwards: its payload, with the

@@ -54,11 +54,11 @@ void cx__worker_kill_orphans(GHashTable *keep);
  * channel as the request says, and exit.  SERVER is the server's pid. */
 G_GNUC_NORETURN void cx__worker_spare_main(int server_socket, pid_t server);
 
-/* In the fork server, before it forks: parse a request and write SAMPLE as
- * a result, as every cell process will.  json-glib initialises its
- * classes and the process faults in their code on first use; done here
- * once, every process forked later shares it, instead of paying for it
- * (about 0.2 ms of CPU each, bench/README.md). */
+/* In the fork server, before it forks: parse a request and serialise
+ * SAMPLE as a result, as every cell process will.  json-glib initialises
+ * its classes and the process faults in their code on first use; done
+ * here once, every process forked later shares it, instead of paying for
+ * it (about 0.1 ms of CPU each, bench/README.md). */
 void cx__worker_warm_cell_paths(const cx_result *sample);
 
 /* For os._exit in a cell: send the output seen so far first. */
