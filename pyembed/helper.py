@@ -21,8 +21,8 @@ import collections
 import functools
 import os
 import sys
-import threading
 import time
+import _thread
 
 import _cellexec_errors as _errors
 import _cellexec_ipython as _ipython
@@ -45,7 +45,7 @@ _WAKEUP_SECONDS = 0.05
 _CACHE_MAX_ENTRIES = 256
 _CACHE_MAX_SOURCE_CHARS = 64 * 1024
 _compiled = collections.OrderedDict()  # popitem(last=False) is O(1), unlike a dict's
-_compiled_lock = threading.Lock()
+_compiled_lock = _thread.allocate_lock()
 
 
 
@@ -582,7 +582,7 @@ def _guard_process_exit(real_exit):
     return _exit
 
 
-def _tag_threads():
+def _tag_threads(threading):
     """A thread remembers the cell that started it (directly or through
     other threads): its output goes to that cell while it runs, and nowhere
     once it has ended, never into a later cell (running.c)."""
@@ -607,6 +607,48 @@ def _tag_threads():
 
     thread.start = start
     thread._bootstrap_inner = _bootstrap_inner
+
+
+class _TagThreadsOnImport:
+    """Tags threads (_tag_threads) once something imports threading.
+
+    Importing threading up front would cost every process forked from this
+    one: its at-fork handler runs Python in the child, about 0.25 ms and 70
+    page copies more per stateless cell of the subprocess backend
+    (bench/README.md).  So this finder, first on sys.meta_path, lets the
+    next finder find threading and wraps the loader it returns."""
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "threading":
+            return None
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            if finder is cls or find_spec is None:
+                continue
+            spec = find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        real_exec_module = getattr(spec.loader, "exec_module", None)
+        if real_exec_module is None:
+            return None  # a legacy loader: let the import system deal with it
+
+        def exec_module(module):
+            real_exec_module(module)
+            _tag_threads(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _tag_threads_when_imported():
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        _tag_threads(threading)
+    else:
+        sys.meta_path.insert(0, _TagThreadsOnImport)
 
 
 def _guard_signals():
@@ -671,7 +713,7 @@ def install():
     builtins.quit = _Exit("quit")
     os._exit = _guard_process_exit(os._exit)
     time.sleep = _interruptible_sleep(time.sleep)
-    _tag_threads()
+    _tag_threads_when_imported()
     _guard_signals()
     if not sys.flags.isolated and "" not in sys.path:
         # As in `python3 -c` and IPython: modules in the current directory import.

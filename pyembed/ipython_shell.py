@@ -23,14 +23,14 @@ the process environment.
 """
 
 import sys
-import threading
+import _thread
 
 import _cellexec_errors as _errors
 import _cellexec_native as _native
 
 _shell = None
 _creating = False
-_formatting = threading.local()  # True while format() runs on a thread
+_formatting = _thread._local()  # True while format() runs on a thread
 _unavailable = None  # why IPython cannot be used, once known
 
 
