@@ -349,6 +349,24 @@ save_fd(int fd)
 }
 
 void
+cx__py_fdcapture_reserve(void)
+{
+  /* The table grows to hold a descriptor numbered past its end.  In a
+   * process with other threads the kernel first waits for an RCU grace
+   * period (expand_fdtable(); about 10 ms on a virtual machine), and the
+   * first capturing cell would wait for it in save_fd().  Growing it now,
+   * as the only thread, costs a small allocation.  Any open descriptor
+   * serves to make the copy. */
+  for (int fd = 0; fd <= 2; fd++) {
+    int probe = fcntl(fd, F_DUPFD_CLOEXEC, SAVED_FD_FLOOR + 2);
+    if (probe >= 0) {
+      close(probe);
+      return;
+    }
+  }
+}
+
+void
 cx__py_fdcapture_begin(cx__py_run_flags flags)
 {
   if (!(flags & CX__PY_RUN_CAPTURE_FDS))

@@ -61,6 +61,12 @@ void cx__py_peek_streams_in_signal_handler(cx__py_output_cursor *cursor,
 void cx__py_peek_finished(cx__py_output_cursor *cursor, const cx_result *result,
                           cx__py_output_func func, gpointer user_data);
 
+/* Make room in the descriptor table for what cells run with
+ * CX__PY_RUN_CAPTURE_FDS keep there, so that the first such cell does not
+ * wait for the kernel to grow it (with other threads running, a wait of
+ * milliseconds).  Call while the calling thread is the process's only
+ * one, e.g. in a freshly forked process before it starts any thread. */
+void cx__py_fdcapture_reserve(void);
 /* Start a detached helper thread running MAIN(DATA): a small stack (it
  * only moves bytes) and every signal blocked, so that signals reach the
  * thread that runs Python.  0, or the error number of pthread_create(). */

@@ -622,6 +622,9 @@ cx__worker_spare_main(int server_socket, pid_t server)
   g_mutex_init(&channel.state_lock);
   g_cond_init(&channel.state_changed);
   the_channel = &channel;
+  /* While this is the only thread: later the kernel would make the first
+   * cell wait for it (see the function). */
+  cx__py_fdcapture_reserve();
   /* The streamer first: under a memory or process limit it might not start. */
   start_streamer(&channel);
   prewarm();
