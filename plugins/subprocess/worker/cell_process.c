@@ -551,18 +551,32 @@ become_cell_process(int channel, pid_t server)
   catch_fatal_signals();
 }
 
+static void
+discard_output(int stream, const char *data, gsize len, gpointer user_data)
+{
+}
+
 /* Runs in a spare right after the fork, before any request: pays for the
- * copy-on-write faults every cell would take on the same pages.  The
- * server ran the same cell before forking, so nothing new is left behind
- * (not even a compile cache entry). */
+ * copy-on-write faults every cell would take on the same pages, while no
+ * caller waits.  So it takes the path of a cell that prints and has a
+ * value: compiling (its source is not in the server's compile cache), the
+ * captured streams, an execute_result event, and the result written as
+ * send_result() writes it; then the real cell faults in a few pages only
+ * (bench/README.md).  What it leaves behind is a compile cache entry;
+ * every trace of its output goes with its result.  Capturing fds here also
+ * makes the pipes and their reader thread while no process limit
+ * (max-processes) stands in the way. */
 static void
 prewarm(void)
 {
   g_autoptr(cx_run_options) run = cx_run_options_new();
-  /* Capturing fds here also makes the pipes and their reader thread while
-   * no process limit (max-processes) stands in the way. */
-  g_autoptr(cx_result) result = cx__py_run_cell(NULL, NULL, CX__WORKER_PREWARM_CELL, run,
-                                                CX__PY_RUN_CAPTURE_FDS, NULL);
+  cx__py_run_flags flags = CX__PY_RUN_CAPTURE_FDS | CX__PY_RUN_RECORD_EVENTS;
+  g_autoptr(cx_result) result = cx__py_run_cell(NULL, NULL, "print(0)\n0", run, flags, NULL);
+  if (result == NULL)
+    return;
+  cx__py_output_cursor cursor = { 0 };
+  cx__py_peek_finished(&cursor, result, discard_output, NULL);
+  cx__worker_warm_cell_paths(result);
 }
 
 void

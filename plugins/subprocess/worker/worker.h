@@ -44,21 +44,18 @@ void cx__worker_kill_orphans(GHashTable *keep);
 
 /* ---- cell_process.c: the process that serves one cell or one session ----- */
 
-/* The cell every process runs first: the server before forking, each
- * spare after (see prewarm() in cell_process.c). */
-#define CX__WORKER_PREWARM_CELL "None"
-
 /* In a spare, a child the fork server forked ahead of need: set up, then
  * wait on SERVER_SOCKET for an open request ({"kind", "limits",
  * "output_limit", "cell"}) and the channel that comes with it, serve that
  * channel as the request says, and exit.  SERVER is the server's pid. */
 G_GNUC_NORETURN void cx__worker_spare_main(int server_socket, pid_t server);
 
-/* In the fork server, before it forks: parse a request and serialise
- * SAMPLE as a result, as every cell process will.  json-glib initialises
- * its classes and the process faults in their code on first use; done
- * here once, every process forked later shares it, instead of paying for
- * it (about 0.1 ms of CPU each, bench/README.md). */
+/* Parse a request and serialise SAMPLE as a result, as every cell process
+ * will.  json-glib initialises its classes and the process faults in their
+ * code on first use: done in the fork server before it forks, every
+ * process forked later shares that work instead of paying for it (about
+ * 0.1 ms of CPU each, bench/README.md); done again in each spare, it takes
+ * the copy-on-write faults before the cell is asked for. */
 void cx__worker_warm_cell_paths(const cx_result *sample);
 
 /* For os._exit in a cell: send the output seen so far first. */

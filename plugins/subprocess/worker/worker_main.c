@@ -153,9 +153,12 @@ main(int argc, char **argv)
   if (!cx_result_get_success(warm))
     g_printerr("cellexec-worker: warming up failed (%s: %s); carrying on\n",
                cx_result_get_error_type(warm), cx_result_get_error_message(warm));
-  g_autoptr(cx_result) prewarm = cx__py_run_cell(NULL, NULL, CX__WORKER_PREWARM_CELL, run,
-                                                 CX__PY_RUN_DEFAULT, NULL);
-  cx__worker_warm_cell_paths(prewarm);
+  /* A cell through the whole path once: what it sets up on first use is
+   * then shared by every process forked later.  Each spare runs one more
+   * of its own (prewarm() in cell_process.c). */
+  g_autoptr(cx_result) sample = cx__py_run_cell(NULL, NULL, "None", run, CX__PY_RUN_DEFAULT,
+                                                NULL);
+  cx__worker_warm_cell_paths(sample);
   /* _exit: the interpreter is never finalised, so exit-time handlers have
    * nothing to do but report its heap as leaked (under LeakSanitizer, onto
    * the host's stderr). */
