@@ -2,17 +2,21 @@
 subprocess backend's cell processes (bench/README.md, "Where a stateless
 cell's CPU goes").
 
-    /usr/bin/python3 bench/fork_per_cell.py [nothing|cell] [N]
+    /usr/bin/python3 bench/fork_per_cell.py [nothing|cell] [N] [MODULE,...]
 
-A warm python3 (the cell run 100 times, gc.freeze()) forks a child per
-cell; the child runs the cell with exec(compile()) into a StringIO (or
-nothing) and os._exit()s; the parent waits.  Prints the wall time and the
-CPU time of the parent and of the children (os.times()) per cell.
+A warm python3 (the MODULEs imported, the cell run 100 times,
+gc.freeze()) forks a child per cell; the child runs the cell with
+exec(compile()) into a StringIO (or nothing) and os._exit()s; the parent
+waits.  Prints the wall time, the CPU time of the parent and of the
+children (os.times()) and the children's minor page faults per cell.
+With threading among the MODULEs, every child also runs threading's
+at-fork handler ("What a fresh process paid before its cell").
 """
 import contextlib
 import gc
 import io
 import os
+import resource
 import sys
 import time
 
@@ -30,9 +34,13 @@ def run():
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "cell"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    for name in (sys.argv[3] if len(sys.argv) > 3 else "").split(","):
+        if name:
+            __import__(name)
     for _ in range(100):
         run()
     gc.freeze()
+    faults_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
     before, start = os.times(), time.monotonic()
     for _ in range(n):
         pid = os.fork()
@@ -42,11 +50,12 @@ def main():
             os._exit(0)
         os.waitpid(pid, 0)
     after, end = os.times(), time.monotonic()
+    faults = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - faults_before
     per = 1000 / n
     print(f"{mode}: wall {(end - start) * per:.3f} ms; parent CPU "
           f"{(after.user + after.system - before.user - before.system) * per:.3f} ms; children CPU "
-          f"{(after.children_user + after.children_system - before.children_user - before.children_system) * per:.3f} ms"
-          " per cell")
+          f"{(after.children_user + after.children_system - before.children_user - before.children_system) * per:.3f} ms, "
+          f"{faults / n:.0f} faults per cell")
 
 
 if __name__ == "__main__":
