@@ -11,8 +11,10 @@ cx__sp_output_buffer_init(cx__sp_output_buffer *buffer, guint64 limit)
 {
   *buffer = (cx__sp_output_buffer){ .limit = limit, .head = g_string_new(NULL) };
   buffer->tail_size = (gsize)cx__wire_tail_size(limit);
-  if (buffer->tail_size > 0)
-    buffer->tail = g_malloc(buffer->tail_size);
+  /* The tail is allocated when a stream first passes the head: it is
+   * output-limit / 2 (5 MB by default), which malloc takes from the heap's
+   * top and gives back after each cell, costing system calls and page
+   * faults per cell to most cells, which never fill their head. */
 }
 
 void
@@ -27,8 +29,10 @@ static void
 push_tail(cx__sp_output_buffer *buffer, const guint8 *data, gsize len)
 {
   gsize size = buffer->tail_size;
-  if (size == 0)
+  if (size == 0 || len == 0)
     return;
+  if (buffer->tail == NULL)
+    buffer->tail = g_malloc(size);
   if (len >= size) {
     memcpy(buffer->tail, data + len - size, size);
     buffer->tail_start = 0;

@@ -12,7 +12,7 @@ G_BEGIN_DECLS
 typedef struct {
   guint64 limit;      /* bytes kept at most; 0: everything */
   GString *head;
-  guint8 *tail;       /* ring buffer of tail_size bytes */
+  guint8 *tail;       /* ring buffer of tail_size bytes; NULL until needed */
   gsize tail_size, tail_start, tail_len;
   guint64 total;      /* bytes the stream had, kept or not */
 } cx__sp_output_buffer;
