@@ -86,6 +86,20 @@ cx_test_cli_run cx_test_cellexec(const char *input, const char *first, ...) G_GN
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */
 char *cx_test_write_file(const char *dir, const char *name, const char *contents);
+/* Wait until PATH exists (a cell got that far), at most 10 s. */
+gboolean cx_test_wait_for_file(const char *path);
+
+/* This process's descriptor FD (1 or 2) pointed at a new file, to see what
+ * reaches it (processes started meanwhile inherit it);
+ * cx_test_restore_fd() puts the original back. */
+typedef struct {
+  int fd;
+  int saved;
+  char *path;
+} cx_test_fd_redirect;
+void cx_test_redirect_fd(cx_test_fd_redirect *redirect, int fd);
+/* What reached the descriptor meanwhile (g_free it). */
+char *cx_test_restore_fd(cx_test_fd_redirect *redirect);
 
 /* Assertions on GError. */
 #define CX_ASSERT_NO_ERROR(err)                                                     \

@@ -1,6 +1,7 @@
 /* The main() of every CUnit test program: see cx_test.h. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
@@ -152,6 +153,40 @@ cx_test_write_file(const char *dir, const char *name, const char *contents)
   g_file_set_contents(path, contents, -1, &error);
   g_assert_no_error(error);
   return path;
+}
+
+gboolean
+cx_test_wait_for_file(const char *path)
+{
+  for (int i = 0; i < 1000 && !g_file_test(path, G_FILE_TEST_EXISTS); i++)
+    g_usleep(10000);
+  return g_file_test(path, G_FILE_TEST_EXISTS);
+}
+
+void
+cx_test_redirect_fd(cx_test_fd_redirect *redirect, int fd)
+{
+  fflush(NULL);
+  g_autofree char *dir = cx_test_tmpdir();
+  redirect->fd = fd;
+  redirect->path = g_build_filename(dir, fd == 1 ? "stdout" : "stderr", NULL);
+  int file = open(redirect->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  redirect->saved = dup(fd);
+  CU_ASSERT_TRUE_FATAL(file >= 0 && redirect->saved >= 0);
+  dup2(file, fd);
+  close(file);
+}
+
+char *
+cx_test_restore_fd(cx_test_fd_redirect *redirect)
+{
+  fflush(NULL);
+  dup2(redirect->saved, redirect->fd);
+  close(redirect->saved);
+  char *contents = NULL;
+  g_file_get_contents(redirect->path, &contents, NULL, NULL);
+  g_free(redirect->path);
+  return contents != NULL ? contents : g_strdup("(unreadable)");
 }
 
 void

@@ -663,15 +663,6 @@ run_job(gpointer data)
   return NULL;
 }
 
-/* Waits until PATH exists (the cell is running), at most 10 s. */
-static gboolean
-wait_for_file(const char *path)
-{
-  for (int i = 0; i < 1000 && !g_file_test(path, G_FILE_TEST_EXISTS); i++)
-    g_usleep(10000);
-  return g_file_test(path, G_FILE_TEST_EXISTS);
-}
-
 /* Runs LOOP (a cell that never ends by itself) in a thread, interrupts it
  * once it runs, and checks it ended with KeyboardInterrupt. */
 static void
@@ -687,7 +678,7 @@ interrupt_running_cell(gboolean in_session, const char *loop)
   cell_job job = { backend, session, cell, NULL };
 
   GThread *thread = g_thread_new("cell", run_job, &job);
-  CU_ASSERT_TRUE(wait_for_file(marker));
+  CU_ASSERT_TRUE(cx_test_wait_for_file(marker));
   gboolean delivered = in_session ? cx_session_interrupt(session, &error)
                                   : cx_backend_interrupt(backend, &error);
   CX_ASSERT_NO_ERROR(error);
@@ -731,7 +722,7 @@ test_local_interrupt_spares_other_sessions(void)
     g_strdup_printf("import time\nopen('%s', 'w').close()\ntime.sleep(0.5)\n'finished'", marker);
   cell_job job = { backend, busy, cell, NULL };
   GThread *thread = g_thread_new("cell", run_job, &job);
-  CU_ASSERT_TRUE(wait_for_file(marker));
+  CU_ASSERT_TRUE(cx_test_wait_for_file(marker));
   CU_ASSERT_TRUE(cx_session_interrupt(idle, &error));
   CU_ASSERT_TRUE(cx_backend_interrupt(backend, &error)); /* stateless cells only */
   g_thread_join(thread);
@@ -893,41 +884,6 @@ test_local_declares_its_options(void)
 
 /* ---- File descriptors 1 and 2 (capture-fds) ------------------------------------------------- */
 
-/* Points this process's descriptor FD (1 or 2) at a new file, to see what
- * reaches it; restore_fd() puts the original back. */
-typedef struct {
-  int fd;
-  int saved;
-  char *path;
-} fd_redirect;
-
-static void
-redirect_fd(fd_redirect *redirect, int fd)
-{
-  fflush(NULL);
-  g_autofree char *dir = cx_test_tmpdir();
-  redirect->fd = fd;
-  redirect->path = g_build_filename(dir, fd == 1 ? "stdout" : "stderr", NULL);
-  int file = open(redirect->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  redirect->saved = dup(fd);
-  CU_ASSERT_TRUE_FATAL(file >= 0 && redirect->saved >= 0);
-  dup2(file, fd);
-  close(file);
-}
-
-/* What reached the descriptor meanwhile (g_free it). */
-static char *
-restore_fd(fd_redirect *redirect)
-{
-  fflush(NULL);
-  dup2(redirect->saved, redirect->fd);
-  close(redirect->saved);
-  char *contents = NULL;
-  g_file_get_contents(redirect->path, &contents, NULL, NULL);
-  g_free(redirect->path);
-  return contents != NULL ? contents : g_strdup("(unreadable)");
-}
-
 static gboolean
 same_file(const struct stat *a, const struct stat *b)
 {
@@ -946,14 +902,14 @@ assert_stderr(const cx_result *result, const char *expected)
 static void
 test_local_captures_fd_writes(void)
 {
-  fd_redirect out, err;
-  redirect_fd(&out, 1);
-  redirect_fd(&err, 2);
+  cx_test_fd_redirect out, err;
+  cx_test_redirect_fd(&out, 1);
+  cx_test_redirect_fd(&err, 2);
   g_autoptr(cx_result) result =
     run("import os, sys\nos.write(1, b'one\\n')\nos.write(2, b'two\\n')\n"
         "sys.__stdout__.write('three\\n')\nsys.__stderr__.write('four\\n')");
-  g_autofree char *host_err = restore_fd(&err);
-  g_autofree char *host_out = restore_fd(&out);
+  g_autofree char *host_err = cx_test_restore_fd(&err);
+  g_autofree char *host_out = cx_test_restore_fd(&out);
   CX_ASSERT_CELL_OK(result);
   CX_ASSERT_STDOUT(result, "one\nthree\n");
   assert_stderr(result, "two\nfour\n");
@@ -1033,10 +989,10 @@ test_local_concurrent_cells_capture_fds(void)
       "while not os.path.exists(os.path.join('%s', '%d')):\n    time.sleep(0.001)\n"
       "for n in range(20):\n    os.write(1, b'%d-%%d\\n' %% n)\n    time.sleep(0.001)\n",
       dir, i, dir, 1 - i, i);
-  fd_redirect out;
+  cx_test_fd_redirect out;
   struct stat before, after;
   fstat(1, &before);
-  redirect_fd(&out, 1);
+  cx_test_redirect_fd(&out, 1);
   struct stat redirected;
   fstat(1, &redirected);
   cell_job jobs[2];
@@ -1049,7 +1005,7 @@ test_local_concurrent_cells_capture_fds(void)
     g_thread_join(threads[i]);
   struct stat during_test;
   fstat(1, &during_test);
-  g_autofree char *host_out = restore_fd(&out);
+  g_autofree char *host_out = cx_test_restore_fd(&out);
   fstat(1, &after);
 
   /* Every line reached one of the two cells, in the order written; none
@@ -1093,11 +1049,11 @@ test_local_capture_fds_false_leaves_fds_alone(void)
   CU_ASSERT_STRING_EQUAL(spec->default_value, "true");
 
   g_autoptr(cx_backend) backend = open_local_with("capture-fds", "false", NULL);
-  fd_redirect out;
-  redirect_fd(&out, 1);
+  cx_test_fd_redirect out;
+  cx_test_redirect_fd(&out, 1);
   g_autoptr(cx_result) result =
     cx_test_run_cell(backend, "import os\nos.write(1, b'raw\\n')\nprint('python')", NULL);
-  g_autofree char *host_out = restore_fd(&out);
+  g_autofree char *host_out = cx_test_restore_fd(&out);
   CX_ASSERT_CELL_OK(result);
   CX_ASSERT_STDOUT(result, "python\n");
   CU_ASSERT_STRING_EQUAL(host_out, "raw\n");
@@ -1106,13 +1062,13 @@ test_local_capture_fds_false_leaves_fds_alone(void)
 static void
 test_local_host_output_before_a_cell_stays_the_hosts(void)
 {
-  fd_redirect out;
-  redirect_fd(&out, 1);
+  cx_test_fd_redirect out;
+  cx_test_redirect_fd(&out, 1);
   /* Buffered in C stdio (fd 1 is a file) when the cell starts. */
   printf("host before\n");
   g_autoptr(cx_result) result = run("import os\nprint('cell')\nos.write(1, b'fd\\n')");
   printf("host after\n");
-  g_autofree char *host_out = restore_fd(&out);
+  g_autofree char *host_out = cx_test_restore_fd(&out);
   CX_ASSERT_CELL_OK(result);
   CX_ASSERT_STDOUT(result, "cell\nfd\n");
   CU_ASSERT_STRING_EQUAL(host_out, "host before\nhost after\n");
@@ -1180,13 +1136,13 @@ test_local_fd_output_after_the_cell_is_dropped(void)
   g_autofree char *code = g_strdup_printf(
     "import subprocess\np = subprocess.Popen(['sh', '-c', 'sleep 0.1; echo late; touch %s'])",
     marker);
-  fd_redirect out;
-  redirect_fd(&out, 1);
+  cx_test_fd_redirect out;
+  cx_test_redirect_fd(&out, 1);
   g_autoptr(cx_result) started = cx_session_run_cell(session, code, NULL, &error);
-  CU_ASSERT_TRUE(wait_for_file(marker)); /* "late" was written while no cell ran */
+  CU_ASSERT_TRUE(cx_test_wait_for_file(marker)); /* "late" was written while no cell ran */
   g_autoptr(cx_result) next =
     cx_session_run_cell(session, "print(p.wait())", NULL, &error);
-  g_autofree char *host_out = restore_fd(&out);
+  g_autofree char *host_out = cx_test_restore_fd(&out);
   CX_ASSERT_NO_ERROR(error);
   CX_ASSERT_CELL_OK(started);
   CX_ASSERT_STDOUT(started, "");
@@ -1300,7 +1256,7 @@ test_local_executor_steps_wait_for_a_running_cell(void)
     "time.sleep(0.3)\nbuiltins.cellexec_test_busy = False", marker);
   cell_job job = { backend, session, cell, NULL };
   GThread *thread = g_thread_new("cell", run_job, &job);
-  CU_ASSERT_TRUE(wait_for_file(marker));
+  CU_ASSERT_TRUE(cx_test_wait_for_file(marker));
   g_autoptr(JsonNode) busy = cx_env_evaluate_inline(env, "builtins.cellexec_test_busy", NULL, &error);
   g_thread_join(thread);
   CX_ASSERT_NO_ERROR(error);
@@ -1403,15 +1359,15 @@ test_local_thread_output_after_its_cell_goes_nowhere(void)
     "threading.Thread(target=writer).start()\n"
     "threading.Thread(target=lambda: threading.Thread(target=idle_writer).start()).start()\n"
     "early.wait()", marker);
-  fd_redirect out, err;
-  redirect_fd(&out, 1);
-  redirect_fd(&err, 2);
+  cx_test_fd_redirect out, err;
+  cx_test_redirect_fd(&out, 1);
+  cx_test_redirect_fd(&err, 2);
   g_autoptr(cx_result) first = cx_session_run_cell(session, code, NULL, &error);
-  gboolean written = wait_for_file(marker);
+  gboolean written = cx_test_wait_for_file(marker);
   g_autoptr(cx_result) next =
     cx_session_run_cell(session, "go.set()\ndone.wait(10)\nprint('next')", NULL, &error);
-  g_autofree char *host_err = restore_fd(&err);
-  g_autofree char *host_out = restore_fd(&out);
+  g_autofree char *host_err = cx_test_restore_fd(&err);
+  g_autofree char *host_out = cx_test_restore_fd(&out);
   CX_ASSERT_NO_ERROR(error);
   CU_ASSERT_TRUE(written);
   CX_ASSERT_CELL_OK(first);
