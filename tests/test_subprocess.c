@@ -127,6 +127,54 @@ test_subprocess_output_bytes_and_rich_outputs(void)
                          "<b>h</b>");
 }
 
+/* A thread or child a session cell left behind writes to fds 1 and 2
+ * while no cell runs: what it writes is dropped, as it is in the local
+ * backend, and never reaches the host's own stdout and stderr. */
+static void
+test_subprocess_output_between_cells_goes_nowhere(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *go = g_build_filename(dir, "go", NULL);
+  g_autofree char *written = g_build_filename(dir, "written", NULL);
+  /* A worker started now has the redirected descriptors as its own. */
+  cx_test_fd_redirect out, err;
+  cx_test_redirect_fd(&out, 1);
+  cx_test_redirect_fd(&err, 2);
+  g_autoptr(cx_backend) backend = open_with(NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  g_autofree char *code = g_strdup_printf(
+    "import os, threading, time\n"
+    "def late():\n"
+    "    while not os.path.exists('%s'):\n"
+    "        time.sleep(0.01)\n"
+    "    os.write(1, b'late out\\n')\n"
+    "    os.write(2, b'late err\\n')\n"
+    "    os.system('echo late child')\n"
+    "    open('%s', 'w').close()\n"
+    "threading.Thread(target=late).start()\n"
+    "print('first')", go, written);
+  g_autoptr(cx_result) first = session != NULL ? session_run(session, code) : NULL;
+  g_file_set_contents(go, "", 0, NULL);
+  gboolean wrote = cx_test_wait_for_file(written);
+  g_autoptr(cx_result) next = session != NULL ? session_run(session, "print('next')") : NULL;
+  g_clear_pointer(&session, cx_session_close);
+  g_clear_pointer(&backend, cx_backend_free);
+  g_autofree char *host_err = cx_test_restore_fd(&err);
+  g_autofree char *host_out = cx_test_restore_fd(&out);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(wrote);
+  CX_ASSERT_CELL_OK(first);
+  CX_ASSERT_STDOUT(first, "first\n");
+  CX_ASSERT_CELL_OK(next);
+  CX_ASSERT_STDOUT(next, "next\n");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(next, NULL), "");
+  if (*host_out != '\0' || *host_err != '\0')
+    fprintf(stderr, "\n  the host got \"%s\" and \"%s\"\n", host_out, host_err);
+  CU_ASSERT_STRING_EQUAL(host_out, "");
+  CU_ASSERT_STRING_EQUAL(host_err, "");
+}
+
 static void
 test_subprocess_runs_configured_python(void)
 {
@@ -1288,6 +1336,7 @@ cx_test_register(void)
   static const cx_test_case cells[] = {
     { "test_subprocess_runs_cells", test_subprocess_runs_cells },
     { "test_subprocess_output_bytes_and_rich_outputs", test_subprocess_output_bytes_and_rich_outputs },
+    { "test_subprocess_output_between_cells_goes_nowhere", test_subprocess_output_between_cells_goes_nowhere },
     { "test_subprocess_runs_configured_python", test_subprocess_runs_configured_python },
     { "test_subprocess_cwd_and_env_apply_in_the_cell_only", test_subprocess_cwd_and_env_apply_in_the_cell_only },
     { "test_subprocess_environment_is_an_allowlist", test_subprocess_environment_is_an_allowlist },
