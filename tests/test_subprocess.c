@@ -169,10 +169,7 @@ test_subprocess_output_between_cells_goes_nowhere(void)
   CX_ASSERT_CELL_OK(next);
   CX_ASSERT_STDOUT(next, "next\n");
   CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(next, NULL), "");
-  if (*host_out != '\0' || *host_err != '\0')
-    fprintf(stderr, "\n  the host got \"%s\" and \"%s\"\n", host_out, host_err);
-  CU_ASSERT_STRING_EQUAL(host_out, "");
-  CU_ASSERT_STRING_EQUAL(host_err, "");
+  CX_ASSERT_HOST_GOT_NOTHING(host_out, host_err);
 }
 
 static void
