@@ -215,6 +215,24 @@ free_pipes(fd_pipes *p)
   g_free(p);
 }
 
+void
+cx__py_fdcapture_reserve(void)
+{
+  /* The table grows to hold a descriptor numbered past its end.  In a
+   * process with other threads the kernel first waits for an RCU grace
+   * period (expand_fdtable(); about 10 ms on a virtual machine), and the
+   * first capturing cell would wait for it in save_fd().  Growing it now,
+   * as the only thread, costs a small allocation.  Any open descriptor
+   * serves to make the copy. */
+  for (int fd = 0; fd <= 2; fd++) {
+    int probe = fcntl(fd, F_DUPFD_CLOEXEC, SAVED_FD_FLOOR + 2);
+    if (probe >= 0) {
+      close(probe);
+      return;
+    }
+  }
+}
+
 /* New pipes with their reader, or NULL. */
 static fd_pipes *
 new_pipes(void)
@@ -241,6 +259,9 @@ new_pipes(void)
          fcntl(p->read_end[fd], F_SETFL, O_NONBLOCK) == 0 &&
          epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->read_end[fd], &readable) == 0;
   }
+  /* Before the reader exists: then a process that had no other thread
+   * grows its table without waiting (see cx__py_fdcapture_reserve). */
+  cx__py_fdcapture_reserve();
   if (!ok || cx__py_start_thread(reader_main, p) != 0) {
     g_mutex_clear(&p->lock);
     free_pipes(p);
@@ -349,24 +370,6 @@ save_fd(int fd)
   if (saved < 0 && errno == EINVAL) /* RLIMIT_NOFILE below the floor */
     saved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   return saved;
-}
-
-void
-cx__py_fdcapture_reserve(void)
-{
-  /* The table grows to hold a descriptor numbered past its end.  In a
-   * process with other threads the kernel first waits for an RCU grace
-   * period (expand_fdtable(); about 10 ms on a virtual machine), and the
-   * first capturing cell would wait for it in save_fd().  Growing it now,
-   * as the only thread, costs a small allocation.  Any open descriptor
-   * serves to make the copy. */
-  for (int fd = 0; fd <= 2; fd++) {
-    int probe = fcntl(fd, F_DUPFD_CLOEXEC, SAVED_FD_FLOOR + 2);
-    if (probe >= 0) {
-      close(probe);
-      return;
-    }
-  }
 }
 
 void

@@ -277,6 +277,9 @@ start_locked(gboolean isolated, GError **error)
   /* A host that embeds Python itself keeps its interpreter; we only add our
    * helper to it. */
   gboolean ours = !Py_IsInitialized();
+  /* Most hosts start their threads later: grown now, the descriptor table
+   * need not be grown while they run (cx__py_fdcapture_reserve). */
+  cx__py_fdcapture_reserve();
   struct sigaction host_sigint;
   sigaction(SIGINT, NULL, &host_sigint);
   if (ours && !initialize_interpreter(isolated, error))
