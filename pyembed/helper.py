@@ -609,6 +609,24 @@ def _tag_threads(threading):
     thread._bootstrap_inner = _bootstrap_inner
 
 
+class _TaggingLoader:
+    """threading's loader, which tags threads once it has run the module;
+    everything else is the wrapped loader's (get_source, resources...)."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        _tag_threads(module)
+
+
 class _TagThreadsOnImport:
     """Tags threads (_tag_threads) once something imports threading.
 
@@ -631,15 +649,9 @@ class _TagThreadsOnImport:
                 break
         else:
             return None
-        real_exec_module = getattr(spec.loader, "exec_module", None)
-        if real_exec_module is None:
+        if getattr(spec.loader, "exec_module", None) is None:
             return None  # a legacy loader: let the import system deal with it
-
-        def exec_module(module):
-            real_exec_module(module)
-            _tag_threads(module)
-
-        spec.loader.exec_module = exec_module
+        spec.loader = _TaggingLoader(spec.loader)
         return spec
 
 
