@@ -6,8 +6,7 @@
  * ipykernel does, while a cell run with CX__PY_RUN_CAPTURE_FDS runs,
  * fds 1 and 2 of the process are the write ends of two pipes: the first
  * such cell installs them (dup2), the last one to end puts the original
- * descriptors back (nested and concurrent cells, as capture.c counts them),
- * unless the process runs nothing but cells (cx__py_fdcapture_keep()).
+ * descriptors back (nested and concurrent cells, as capture.c counts them).
  *
  * A reader thread drains the pipes into a pending buffer as bytes arrive,
  * without ever taking the GIL: a C extension that writes more than a pipe
@@ -89,8 +88,6 @@ typedef struct {
 static fd_pipes *pipes;                   /* made by this process or inherited */
 static unsigned fd_users;                 /* capturing cells between begin and end */
 static int saved_fds[3] = { -1, -1, -1 }; /* what fds 1 and 2 were; -1: left alone */
-static gboolean fds_on_pipes;             /* fds 1 and 2 are (or were put) on the pipes */
-static gboolean keep_between_cells;       /* cx__py_fdcapture_keep() */
 
 static gboolean
 pipes_are_ours(void)
@@ -373,35 +370,6 @@ save_fd(int fd)
 }
 
 void
-cx__py_fdcapture_keep(void)
-{
-  keep_between_cells = TRUE;
-}
-
-/* Put fds 1 and 2 back as they were before the first capturing cell. */
-static void
-restore_fds(void)
-{
-  for (int fd = 1; fd <= 2; fd++) {
-    if (saved_fds[fd] < 0)
-      continue;
-    if (dup2(saved_fds[fd], fd) < 0) {
-      /* The cell closed our copy (os.closerange): the original is gone.
-       * /dev/null, rather than a pipe nobody may read any more, whose
-       * SIGPIPE would end the host. */
-      int null = open("/dev/null", O_WRONLY); /* fd itself, if free: inherited by children */
-      if (null >= 0 && null != fd) {
-        dup2(null, fd);
-        close(null);
-      }
-    }
-    close(saved_fds[fd]);
-    saved_fds[fd] = -1;
-  }
-  fds_on_pipes = FALSE;
-}
-
-void
 cx__py_fdcapture_begin(cx__py_run_flags flags)
 {
   if (!(flags & CX__PY_RUN_CAPTURE_FDS))
@@ -415,11 +383,8 @@ cx__py_fdcapture_begin(cx__py_run_flags flags)
     return;
   flush_c_stdio();
   fd_pipes *p = our_pipes();
-  if (p == NULL) {
-    if (fds_on_pipes)
-      restore_fds(); /* kept on pipes that are gone */
+  if (p == NULL)
     return; /* no capture, but the cell runs */
-  }
   g_mutex_lock(&p->lock);
   /* What background writers left in the pipes since the last cell is not
    * this cell's: read with collecting off, it is dropped. */
@@ -427,18 +392,13 @@ cx__py_fdcapture_begin(cx__py_run_flags flags)
   p->collecting = TRUE;
   g_mutex_unlock(&p->lock);
   for (int fd = 1; fd <= 2; fd++) {
-    /* A closed fd 1 or 2 stays closed: nothing to capture, nothing to
-     * restore.  Kept on the pipes since the last cell, it is put there
-     * again all the same: that cell may have moved it, or the pipes may
-     * be new. */
-    if (!fds_on_pipes)
-      saved_fds[fd] = save_fd(fd);
+    /* A closed fd 1 or 2 stays closed: nothing to capture, nothing to restore. */
+    saved_fds[fd] = save_fd(fd);
     if (saved_fds[fd] >= 0 && dup2(p->write_end[fd], fd) < 0) {
       close(saved_fds[fd]);
       saved_fds[fd] = -1;
     }
   }
-  fds_on_pipes = TRUE;
 }
 
 void
@@ -456,8 +416,22 @@ cx__py_fdcapture_end(cx__py_run_flags flags, cx__py_cell *cell)
     cx__py_fdcapture_deliver(cell);
     return;
   }
-  if (!keep_between_cells)
-    restore_fds();
+  for (int fd = 1; fd <= 2; fd++) {
+    if (saved_fds[fd] < 0)
+      continue;
+    if (dup2(saved_fds[fd], fd) < 0) {
+      /* The cell closed our copy (os.closerange): the original is gone.
+       * /dev/null, rather than a pipe nobody may read any more, whose
+       * SIGPIPE would end the host. */
+      int null = open("/dev/null", O_WRONLY); /* fd itself, if free: inherited by children */
+      if (null >= 0 && null != fd) {
+        dup2(null, fd);
+        close(null);
+      }
+    }
+    close(saved_fds[fd]);
+    saved_fds[fd] = -1;
+  }
   if (pipes_are_ours()) {
     /* Everything written before the restore is in the pipes or read. */
     g_mutex_lock(&pipes->lock);

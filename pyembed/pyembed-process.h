@@ -67,13 +67,6 @@ void cx__py_peek_finished(cx__py_output_cursor *cursor, const cx_result *result,
  * milliseconds).  Call while the calling thread is the process's only
  * one, e.g. in a freshly forked process before it starts any thread. */
 void cx__py_fdcapture_reserve(void);
-/* For a process that runs nothing but cells (a worker's cell process):
- * fds 1 and 2 stay on the capture pipes between cells run with
- * CX__PY_RUN_CAPTURE_FDS, instead of going back to what they were, which
- * saves six system calls per cell.  What is written to them between cells
- * is read and dropped, as it is while no cell collects; each cell puts
- * them on the pipes again, in case the one before moved them. */
-void cx__py_fdcapture_keep(void);
 /* Start a detached helper thread running MAIN(DATA): a small stack (it
  * only moves bytes) and every signal blocked, so that signals reach the
  * thread that runs Python.  0, or the error number of pthread_create(). */

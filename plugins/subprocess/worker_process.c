@@ -86,6 +86,14 @@ spawn(const char *path, gboolean isolated, const char *preload, const char *sand
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, remote, 3);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  /* Its stdout is the host's stderr: between cells a session's fds 1 and
+   * 2 are the worker's own, and what a thread or child a cell left behind
+   * writes then must not land in the host's stdout (a `cellexec run
+   * --json` document, say). */
+  if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addclosefrom_np(&actions, 4);
 
   posix_spawnattr_t attributes;

@@ -639,8 +639,6 @@ cx__worker_spare_main(int server_socket, pid_t server)
   /* While this is the only thread: later the kernel would make the first
    * cell wait for it (see the function). */
   cx__py_fdcapture_reserve();
-  /* This process runs cells only: nothing of its own goes to fds 1 and 2. */
-  cx__py_fdcapture_keep();
   /* The streamer first: under a memory or process limit it might not start. */
   start_streamer(&channel);
   prewarm();
