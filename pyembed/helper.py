@@ -586,7 +586,9 @@ def _tag_threads(threading):
     """A thread remembers the cell that started it (directly or through
     other threads): its output goes to that cell while it runs, and nowhere
     once it has ended, never into a later cell (running.c)."""
-    thread = threading.Thread
+    thread = getattr(threading, "Thread", None)
+    if thread is None:
+        return  # a threading.py of the cell's own, shadowing the standard one
     real_start, real_bootstrap_inner = thread.start, thread._bootstrap_inner
 
     @functools.wraps(real_start)
@@ -617,7 +619,12 @@ class _TaggingLoader:
         self._loader = loader
 
     def __getattr__(self, name):
-        return getattr(self._loader, name)
+        # Only what the instance lacks comes here; without _loader (a copy
+        # made without __init__) there is nothing to delegate to.
+        loader = self.__dict__.get("_loader")
+        if loader is None:
+            raise AttributeError(name)
+        return getattr(loader, name)
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
@@ -630,25 +637,31 @@ class _TaggingLoader:
 class _TagThreadsOnImport:
     """Tags threads (_tag_threads) once something imports threading.
 
-    Importing threading up front would cost every process forked from this
-    one: its at-fork handler runs Python in the child, about 0.25 ms and 70
-    page copies more per stateless cell of the subprocess backend
-    (bench/README.md).  So this finder, first on sys.meta_path, lets the
-    next finder find threading and wraps the loader it returns."""
+    The subprocess worker imports threading only when a cell does
+    (cx__py_import_threading_on_demand): its at-fork handler would run
+    Python in every forked cell process.  So this finder, first on
+    sys.meta_path, lets the other finders find threading and wraps the
+    loader they return."""
+
+    _finding = False  # the import lock serialises imports of one name
 
     @classmethod
     def find_spec(cls, name, path=None, target=None):
-        if name != "threading":
-            return None
-        for finder in sys.meta_path:
-            find_spec = getattr(finder, "find_spec", None)
-            if finder is cls or find_spec is None:
-                continue
-            spec = find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
+        if name != "threading" or cls._finding:
+            return None  # (a finder that asks sys.meta_path in turn: not us again)
+        cls._finding = True
+        try:
+            for finder in sys.meta_path:
+                find_spec = getattr(finder, "find_spec", None)
+                if finder is cls or find_spec is None:
+                    continue
+                spec = find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+        finally:
+            cls._finding = False
         if getattr(spec.loader, "exec_module", None) is None:
             return None  # a legacy loader: let the import system deal with it
         spec.loader = _TaggingLoader(spec.loader)

@@ -30,6 +30,7 @@ static GMutex start_lock;
 static gint started;            /* atomic; TRUE once everything below is set */
 static GError *start_failure;   /* why starting failed: Python is not restarted */
 static gboolean started_isolated;
+static gboolean threading_on_demand; /* cx__py_import_threading_on_demand() */
 static PyObject *helper_module;
 static PyObject *namespace_template;
 
@@ -200,6 +201,29 @@ load_helper(GError **error)
   return TRUE;
 }
 
+/* threading, imported by the thread that starts Python: threading takes
+ * the thread that first imports it for the main thread, and a host's cell
+ * on another thread must not become that.  (The helper tags its threads
+ * when it is imported.) */
+static gboolean
+import_threading(GError **error)
+{
+  PyObject *module = PyImport_ImportModule("threading");
+  if (module == NULL) {
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot import threading into %s",
+                             CX_PYTHON_EXECUTABLE);
+    return FALSE;
+  }
+  Py_DECREF(module);
+  return TRUE;
+}
+
+void
+cx__py_import_threading_on_demand(void)
+{
+  threading_on_demand = TRUE;
+}
+
 /* What every cell namespace starts as: what a script's __main__ holds. */
 static gboolean
 create_namespace_template(GError **error)
@@ -285,7 +309,8 @@ start_locked(gboolean isolated, GError **error)
   if (ours && !initialize_interpreter(isolated, error))
     return FALSE;
   PyGILState_STATE gil = ours ? PyGILState_LOCKED : PyGILState_Ensure();
-  gboolean ok = load_helper(error) && create_namespace_template(error);
+  gboolean ok = load_helper(error) && create_namespace_template(error) &&
+                (threading_on_demand || import_threading(error));
   /* Importing Python's signal module (the helper does) replaces a SIG_DFL
    * SIGINT with Python's own handler, install_signal_handlers = 0 or not:
    * Ctrl-C would then stop reaching the host.  Its signals stay its own. */

@@ -139,6 +139,9 @@ main(int argc, char **argv)
     if (!cx__worker_sandbox_enter(sandbox, measures, &error))
       return fail(control, "isolation = sandbox: cannot apply", error);
   }
+  /* Cells run on the main thread of each process; every process forked
+   * after threading is imported would run its at-fork handler. */
+  cx__py_import_threading_on_demand();
   if (!cx__py_start(isolated, &error))
     return fail(control, "cannot start Python", error);
   if (!set_up_signals(&error) || !cx__py_use_process_exit(cx__worker_before_exit, &error))
