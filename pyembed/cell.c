@@ -214,8 +214,6 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
     .execution_count = session != NULL ? ++session->execution_count : 1,
     .record_events = (flags & CX__PY_RUN_RECORD_EVENTS) != 0,
   };
-  if (cell.record_events)
-    cx__py_events_reset();
   PyObject *args[] = { source, namespace, session != NULL ? session->runner : Py_None };
 
   cx__py_fdcapture_begin(flags);
@@ -270,6 +268,10 @@ run_with_gil(const void *owner, cx__py_session *session, const char *code,
 {
   /* Built as the cell runs: its output streams to the run's callback. */
   g_autoptr(cx_result) result = cx_result_new_streaming(run);
+  /* Before anything can fail: a cell whose source does not decode must
+   * not report the events of the cell before it. */
+  if (flags & CX__PY_RUN_RECORD_EVENTS)
+    cx__py_events_reset();
   PyObject *context = NULL;
   if (with_context) {
     const char *cwd = cx_run_options_get_cwd(run);

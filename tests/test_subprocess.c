@@ -1141,14 +1141,18 @@ test_subprocess_non_utf8_code_fails_as_on_local(void)
   CX_ASSERT_ERROR_TYPE(stateless, "SyntaxError");
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(stateless),
                          cx_result_get_error_message(expected));
+  /* Nothing of the spare's warm-up cell comes with it. */
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(stateless), 0);
 
   /* In a session, the same error, and the session keeps its state. */
   g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
   CX_ASSERT_NO_ERROR(error);
-  g_autoptr(cx_result) set = session_run(session, "kept = 42");
+  g_autoptr(cx_result) set = session_run(session, "kept = 42\ndisplay(kept)");
   CX_ASSERT_CELL_OK(set);
   g_autoptr(cx_result) bad = session_run(session, code);
   CX_ASSERT_ERROR_TYPE(bad, "SyntaxError");
+  /* Nor the display of the cell before it. */
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(bad), 0);
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(bad), cx_result_get_error_message(expected));
   g_autoptr(cx_result) after = session_run(session, "print(kept)");
   CX_ASSERT_STDOUT(after, "42\n");
