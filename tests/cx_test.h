@@ -100,15 +100,6 @@ typedef struct {
 void cx_test_redirect_fd(cx_test_fd_redirect *redirect, int fd);
 /* What reached the descriptor meanwhile (g_free it). */
 char *cx_test_restore_fd(cx_test_fd_redirect *redirect);
-/* Assert that nothing reached the host's stdout (OUT) and stderr (ERR),
- * as cx_test_restore_fd() returned them; prints them when something did. */
-#define CX_ASSERT_HOST_GOT_NOTHING(out, err)                                        \
-  do {                                                                              \
-    if (*(out) != '\0' || *(err) != '\0')                                           \
-      fprintf(stderr, "\n  the host got \"%s\" and \"%s\"\n", (out), (err));        \
-    CU_ASSERT_STRING_EQUAL((out), "");                                              \
-    CU_ASSERT_STRING_EQUAL((err), "");                                              \
-  } while (0)
 
 /* Assertions on GError. */
 #define CX_ASSERT_NO_ERROR(err)                                                     \

@@ -1052,9 +1052,7 @@ test_subprocess_fd_output_after_a_session_cell_is_dropped(void)
   g_autoptr(cx_result) first = session_run(session, code);
   CX_ASSERT_STDOUT(first, "first\n");
   /* Wait until "late" has been written, between the cells. */
-  for (int i = 0; i < 1000 && !g_file_test(marker, G_FILE_TEST_EXISTS); i++)
-    g_usleep(10 * 1000);
-  CU_ASSERT_TRUE(g_file_test(marker, G_FILE_TEST_EXISTS));
+  CU_ASSERT_TRUE(cx_test_wait_for_file(marker));
   g_autoptr(cx_result) second = session_run(session, "os.write(1, b'second\\n')\np.wait()");
   CX_ASSERT_CELL_OK(second);
   CX_ASSERT_STDOUT(second, "second\n");
