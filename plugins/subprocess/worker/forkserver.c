@@ -118,11 +118,33 @@ refill_spares(void)
     ;
 }
 
+/* Kill and drop the spares that are stopped, their stop not reaped yet
+ * (a cell stopped them just now): each would take a cell and never run
+ * it.  reap_children() reaps them. */
+static void
+drop_stopped_spares(void)
+{
+  for (GList *l = spares.head; l != NULL;) {
+    GList *next = l->next;
+    spare *s = l->data;
+    siginfo_t info = { 0 };
+    if (waitid(P_PID, (id_t)s->pid, &info, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == s->pid) {
+      kill(s->pid, SIGKILL);
+      close(s->socket);
+      g_free(s);
+      g_queue_delete_link(&spares, l);
+    }
+    l = next;
+  }
+}
+
 /* Hand the open request PAYLOAD and CHANNEL to a spare. */
 static void
 open_channel(int channel, const guint8 *payload, gsize len)
 {
   g_autoptr(GError) error = NULL;
+  drop_stopped_spares();
   for (int attempt = 0; attempt < 3; attempt++) {
     if (g_queue_is_empty(&spares) && !fork_spare(&error))
       break;
@@ -161,6 +183,14 @@ forget_spare(pid_t pid)
   }
 }
 
+/* Kill the stopped spare PID and forget it; reap_children() reaps it. */
+static void
+drop_stopped_spare(pid_t pid)
+{
+  kill(pid, SIGKILL);
+  forget_spare(pid);
+}
+
 /* Reap what ended; for a cell or session process, sweep its orphans and
  * send EXITED. */
 static void
@@ -168,8 +198,16 @@ reap_children(void)
 {
   int status;
   pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0 || (pid < 0 && errno == EINTR)) {
+  while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0 ||
+         (pid < 0 && errno == EINTR)) {
     gpointer channel;
+    if (pid > 0 && WIFSTOPPED(status)) {
+      /* A spare some cell stopped would take the next cell and never run
+       * it: replace it.  (A stopped cell is the host's, by its deadline.) */
+      if (GPOINTER_TO_INT(g_hash_table_lookup(children, GINT_TO_POINTER(pid))) == -1)
+        drop_stopped_spare(pid);
+      continue;
+    }
     if (pid < 0 || !g_hash_table_steal_extended(children, GINT_TO_POINTER(pid), NULL, &channel))
       continue; /* an adopted orphan */
     cx__worker_sandbox_release(pid);
