@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <CUnit/Basic.h>
 
@@ -141,6 +142,9 @@ cx_test_tmpdir(void)
   g_autoptr(GError) error = NULL;
   char *dir = g_dir_make_tmp("cellexec-test-XXXXXX", &error);
   g_assert_no_error(error);
+  /* A sandbox's cells run as nobody when the tests run as root: they may
+   * write the tests' directories as any user may. */
+  g_assert(chmod(dir, 0777) == 0);
   g_ptr_array_add(tmpdirs, g_strdup(dir));
   return dir;
 }

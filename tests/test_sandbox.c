@@ -22,71 +22,10 @@
 #include <unistd.h>
 
 #include "cx_test.h"
+#include "tests/sandbox_probe.h"
 
 /* A secret in this (the host) process's memory and environment. */
 static char host_secret[] = "cx-sandbox-host-secret-4c1d";
-
-/* Open the backend with isolation MODE and up to three more KEY, VALUE
- * pairs (NULL keys are skipped); NULL and *ERROR set when it refuses. */
-static cx_backend *
-open_mode(const char *mode, GError **error, const char *k1, const char *v1, const char *k2,
-          const char *v2, const char *k3, const char *v3)
-{
-  const cx_plugin_info *info = cx_registry_lookup(cx_test_registry(), "subprocess", NULL);
-  cx_options *options = cx_options_new("subprocess", cx_plugin_info_get_options(info));
-  g_assert(cx_options_set(options, "isolation", mode, NULL));
-  const char *pairs[][2] = { { k1, v1 }, { k2, v2 }, { k3, v3 } };
-  for (guint i = 0; i < G_N_ELEMENTS(pairs); i++)
-    if (pairs[i][0] != NULL)
-      g_assert(cx_options_set(options, pairs[i][0], pairs[i][1], NULL));
-  return cx_backend_open(cx_test_registry(), "subprocess", options, error);
-}
-
-/* Run CODE on BACKEND: its stdout, stripped, or "FAILED <type>". */
-static char *
-run_probe(cx_backend *backend, const char *code)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(cx_run_options) run = cx_run_options_new();
-  cx_run_options_set_timeout(run, 60);
-  g_autoptr(cx_result) result = cx_backend_run_cell(backend, code, run, &error);
-  CX_ASSERT_NO_ERROR(error);
-  if (result == NULL)
-    return g_strdup("FAILED (no result)");
-  if (!cx_result_get_success(result))
-    return g_strdup_printf("FAILED %s: %s", cx_result_get_error_type(result),
-                           cx_result_get_error_message(result));
-  gsize len;
-  const char *out = cx_result_get_stdout(result, &len);
-  char *text = g_strstrip(g_strndup(out, len));
-  /* CX_SANDBOX_VERBOSE=1: every probe's answer, the proof both ways. */
-  if (g_getenv("CX_SANDBOX_VERBOSE") != NULL)
-    g_printerr("\n    probe: %s", text);
-  return text;
-}
-
-/* The probe CODE with isolation none (extra options K1 V1 for none, K2 V2
- * for sandbox): none must say ALLOWED, the sandbox DENIED. */
-static void
-check_both(const char *code, const char *none_key, const char *none_value,
-           const char *sandbox_key, const char *sandbox_value)
-{
-  for (int sandbox = 0; sandbox < 2; sandbox++) {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(cx_backend) backend =
-      sandbox ? open_mode("sandbox", &error, sandbox_key, sandbox_value, NULL, NULL, NULL, NULL)
-              : open_mode("none", &error, none_key, none_value, NULL, NULL, NULL, NULL);
-    CX_ASSERT_NO_ERROR(error);
-    if (backend == NULL)
-      continue;
-    g_autofree char *out = run_probe(backend, code);
-    const char *expected = sandbox ? "DENIED" : "ALLOWED";
-    if (!g_str_has_prefix(out, expected))
-      g_printerr("\n  isolation = %s: expected %s, the probe said: %s\n",
-                 sandbox ? "sandbox" : "none", expected, out);
-    CU_ASSERT_TRUE(g_str_has_prefix(out, expected));
-  }
-}
 
 /* A TCP listener on ADDRESS (host byte order); its port. */
 static int
@@ -113,9 +52,9 @@ test_sandbox_no_connection_to_host_loopback(void)
     "    print('ALLOWED')\n"
     "except OSError as e:\n"
     "    print('DENIED', e)\n", port);
-  check_both(code, NULL, NULL, NULL, NULL);
+  cx_test_sandbox_check_both(code, NULL, NULL, NULL, NULL);
   /* A private loopback is not the host's either. */
-  check_both(code, NULL, NULL, "network", "loopback");
+  cx_test_sandbox_check_both(code, NULL, NULL, "network", "loopback");
   close(fd);
 }
 
@@ -155,7 +94,7 @@ test_sandbox_no_other_address(void)
     "    pass\n"
     "print('ALLOWED' if reached or names != ['lo'] else 'DENIED', names, reached)\n",
     addresses->str, port);
-  check_both(code, NULL, NULL, NULL, NULL);
+  cx_test_sandbox_check_both(code, NULL, NULL, NULL, NULL);
   close(fd);
 }
 
@@ -182,9 +121,9 @@ test_sandbox_no_write_outside_cwd_and_tmp(void)
   g_autofree char *cwd = cx_test_tmpdir();
   for (int sandbox = 0; sandbox < 2; sandbox++) {
     g_autoptr(cx_backend) backend =
-      open_mode(sandbox ? "sandbox" : "none", &error, "cwd", cwd, NULL, NULL, NULL, NULL);
+      cx_test_sandbox_open(sandbox ? "sandbox" : "none", &error, "cwd", cwd, NULL, NULL, NULL, NULL);
     CX_ASSERT_NO_ERROR(error);
-    g_autofree char *out = run_probe(backend, code);
+    g_autofree char *out = cx_test_sandbox_probe(backend, code);
     CU_ASSERT_TRUE(g_str_has_prefix(out, sandbox ? "DENIED" : "ALLOWED"));
     g_autofree char *written = g_build_filename(dir, "written", NULL);
     CU_ASSERT_EQUAL(g_file_test(written, G_FILE_TEST_EXISTS), !sandbox);
@@ -214,11 +153,11 @@ test_sandbox_no_hidden_path_nor_shadow(void)
   for (int sandbox = 0; sandbox < 2; sandbox++) {
     g_autoptr(GError) error = NULL;
     g_autoptr(cx_backend) backend =
-      sandbox ? open_mode("sandbox", &error, "read-only-paths", dir, "hidden-paths", secret,
+      sandbox ? cx_test_sandbox_open("sandbox", &error, "read-only-paths", dir, "hidden-paths", secret,
                           NULL, NULL)
-              : open_mode("none", &error, NULL, NULL, NULL, NULL, NULL, NULL);
+              : cx_test_sandbox_open("none", &error, NULL, NULL, NULL, NULL, NULL, NULL);
     CX_ASSERT_NO_ERROR(error);
-    g_autofree char *out = run_probe(backend, code);
+    g_autofree char *out = cx_test_sandbox_probe(backend, code);
     CU_ASSERT_TRUE(g_str_has_prefix(out, sandbox ? "DENIED" : "ALLOWED"));
   }
   g_unlink(secret);
@@ -237,7 +176,7 @@ test_sandbox_no_host_processes(void)
     "    host = False\n"
     "print('ALLOWED' if host or len(pids) > 10 else 'DENIED', len(pids), host)\n",
     (int)getpid());
-  check_both(code, NULL, NULL, NULL, NULL);
+  cx_test_sandbox_check_both(code, NULL, NULL, NULL, NULL);
 }
 
 static void
@@ -261,7 +200,7 @@ test_sandbox_no_host_environ_or_memory(void)
     "print('ALLOWED' if found else 'DENIED', found)\n",
     (int)getpid(), (int)getpid(), (guintptr)host_secret,
     (int)strlen(host_secret), host_secret);
-  check_both(code, NULL, NULL, NULL, NULL);
+  cx_test_sandbox_check_both(code, NULL, NULL, NULL, NULL);
 }
 
 static void
@@ -270,7 +209,7 @@ test_sandbox_no_signal_to_host_or_server(void)
   for (int sandbox = 0; sandbox < 2; sandbox++) {
     g_autoptr(GError) error = NULL;
     g_autoptr(cx_backend) backend =
-      open_mode(sandbox ? "sandbox" : "none", &error, NULL, NULL, NULL, NULL, NULL, NULL);
+      cx_test_sandbox_open(sandbox ? "sandbox" : "none", &error, NULL, NULL, NULL, NULL, NULL, NULL);
     CX_ASSERT_NO_ERROR(error);
     g_autoptr(JsonNode) info = cx_backend_query(backend, "info", NULL);
     gint64 server = json_object_get_int_member(json_node_get_object(info), "server_pid");
@@ -287,15 +226,17 @@ test_sandbox_no_signal_to_host_or_server(void)
       "        pass\n"
       "print('ALLOWED' if reached else 'DENIED', reached)\n",
       (int)getpid(), (int)server);
-    g_autofree char *out = run_probe(backend, code);
+    g_autofree char *out = cx_test_sandbox_probe(backend, code);
     CU_ASSERT_TRUE(g_str_has_prefix(out, sandbox ? "DENIED" : "ALLOWED"));
     if (sandbox) {
-      /* What a cell sees as pid 1 (the namespace's init) ignores it. */
-      g_autofree char *killed = run_probe(backend,
+      /* What a cell sees as pid 1 (the namespace's init) refuses it (not
+       * the cell's user, not its Landlock domain), or ignores it. */
+      g_autofree char *killed = cx_test_sandbox_probe(backend,
         "import os, signal\nfor s in (signal.SIGKILL, signal.SIGSTOP, signal.SIGTERM):\n"
-        "    os.kill(1, s)\nprint('sent')");
+        "    try:\n        os.kill(1, s)\n    except PermissionError:\n        pass\n"
+        "print('sent')");
       CU_ASSERT_STRING_EQUAL(killed, "sent");
-      g_autofree char *next = run_probe(backend, "print('next')");
+      g_autofree char *next = cx_test_sandbox_probe(backend, "print('next')");
       CU_ASSERT_STRING_EQUAL(next, "next");
     }
   }
@@ -304,7 +245,7 @@ test_sandbox_no_signal_to_host_or_server(void)
 static void
 test_sandbox_no_ptrace(void)
 {
-  check_both(
+  cx_test_sandbox_check_both(
     "import ctypes, os, signal, time\n"
     "libc = ctypes.CDLL(None, use_errno=True)\n"
     "child = os.fork()\n"
@@ -332,7 +273,7 @@ test_sandbox_no_tiocsti(void)
     "    print('ALLOWED')\n"
     "except OSError as e:\n"
     "    print('DENIED', e)\n", ptsname(master));
-  check_both(code, NULL, NULL, NULL, NULL);
+  cx_test_sandbox_check_both(code, NULL, NULL, NULL, NULL);
   close(master);
 }
 
@@ -345,16 +286,16 @@ check_contained(const char *code, const char *key, const char *value)
 {
   for (int sandbox = 0; sandbox < 2; sandbox++) {
     g_autoptr(GError) error = NULL;
-    g_autoptr(cx_backend) backend = open_mode(sandbox ? "sandbox" : "none", &error, key, value,
+    g_autoptr(cx_backend) backend = cx_test_sandbox_open(sandbox ? "sandbox" : "none", &error, key, value,
                                               NULL, NULL, NULL, NULL);
     CX_ASSERT_NO_ERROR(error);
-    g_autofree char *out = run_probe(backend, code);
+    g_autofree char *out = cx_test_sandbox_probe(backend, code);
     gboolean escaped = g_str_has_prefix(out, "ALLOWED");
     if (escaped == sandbox)
       g_printerr("\n  %s = %s (isolation %s): %s\n", key, value, sandbox ? "sandbox" : "none",
                  out);
     CU_ASSERT_TRUE(escaped != sandbox);
-    g_autofree char *next = run_probe(backend, "print('next')");
+    g_autofree char *next = cx_test_sandbox_probe(backend, "print('next')");
     CU_ASSERT_STRING_EQUAL(next, "next");
   }
 }
@@ -416,22 +357,22 @@ test_sandbox_environment_is_the_allowlist(void)
     "print('ALLOWED' if extra else 'DENIED', extra)\n";
   /* With isolation none, inherit-env hands a cell the host's secrets. */
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_backend) none = open_mode("none", &error, "inherit-env", "true", "env",
+  g_autoptr(cx_backend) none = cx_test_sandbox_open("none", &error, "inherit-env", "true", "env",
                                          "GIVEN=1", NULL, NULL);
   CX_ASSERT_NO_ERROR(error);
-  g_autofree char *out = run_probe(none, code);
+  g_autofree char *out = cx_test_sandbox_probe(none, code);
   CU_ASSERT_TRUE(g_str_has_prefix(out, "ALLOWED"));
   /* The sandbox refuses it... */
-  g_autoptr(cx_backend) refused = open_mode("sandbox", &error, "inherit-env", "true", "env",
+  g_autoptr(cx_backend) refused = cx_test_sandbox_open("sandbox", &error, "inherit-env", "true", "env",
                                             "GIVEN=1", NULL, NULL);
   CU_ASSERT_PTR_NULL(refused);
   CU_ASSERT_TRUE(error != NULL && strstr(error->message, "inherit-env") != NULL);
   g_clear_error(&error);
   /* ...and shows the allowlist and `env` only. */
-  g_autoptr(cx_backend) sandbox = open_mode("sandbox", &error, "env", "GIVEN=1", NULL, NULL,
+  g_autoptr(cx_backend) sandbox = cx_test_sandbox_open("sandbox", &error, "env", "GIVEN=1", NULL, NULL,
                                             NULL, NULL);
   CX_ASSERT_NO_ERROR(error);
-  g_autofree char *sandboxed = run_probe(sandbox, code);
+  g_autofree char *sandboxed = cx_test_sandbox_probe(sandbox, code);
   CU_ASSERT_TRUE(g_str_has_prefix(sandboxed, "DENIED"));
   g_unsetenv("CX_SANDBOX_HOST_SECRET");
 }
@@ -442,25 +383,25 @@ static void
 test_sandbox_refuses_and_reports(void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(cx_backend) missing = open_mode("sandbox", &error, "read-only-paths",
+  g_autoptr(cx_backend) missing = cx_test_sandbox_open("sandbox", &error, "read-only-paths",
                                             "/no/such/cellexec/path", NULL, NULL, NULL, NULL);
   CU_ASSERT_PTR_NULL(missing);
   CU_ASSERT_TRUE(error != NULL && strstr(error->message, "read-only-paths") != NULL &&
                  strstr(error->message, "/no/such/cellexec/path") != NULL);
   g_clear_error(&error);
   /* A cwd that would make the host's system writable. */
-  g_autoptr(cx_backend) system_cwd = open_mode("sandbox", &error, "cwd", "/", NULL, NULL, NULL,
+  g_autoptr(cx_backend) system_cwd = cx_test_sandbox_open("sandbox", &error, "cwd", "/", NULL, NULL, NULL,
                                                NULL);
   CU_ASSERT_PTR_NULL(system_cwd);
   CU_ASSERT_TRUE(error != NULL && strstr(error->message, "cwd") != NULL);
   g_clear_error(&error);
-  g_autoptr(cx_backend) system_writable = open_mode("sandbox", &error, "writable-paths",
+  g_autoptr(cx_backend) system_writable = cx_test_sandbox_open("sandbox", &error, "writable-paths",
                                                     "/usr/lib", NULL, NULL, NULL, NULL);
   CU_ASSERT_PTR_NULL(system_writable);
   CU_ASSERT_TRUE(error != NULL && strstr(error->message, "writable-paths") != NULL);
   g_clear_error(&error);
 
-  g_autoptr(cx_backend) backend = open_mode("sandbox", &error, "memory-limit", "200M",
+  g_autoptr(cx_backend) backend = cx_test_sandbox_open("sandbox", &error, "memory-limit", "200M",
                                             "max-processes", "50", NULL, NULL);
   CX_ASSERT_NO_ERROR(error);
   g_autoptr(JsonNode) info = cx_backend_query(backend, "info", NULL);
@@ -477,13 +418,13 @@ test_sandbox_refuses_and_reports(void)
     g_autofree char *word = g_strdup_printf(" %s ", *name);
     CU_ASSERT_PTR_NOT_NULL(strstr(all->str, word));
   }
-  g_autoptr(cx_backend) none = open_mode("none", &error, NULL, NULL, NULL, NULL, NULL, NULL);
+  g_autoptr(cx_backend) none = cx_test_sandbox_open("none", &error, NULL, NULL, NULL, NULL, NULL, NULL);
   g_autoptr(JsonNode) none_info = cx_backend_query(none, "info", NULL);
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_node_get_object(none_info),
                                                        "isolation"), "none");
   CU_ASSERT_FALSE(json_object_has_member(json_node_get_object(none_info), "sandbox"));
   /* Sandbox-only options are refused without the sandbox. */
-  g_autoptr(cx_backend) wrong = open_mode("none", &error, "network", "loopback", NULL, NULL,
+  g_autoptr(cx_backend) wrong = cx_test_sandbox_open("none", &error, "network", "loopback", NULL, NULL,
                                           NULL, NULL);
   CU_ASSERT_PTR_NULL(wrong);
   CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
@@ -572,6 +513,37 @@ test_sandbox_as_an_unprivileged_user_isolates_or_refuses(void)
   }
 }
 
+/* A cwd for one call that the sandbox does not show: an error that says
+ * which options would, not a cell that cannot find its directory. */
+static void
+test_sandbox_cwd_outside_the_view_is_explained(void)
+{
+  g_autofree char *shown = cx_test_tmpdir();
+  g_autofree char *elsewhere = cx_test_tmpdir();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend =
+    cx_test_sandbox_open("sandbox", &error, "cwd", shown, NULL, NULL, NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_cwd(run, elsewhere);
+  g_autoptr(cx_result) result = cx_backend_run_cell(backend, "print(1)", run, &error);
+  CU_ASSERT_PTR_NULL(result);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  CX_ASSERT_CONTAINS(error->message, elsewhere);
+  CX_ASSERT_CONTAINS(error->message, "writable-paths");
+  g_clear_error(&error);
+  /* Inside the view it works. */
+  g_autofree char *inside = g_build_filename(shown, "sub", NULL);
+  CU_ASSERT_EQUAL(g_mkdir(inside, 0777), 0);
+  cx_run_options_set_cwd(run, inside);
+  g_autoptr(cx_result) ran = cx_backend_run_cell(backend, "import os\nprint(os.getcwd())", run,
+                                                 &error);
+  CX_ASSERT_NO_ERROR(error);
+  gsize len;
+  const char *out = ran != NULL ? cx_result_get_stdout(ran, &len) : "";
+  CX_ASSERT_CONTAINS(out, inside);
+}
+
 void
 cx_test_register(void)
 {
@@ -592,6 +564,8 @@ cx_test_register(void)
     { "test_sandbox_refuses_without_cgroups", test_sandbox_refuses_without_cgroups },
     { "test_sandbox_as_an_unprivileged_user_isolates_or_refuses",
       test_sandbox_as_an_unprivileged_user_isolates_or_refuses },
+    { "test_sandbox_cwd_outside_the_view_is_explained",
+      test_sandbox_cwd_outside_the_view_is_explained },
     { NULL }
   };
   cx_test_add_suite("subprocess sandbox", cases);

@@ -626,6 +626,10 @@ receive_request(int server_socket, int *channel_fd, gint64 *host_pid)
 void
 cx__worker_spare_main(int server_socket, pid_t server)
 {
+  /* Confined before anything else, Python included, runs here; first,
+   * for changing the user clears the parent-death signal set below. */
+  g_autoptr(GError) confine_error = NULL;
+  gboolean confined = cx__worker_sandbox_confine(&confine_error);
   /* The server's socket sits where the channel will: nothing else stays open. */
   become_cell_process(server_socket, server);
 
@@ -636,12 +640,14 @@ cx__worker_spare_main(int server_socket, pid_t server)
   g_mutex_init(&channel.state_lock);
   g_cond_init(&channel.state_changed);
   the_channel = &channel;
-  /* While this is the only thread: later the kernel would make the first
-   * cell wait for it (see the function). */
-  cx__py_fdcapture_reserve();
-  /* The streamer first: under a memory or process limit it might not start. */
-  start_streamer(&channel);
-  prewarm();
+  if (confined) {
+    /* While this is the only thread: later the kernel would make the first
+     * cell wait for it (see the function). */
+    cx__py_fdcapture_reserve();
+    /* The streamer first: under a memory or process limit it might not start. */
+    start_streamer(&channel);
+    prewarm();
+  }
 
   int channel_fd = -1;
   gint64 host_pid = channel.pid;
@@ -659,6 +665,13 @@ cx__worker_spare_main(int server_socket, pid_t server)
   json_object_set_int_member(started, "pid", host_pid);
   if (!cx__wire_send_object(channel.channel, CX__WIRE_MSG_STARTED, started, -1, NULL))
     _exit(0); /* the host gave up on this cell already */
+  if (!confined) {
+    g_autofree char *message =
+      g_strdup_printf("isolation = sandbox: cannot confine the cell's process: %s",
+                      confine_error->message);
+    send_error(&channel, message);
+    _exit(1);
+  }
 
   g_autoptr(GError) error = NULL;
   cx__worker_limits limits;

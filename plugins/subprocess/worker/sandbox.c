@@ -3,20 +3,36 @@
  * Applied once, in cellexec-worker's main() before Python starts, and
  * inherited by every process the fork server forks:
  *
- *   namespaces   mount, PID, network, IPC, UTS (and user, when not root)
+ *   namespaces   user, mount, PID, network, IPC, UTS
  *   filesystem   a tmpfs root with bind mounts: /usr, /bin, /sbin, /lib*,
  *                /etc read-only (secrets hidden), the directories of the
  *                files the worker has mapped (its libraries) read-only,
- *                a private /tmp, a minimal /dev, the cell's cwd writable,
+ *                a minimal /dev, the cell's cwd writable,
  *                read-only-paths / writable-paths / hidden-paths; /proc of
- *                the new PID namespace; pivot_root, the old root detached
+ *                the new PID namespace, showing a process only to those
+ *                that may trace it (hidepid=invisible), with what runc
+ *                masks masked; pivot_root, the old root detached
  *   network      none (loopback down) unless network = loopback
- *   privileges   PR_SET_NO_NEW_PRIVS, every capability dropped (bounding
- *                set too), securebits locked; a seccomp filter (seccomp.c)
+ *   privileges   PR_SET_NO_NEW_PRIVS, the bounding set emptied, securebits
+ *                locked
  *   limits       each spare (hence each cell or session) in a cgroup of
  *                its own (v2, else v1 memory + pids): memory and process
  *                count hold for its whole tree, and the tree is killed
  *                through it when the process ends
+ *
+ * and, in each spare before any Python runs in it (cx__worker_sandbox_confine):
+ *
+ *   /tmp         a tmpfs of its own (half of memory-limit at most, charged
+ *                to its cgroup), gone with the process
+ *   user         with a root host, the cells' user, uid and gid 65534 on
+ *                the host too: what a cell creates is never root's, and
+ *                the kernel's checks for root (sysctls go by file mode for
+ *                uid 0) never pass; every capability dropped
+ *   Landlock     a domain of its own: no process outside it (other cells,
+ *                the spares, the init) can be traced, have its memory
+ *                opened through /proc, be seen in /proc or, from Linux
+ *                6.12, be signalled or reached on an abstract socket
+ *   seccomp      the filter (seccomp.c), also loaded by the init
  *
  * The fork server itself stays in the host's PID namespace, so it knows
  * the pids its children have there (the host signals them by those); the
@@ -31,9 +47,12 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
@@ -62,6 +81,21 @@
 /* Where the new root is assembled (in the worker's own mount namespace,
  * so the host never sees it). */
 #define NEW_ROOT "/mnt"
+/* Where a spare assembles its own /tmp before moving it over the shared
+ * one (a directory of the new root). */
+#define CELL_TMP "/.cell-tmp"
+/* The cells' user and group when the host is root: "nobody" and
+ * "nogroup", mapped to themselves, so a file a cell creates in a writable
+ * path belongs to nobody on the host as well. */
+#define CELL_ID 65534
+
+/* What a spare needs from the server to confine itself. */
+static struct {
+  gboolean change_user; /* the host is root: become CELL_ID */
+  gboolean private_tmp; /* FALSE when the config binds the host's /tmp itself */
+  guint64 tmp_size;     /* bytes of the spare's /tmp; 0: tmpfs's default */
+  char *cwd;
+} confinement;
 
 gboolean cx__worker_sandboxed;
 pid_t cx__worker_sandbox_init;
@@ -70,6 +104,17 @@ pid_t cx__worker_sandbox_init;
 static const char *const etc_secrets[] = {
   "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
   "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd", NULL
+};
+/* Of /proc, what runc masks (covered with something empty) and what it
+ * keeps read-only: the kernel's memory, keys, timers and debug output;
+ * sysctls and the interfaces of hardware. */
+static const char *const proc_masked[] = {
+  "/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+  "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+  "/proc/scsi", "/proc/sysrq-trigger", "/proc/kallsyms", "/proc/kmsg", NULL
+};
+static const char *const proc_read_only[] = {
+  "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/driver", NULL
 };
 static const char *const system_paths[] = {
   "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", NULL
@@ -376,22 +421,49 @@ bind_path(const char *source, gboolean writable, const char *measure, GError **e
 /* Cover PATH (already under the new root, if it exists there) with
  * something empty. */
 static gboolean
-hide_path(const char *path, GError **error)
+hide_path(const char *path, const char *measure, GError **error)
 {
   g_autofree char *target = g_strconcat(NEW_ROOT, path, NULL);
   struct stat st;
   if (lstat(target, &st) < 0) {
     if (errno == ENOENT)
       return TRUE; /* not in the view at all: hidden already */
-    return fail_errno(error, "hidden-paths", path);
+    return fail_errno(error, measure, path);
   }
   if (S_ISDIR(st.st_mode)) {
     if (mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
               "size=4k,mode=000") < 0)
-      return fail_errno(error, "hidden-paths", path);
+      return fail_errno(error, measure, path);
   } else if (mount("/dev/null", target, NULL, MS_BIND, NULL) < 0) {
-    return fail_errno(error, "hidden-paths", path);
+    return fail_errno(error, measure, path);
   }
+  return TRUE;
+}
+
+/* Make PATH (under the new root, if it exists there) read-only. */
+static gboolean
+freeze_path(const char *path, const char *measure, GError **error)
+{
+  g_autofree char *target = g_strconcat(NEW_ROOT, path, NULL);
+  if (access(target, F_OK) < 0)
+    return errno == ENOENT || fail_errno(error, measure, path);
+  if (mount(target, target, NULL, MS_BIND | MS_REC, NULL) < 0 ||
+      mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV |
+                                  MS_NOEXEC, NULL) < 0)
+    return fail_errno(error, measure, path);
+  return TRUE;
+}
+
+/* /proc as runc leaves it to a container: see proc_masked. */
+static gboolean
+mask_proc(GError **error)
+{
+  for (const char *const *path = proc_masked; *path != NULL; path++)
+    if (!hide_path(*path, "/proc (masking)", error))
+      return FALSE;
+  for (const char *const *path = proc_read_only; *path != NULL; path++)
+    if (!freeze_path(*path, "/proc (read-only parts)", error))
+      return FALSE;
   return TRUE;
 }
 
@@ -464,6 +536,31 @@ covers_system(const char *path)
           (g_str_has_prefix(*system, path) && (*system)[m] == '/'))
         return TRUE;
     }
+  }
+  return FALSE;
+}
+
+static gboolean
+is_tmp(const char *path)
+{
+  g_autofree char *canonical = path != NULL ? g_canonicalize_filename(path, "/") : NULL;
+  return canonical != NULL && g_str_equal(canonical, "/tmp");
+}
+
+/* TRUE when the config asks for the host's /tmp itself (as the cwd, or in
+ * writable-paths or read-only-paths): then that is the cells' /tmp. */
+static gboolean
+binds_host_tmp(JsonObject *config, const char *cwd)
+{
+  if (is_tmp(cwd))
+    return TRUE;
+  static const char *const lists[] = { "read_only", "writable" };
+  for (guint l = 0; l < G_N_ELEMENTS(lists); l++) {
+    JsonArray *list = json_object_has_member(config, lists[l])
+                        ? json_object_get_array_member(config, lists[l]) : NULL;
+    for (guint i = 0; list != NULL && i < json_array_get_length(list); i++)
+      if (is_tmp(json_array_get_string_element(list, i)))
+        return TRUE;
   }
   return FALSE;
 }
@@ -544,7 +641,7 @@ build_root(JsonObject *config, const char *cwd, GError **error)
     return FALSE;
 
   for (const char *const *secret = etc_secrets; *secret != NULL; secret++)
-    if (!hide_path(*secret, error))
+    if (!hide_path(*secret, "hidden-paths", error))
       return FALSE;
   JsonArray *hidden = json_object_has_member(config, "hidden")
                         ? json_object_get_array_member(config, "hidden") : NULL;
@@ -555,9 +652,18 @@ build_root(JsonObject *config, const char *cwd, GError **error)
                   "hidden-paths: \"%s\" is not an absolute path", path ? path : "");
       return FALSE;
     }
-    if (!hide_path(path, error))
+    if (!hide_path(path, "hidden-paths", error))
       return FALSE;
   }
+  /* Cells get a /tmp of their own (cx__worker_sandbox_confine); the
+   * shared one only holds the paths bound below it, and the parents made
+   * for them, which no cell may add to. */
+  confinement.private_tmp = !binds_host_tmp(config, cwd);
+  if (confinement.private_tmp &&
+      (mkdir(NEW_ROOT CELL_TMP, 0755) < 0 ||
+       mount(NULL, NEW_ROOT "/tmp", NULL,
+             MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0))
+    return fail_errno(error, "filesystem view (private /tmp)", NULL);
   return TRUE;
 }
 
@@ -582,23 +688,27 @@ on_child(int signal_number)
 {
 }
 
-static gboolean drop_privileges(gboolean in_init, GError **error);
+static gboolean drop_privileges(gboolean keep_capabilities, GError **error);
 
 G_GNUC_NORETURN static void
 init_main(int report)
 {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   char status = 0;
+  /* A process is shown only to those that may trace it: in the sandbox,
+   * to the processes of its own Landlock domain (its cell) and user. */
   if (mount("proc", NEW_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-            "hidepid=0") < 0 &&
-      mount("proc", NEW_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+            "hidepid=invisible") < 0)
     status = (char)errno;
   if (write(report, &status, 1) != 1 || status != 0)
     _exit(1);
   close(report);
   close_range(0, ~0U, 0);
   prctl(PR_SET_NAME, "cellexec-init");
-  drop_privileges(TRUE, NULL);
+  /* Under the filter like everything in the sandbox; unable to, it must
+   * not run at all (the server then fails to fork cells into it). */
+  if (!drop_privileges(FALSE, NULL) || !cx__worker_seccomp_load(NULL))
+    _exit(1);
   struct sigaction action = { .sa_handler = on_child };
   sigemptyset(&action.sa_mask);
   sigaction(SIGCHLD, &action, NULL);
@@ -638,23 +748,36 @@ start_init(GError **error)
 
 /* ---- privileges ----------------------------------------------------------------- */
 
+/* Every capability dropped.  The fork server KEEP_CAPABILITIES of its
+ * user namespace (it is outside the cells' PID namespace and runs no cell
+ * code): a spare needs them to mount its /tmp and become the cells' user
+ * before it drops them all (drop_capabilities()).  The bounding set goes
+ * either way, and the securebits are locked so that no execve gives
+ * capabilities back and changing to a uid other than 0 clears them. */
 static gboolean
-drop_privileges(gboolean in_init, GError **error)
+drop_capabilities(GError **error)
+{
+  struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+  struct __user_cap_data_struct data[2] = { { 0 } };
+  if (syscall(SYS_capset, &header, data) < 0)
+    return fail_errno(error, "dropping capabilities", NULL);
+  return TRUE;
+}
+
+static gboolean
+drop_privileges(gboolean keep_capabilities, GError **error)
 {
   for (int cap = 0; cap <= 63; cap++)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
       return fail_errno(error, "dropping capabilities (bounding set)", NULL);
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+  if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
                                  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED) < 0)
     return fail_errno(error, "dropping capabilities (securebits)", NULL);
-  struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
-  struct __user_cap_data_struct data[2] = { { 0 } };
-  if (syscall(SYS_capset, &header, data) < 0)
-    return fail_errno(error, "dropping capabilities", NULL);
+  if (!keep_capabilities && !drop_capabilities(error))
+    return FALSE;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return fail_errno(error, "PR_SET_NO_NEW_PRIVS", NULL);
-  (void)in_init;
   return TRUE;
 }
 
@@ -680,6 +803,126 @@ static gboolean
 write_file(const char *path, const char *text)
 {
   return g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_NONE, 0, NULL);
+}
+
+/* ---- the user namespace ---------------------------------------------------------- */
+
+/* Map this process's user namespace.  Not root: itself as 0 (an
+ * unprivileged user may map only its own ids).  Root: 0 as root (the
+ * server needs it for the cgroups and the view) and CELL_ID as itself,
+ * for the cells; a process may not write a map of two ids for its own
+ * namespace, so a child left in the host's namespace writes it. */
+static gboolean
+enter_user_namespace(GError **error)
+{
+  int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+              CLONE_NEWUTS;
+  if (!confinement.change_user) {
+    g_autofree char *uid_map = g_strdup_printf("0 %u 1\n", (unsigned)getuid());
+    g_autofree char *gid_map = g_strdup_printf("0 %u 1\n", (unsigned)getgid());
+    if (unshare(flags) < 0)
+      return fail_errno(error, "namespaces (user, mount, PID, network, IPC, UTS)", NULL);
+    if (!write_file("/proc/self/setgroups", "deny") ||
+        !write_file("/proc/self/uid_map", uid_map) || !write_file("/proc/self/gid_map", gid_map)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "user namespace: cannot map the user");
+      return FALSE;
+    }
+    return TRUE;
+  }
+  int go[2];
+  if (pipe2(go, O_CLOEXEC) < 0)
+    return fail_errno(error, "user namespace", NULL);
+  pid_t parent = getpid();
+  pid_t mapper = fork();
+  if (mapper < 0)
+    return fail_errno(error, "user namespace", NULL);
+  if (mapper == 0) {
+    close(go[1]);
+    char byte;
+    if (read(go[0], &byte, 1) != 1)
+      _exit(1);
+    g_autofree char *dir = g_strdup_printf("/proc/%d", (int)parent);
+    g_autofree char *map = g_strdup_printf("0 0 1\n%d %d 1\n", CELL_ID, CELL_ID);
+    g_autofree char *uid_path = g_build_filename(dir, "uid_map", NULL);
+    g_autofree char *gid_path = g_build_filename(dir, "gid_map", NULL);
+    _exit(write_file(uid_path, map) && write_file(gid_path, map) ? 0 : 1);
+  }
+  close(go[0]);
+  int saved = 0;
+  if (unshare(flags) < 0)
+    saved = errno;
+  gboolean told = saved == 0 && write(go[1], "m", 1) == 1;
+  close(go[1]);
+  int status = 0;
+  while (waitpid(mapper, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (saved != 0) {
+    errno = saved;
+    return fail_errno(error, "namespaces (user, mount, PID, network, IPC, UTS)", NULL);
+  }
+  if (!told || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || setresgid(0, 0, 0) < 0 ||
+      setresuid(0, 0, 0) < 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "user namespace: cannot map root and the cells' user (uid %d)", CELL_ID);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- Landlock ---------------------------------------------------------------------- */
+
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+#define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define SCOPE_SIGNAL (1ULL << 1)
+
+/* The ruleset attributes as of Landlock ABI 6 (Linux 6.12); older kernels
+ * take a prefix of it. */
+struct landlock_attr {
+  guint64 handled_access_fs;
+  guint64 handled_access_net;
+  guint64 scoped;
+};
+
+/* Landlock's ABI version, or 0 when the kernel has none (or disabled). */
+static int
+landlock_abi(void)
+{
+  long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi > 0 ? (int)abi : 0;
+}
+
+/* A Landlock domain of this process's own.  Its ruleset handles one
+ * right (making block devices, which no cell may do anyway) and allows
+ * it nowhere: the domain is what counts, for the kernel lets no process
+ * in it trace, open the memory of, or (hidepid) see a process outside it,
+ * and from ABI 6 signal one or reach its abstract sockets.  Without
+ * Landlock the process is made non-dumpable, which does as much for it
+ * but not for the programs it executes. */
+static gboolean
+enter_landlock_domain(GError **error)
+{
+  int abi = landlock_abi();
+  if (abi == 0) {
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+      return fail_errno(error, "non-dumpable", NULL);
+    return TRUE;
+  }
+  struct landlock_attr attr = { .handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK };
+  gsize size = sizeof attr.handled_access_fs;
+  if (abi >= 6) {
+    attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
+    size = sizeof attr;
+  }
+  int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+  if (ruleset < 0)
+    return fail_errno(error, "Landlock (ruleset)", NULL);
+  long restricted = syscall(SYS_landlock_restrict_self, ruleset, 0);
+  int saved = errno;
+  close(ruleset);
+  errno = saved;
+  return restricted == 0 || fail_errno(error, "Landlock (domain)", NULL);
 }
 
 /* ---- entry ---------------------------------------------------------------------- */
@@ -710,24 +953,18 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
   if (processes > 0)
     g_ptr_array_add(measures, g_strdup("cgroup-pids"));
 
-  uid_t uid = getuid();
-  gid_t gid = getgid();
-  int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
-  if (uid != 0)
-    flags |= CLONE_NEWUSER;
-  if (unshare(flags) < 0)
-    return fail_errno(error, uid != 0 ? "namespaces (user, mount, PID, network, IPC, UTS)"
-                                      : "namespaces (mount, PID, network, IPC, UTS)", NULL);
-  if (uid != 0) {
-    g_autofree char *uid_map = g_strdup_printf("0 %u 1\n", (unsigned)uid);
-    g_autofree char *gid_map = g_strdup_printf("0 %u 1\n", (unsigned)gid);
-    if (!write_file("/proc/self/setgroups", "deny") ||
-        !write_file("/proc/self/uid_map", uid_map) || !write_file("/proc/self/gid_map", gid_map)) {
-      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "user namespace: cannot map the user");
-      return FALSE;
-    }
-    g_ptr_array_add(measures, g_strdup("user-namespace"));
-  }
+  if (!cx__worker_seccomp_prepare(error))
+    return FALSE;
+  confinement.change_user = getuid() == 0;
+  /* Half the memory limit: a full /tmp is then an OSError (ENOSPC) the
+   * cell can handle, not a kill by the cgroup its pages are charged to. */
+  confinement.tmp_size = memory / 2;
+  confinement.cwd = g_strdup(cwd);
+  if (!enter_user_namespace(error))
+    return FALSE;
+  g_ptr_array_add(measures, g_strdup("user-namespace"));
+  if (confinement.change_user)
+    g_ptr_array_add(measures, g_strdup("cells-user-nobody"));
   g_ptr_array_add(measures, g_strdup("mount-namespace"));
   g_ptr_array_add(measures, g_strdup("pid-namespace"));
   g_ptr_array_add(measures, g_strdup("network-namespace"));
@@ -739,20 +976,86 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
     return FALSE;
   g_ptr_array_add(measures, g_strdup(loopback ? "network-loopback" : "network-none"));
 
-  if (!build_root(config, cwd, error) || !start_init(error) || !switch_root(error))
+  if (!build_root(config, cwd, error) || !start_init(error) || !mask_proc(error) ||
+      !switch_root(error))
     return FALSE;
   if (chdir(cwd) < 0)
     return fail_errno(error, "filesystem view (the cells' cwd)", cwd);
   g_ptr_array_add(measures, g_strdup("filesystem-view"));
   g_ptr_array_add(measures, g_strdup("private-proc"));
+  g_ptr_array_add(measures, g_strdup("proc-masked"));
+  if (confinement.private_tmp)
+    g_ptr_array_add(measures, g_strdup("private-tmp"));
 
-  if (!drop_privileges(FALSE, error))
+  if (!drop_privileges(TRUE, error))
     return FALSE;
   g_ptr_array_add(measures, g_strdup("no-new-privs"));
   g_ptr_array_add(measures, g_strdup("capabilities-dropped"));
-  if (!cx__worker_seccomp_apply(error))
-    return FALSE;
+  g_ptr_array_add(measures, g_strdup(landlock_abi() > 0 ? "landlock-domain" : "non-dumpable"));
   g_ptr_array_add(measures, g_strdup("seccomp"));
   cx__worker_sandboxed = TRUE;
   return TRUE;
+}
+
+/* ---- each spare ------------------------------------------------------------------ */
+
+/* A tmpfs of the spare's own over the shared /tmp, with the paths bound
+ * below the shared one (the cwd, the worker's libraries when they live
+ * there) bound again below it.  Its pages are charged to the cgroup of the
+ * process that writes them, the cell's. */
+static gboolean
+private_tmp(GError **error)
+{
+  g_autofree char *options = confinement.tmp_size > 0
+                               ? g_strdup_printf("mode=1777,size=%" G_GUINT64_FORMAT, confinement.tmp_size)
+                               : g_strdup("mode=1777");
+  if (unshare(CLONE_NEWNS) < 0 ||
+      mount("tmpfs", CELL_TMP, "tmpfs", MS_NOSUID | MS_NODEV, options) < 0)
+    return fail_errno(error, "private /tmp", NULL);
+  DIR *dir = opendir("/tmp");
+  if (dir == NULL)
+    return fail_errno(error, "private /tmp", "/tmp");
+  struct dirent *entry;
+  gboolean ok = TRUE;
+  while (ok && (entry = readdir(dir)) != NULL) {
+    if (g_str_equal(entry->d_name, ".") || g_str_equal(entry->d_name, ".."))
+      continue;
+    g_autofree char *source = g_build_filename("/tmp", entry->d_name, NULL);
+    g_autofree char *target = g_build_filename(CELL_TMP, entry->d_name, NULL);
+    struct stat st;
+    ok = lstat(source, &st) == 0 && !S_ISLNK(st.st_mode);
+    if (ok && S_ISDIR(st.st_mode)) {
+      ok = mkdir(target, 0755) == 0;
+    } else if (ok) {
+      int fd = open(target, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+      ok = fd >= 0 && close(fd) == 0;
+    }
+    ok = ok && mount(source, target, NULL, MS_BIND | MS_REC, NULL) == 0;
+    if (!ok)
+      fail_errno(error, "private /tmp", source);
+  }
+  closedir(dir);
+  if (!ok)
+    return FALSE;
+  if (mount(CELL_TMP, "/tmp", NULL, MS_MOVE, NULL) < 0)
+    return fail_errno(error, "private /tmp", NULL);
+  /* The cwd again, through the new mounts if it lies below /tmp. */
+  if (chdir(confinement.cwd) < 0)
+    return fail_errno(error, "filesystem view (the cells' cwd)", confinement.cwd);
+  return TRUE;
+}
+
+gboolean
+cx__worker_sandbox_confine(GError **error)
+{
+  if (!cx__worker_sandboxed)
+    return TRUE;
+  if (confinement.private_tmp && !private_tmp(error))
+    return FALSE;
+  if (confinement.change_user &&
+      (setgroups(0, NULL) < 0 || setresgid(CELL_ID, CELL_ID, CELL_ID) < 0 ||
+       setresuid(CELL_ID, CELL_ID, CELL_ID) < 0))
+    return fail_errno(error, "the cells' user (uid and gid 65534)", NULL);
+  return drop_capabilities(error) && enter_landlock_domain(error) &&
+         cx__worker_seccomp_load(error);
 }

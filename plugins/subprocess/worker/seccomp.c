@@ -2,23 +2,64 @@
  *
  * Everything is allowed but what a cell has no business doing: debugging
  * other processes, the kernel's administration, new namespaces, terminal
- * input injection.  Denied calls fail with EPERM (clone3 with ENOSYS, so
- * that the C library falls back to clone, whose flags the filter can
- * see).  Calls of another architecture (i386 on x86_64) kill the process:
- * libseccomp's default for a foreign architecture.
+ * input injection, io_uring (its operations bypass the filter), sockets to
+ * the hypervisor (AF_VSOCK) and every netlink family but NETLINK_ROUTE
+ * (the C library's interface queries; uevents and audit are the host's).
+ * Denied calls fail with EPERM (clone3 with ENOSYS, so that the C library
+ * falls back to clone, whose flags the filter can see).  A call of another
+ * ABI (i386's int 0x80, x32) kills the whole process at once: killing only
+ * the calling thread, libseccomp's default, left a cell whose main thread
+ * was gone hanging until its timeout.
+ *
+ * The filter is compiled once, in the fork server (cx__worker_seccomp_prepare),
+ * and the same BPF program is loaded by every process of the sandbox:
+ * the namespace's init and each spare before it runs any Python.
  */
 #define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/netlink.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "plugins/subprocess/worker/worker.h"
 
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+/* The compiled program, made before the first process that loads it is
+ * forked. */
+static struct sock_fprog program;
+
+gboolean
+cx__worker_seccomp_load(GError **error)
+{
+  if (program.filter == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: the filter was not prepared");
+    return FALSE;
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) < 0) {
+    int saved = errno;
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: cannot load the filter: %s",
+                g_strerror(saved));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 #ifndef HAVE_SECCOMP
 gboolean
-cx__worker_seccomp_apply(GError **error)
+cx__worker_seccomp_prepare(GError **error)
 {
   g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
               "seccomp: this cellexec was built without libseccomp");
@@ -36,7 +77,7 @@ static const char *const denied[] = {
   "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname",
   "setdomainname", "iopl", "ioperm", "syslog", "quotactl", "quotactl_fd", "lookup_dcookie",
   "open_by_handle_at", "name_to_handle_at", "uselib", "vhangup", "nfsservctl",
-  "fanotify_init", NULL
+  "fanotify_init", "io_uring_setup", "io_uring_enter", "io_uring_register", NULL
 };
 
 static const int namespace_flags[] = { CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
@@ -45,8 +86,37 @@ static const int namespace_flags[] = { CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, 
 #define RULE(ctx, action, call, ...)                                                   \
   (seccomp_rule_add(ctx, action, call, __VA_ARGS__) == 0)
 
+/* The BPF program of CTX, read back from libseccomp's export (2.5 can
+ * only write it to a descriptor). */
+static gboolean
+export_program(scmp_filter_ctx ctx)
+{
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+    return FALSE;
+  /* A filter of this size is a few KiB, far below a pipe's buffer. */
+  gboolean ok = seccomp_export_bpf(ctx, pipe_fds[1]) == 0;
+  close(pipe_fds[1]);
+  g_autoptr(GByteArray) bytes = g_byte_array_new();
+  guint8 buffer[4096];
+  gssize n;
+  while (ok && (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0) {
+    if (n < 0) {
+      ok = errno == EINTR;
+      continue;
+    }
+    g_byte_array_append(bytes, buffer, (guint)n);
+  }
+  close(pipe_fds[0]);
+  if (!ok || bytes->len == 0 || bytes->len % sizeof(struct sock_filter) != 0)
+    return FALSE;
+  program.len = (unsigned short)(bytes->len / sizeof(struct sock_filter));
+  program.filter = (struct sock_filter *)g_byte_array_free(g_steal_pointer(&bytes), FALSE);
+  return TRUE;
+}
+
 gboolean
-cx__worker_seccomp_apply(GError **error)
+cx__worker_seccomp_prepare(GError **error)
 {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == NULL) {
@@ -77,18 +147,25 @@ cx__worker_seccomp_apply(GError **error)
       failed = "clone(CLONE_NEW*)";
   if (failed == NULL && !RULE(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0))
     failed = "clone3";
-  if (failed == NULL && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1) != 0)
-    failed = "no-new-privs";
-  int loaded = failed == NULL ? seccomp_load(ctx) : 0;
+  /* Sockets: no path to the hypervisor; of netlink, routing only. */
+  if (failed == NULL &&
+      !RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_VSOCK)))
+    failed = "socket(AF_VSOCK)";
+  if (failed == NULL &&
+      !RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+            SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE)))
+    failed = "socket(AF_NETLINK)";
+  if (failed == NULL && seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0)
+    failed = "calls of another ABI";
+  gboolean exported = failed == NULL && export_program(ctx);
   seccomp_release(ctx);
   if (failed != NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: cannot add the rule for %s",
                 failed);
     return FALSE;
   }
-  if (loaded != 0) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: cannot load the filter: %s",
-                g_strerror(-loaded));
+  if (!exported) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: cannot compile the filter");
     return FALSE;
   }
   return TRUE;

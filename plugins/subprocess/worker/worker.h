@@ -107,6 +107,11 @@ extern pid_t cx__worker_sandbox_init;
  * "writable", "hidden", "cwd", "memory", "processes"); append the name of
  * each measure applied to MEASURES.  Single-threaded, before Python. */
 gboolean cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error);
+/* First thing in a spare, before any Python runs in it: its own /tmp,
+ * the cells' user, no capabilities, a Landlock domain of its own, the
+ * seccomp filter.  FALSE (and *ERROR) when one of them cannot be had: the
+ * spare must then run nothing, only report it. */
+gboolean cx__worker_sandbox_confine(GError **error);
 /* In the fork server, right after forking PID: its cgroup of its own. */
 gboolean cx__worker_sandbox_adopt(pid_t pid, GError **error);
 /* When PID has ended: kill what is left in its cgroup, remove it. */
@@ -114,8 +119,10 @@ void cx__worker_sandbox_release(pid_t pid);
 /* At the fork server's end: release every cell's cgroup, then the
  * worker's own. */
 void cx__worker_sandbox_finish(void);
-/* Load the seccomp filter (seccomp.c). */
-gboolean cx__worker_seccomp_apply(GError **error);
+/* Compile the seccomp filter (seccomp.c), once, in the fork server. */
+gboolean cx__worker_seccomp_prepare(GError **error);
+/* Load the compiled filter into this process (and set no_new_privs). */
+gboolean cx__worker_seccomp_load(GError **error);
 
 /* ---- forkserver.c ----------------------------------------------------------- */
 
