@@ -80,6 +80,7 @@ struct subprocess_backend {
   char *cwd;
   JsonObject *limits;        /* the "limits" of open requests (only read, never shared) */
   char *sandbox;             /* isolation = sandbox: its JSON for the worker; else NULL */
+  char **view;               /* isolation = sandbox: the directories cells see (cwd, lists) */
   guint64 output_limit;
 
   GMutex lock;               /* the fields below */
@@ -245,6 +246,53 @@ open_channel(subprocess_backend *backend, cx__sp_worker_process **server, JsonOb
 
 /* ---- Requests ------------------------------------------------------------------ */
 
+/* The directories of the sandbox's view that a cell may work in: its cwd,
+ * writable-paths and read-only-paths (SANDBOX is their JSON). */
+static char **
+view_of(const char *sandbox)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(sandbox, -1, &error);
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new();
+  JsonObject *object = node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node)
+                                                                     : NULL;
+  if (object != NULL && json_object_has_member(object, "cwd"))
+    g_ptr_array_add(dirs, g_strdup(json_object_get_string_member(object, "cwd")));
+  static const char *const lists[] = { "writable", "read_only" };
+  for (guint l = 0; object != NULL && l < G_N_ELEMENTS(lists); l++) {
+    JsonArray *list = json_object_has_member(object, lists[l])
+                        ? json_object_get_array_member(object, lists[l]) : NULL;
+    for (guint i = 0; list != NULL && i < json_array_get_length(list); i++)
+      g_ptr_array_add(dirs, g_strdup(json_array_get_string_element(list, i)));
+  }
+  g_ptr_array_add(dirs, NULL);
+  return (char **)g_ptr_array_free(g_steal_pointer(&dirs), FALSE);
+}
+
+/* A cwd asked for one call must lie in the sandbox's view, which was made
+ * when the worker started: say so, and what to set, rather than let the
+ * cell fail to find it. */
+static gboolean
+cwd_in_view(subprocess_backend *backend, const cx_run_options *run, GError **error)
+{
+  const char *cwd = cx_run_options_get_cwd(run);
+  if (backend->view == NULL || cwd == NULL)
+    return TRUE;
+  g_autofree char *path = g_canonicalize_filename(cwd, NULL);
+  for (char **dir = backend->view; *dir != NULL; dir++) {
+    g_autofree char *root = g_canonicalize_filename(*dir, NULL);
+    gsize n = strlen(root);
+    if (g_str_has_prefix(path, root) && (path[n] == '\0' || path[n] == '/' || n == 1))
+      return TRUE;
+  }
+  g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+              "subprocess: the cwd %s is outside what isolation = sandbox shows the cells (its "
+              "`cwd`, `writable-paths` and `read-only-paths`, fixed when the backend opened); "
+              "add it to `writable-paths` or set `cwd` to it",
+              path);
+  return FALSE;
+}
+
 static JsonObject *
 cell_request(subprocess_backend *backend, const char *code, const cx_run_options *run)
 {
@@ -332,6 +380,7 @@ subprocess_destroy(cx_backend_instance *instance)
   g_free(backend->preload);
   g_strfreev(backend->environment);
   g_free(backend->cwd);
+  g_strfreev(backend->view);
   g_clear_pointer(&backend->limits, json_object_unref);
   g_free(backend->sandbox);
   g_ptr_array_unref(backend->running);
@@ -403,6 +452,7 @@ subprocess_create(const cx_options *options, GError **error)
   backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
   backend->limits = g_steal_pointer(&limits);
   backend->sandbox = g_steal_pointer(&sandbox);
+  backend->view = backend->sandbox != NULL ? view_of(backend->sandbox) : NULL;
   backend->output_limit = cx_options_get_size(options, "output-limit", 0);
 
   /* Start the server now: a worker that cannot start fails here, and the
@@ -443,6 +493,10 @@ static cx_result *
 run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_options *run,
                    cx__sp_call_outcome *outcome, GError **error)
 {
+  if (!cwd_in_view(backend, run, error)) {
+    *outcome = CX__SP_CALL_DONE;
+    return NULL;
+  }
   JsonObject *request = open_request(backend, "cell");
   json_object_set_object_member(request, "cell", cell_request(backend, code, run));
   if (strlen(code) > CX__WIRE_MAX_PAYLOAD / 8 && !request_fits(request, error)) {
@@ -687,6 +741,10 @@ subprocess_session_run_cell(cx_session_instance *instance, const char *code,
 
   cx_result *result = NULL;
   cx__sp_call_outcome outcome = CX__SP_CALL_PROCESS_GONE;
+  if (!cwd_in_view(backend, run, error)) {
+    g_rec_mutex_unlock(&session->lock);
+    return NULL;
+  }
   JsonObject *cell = cell_request(backend, code, run);
   if (strlen(code) > CX__WIRE_MAX_PAYLOAD / 8 && !request_fits(cell, error)) {
     json_object_unref(cell);
