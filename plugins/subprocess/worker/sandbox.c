@@ -540,6 +540,51 @@ covers_system(const char *path)
   return FALSE;
 }
 
+/* Refuse a cwd or writable path that would hand cells the host's system. */
+static gboolean
+check_writable(JsonObject *config, const char *cwd, GError **error)
+{
+  if (cwd != NULL && covers_system(cwd)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "filesystem view: the cells' cwd %s would make the host's system writable; "
+                "set `cwd` to a directory of the cells' own", cwd);
+    return FALSE;
+  }
+  JsonArray *writable = json_object_has_member(config, "writable")
+                          ? json_object_get_array_member(config, "writable") : NULL;
+  for (guint i = 0; writable != NULL && i < json_array_get_length(writable); i++) {
+    const char *path = json_array_get_string_element(writable, i);
+    if (path != NULL && covers_system(path)) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "writable-paths: %s would make the host's system writable", path);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* /dev: the harmless devices only; no terminal, no /dev/pts. */
+static gboolean
+build_dev(GError **error)
+{
+  if (mkdir(NEW_ROOT "/dev", 0755) < 0 ||
+      mount("tmpfs", NEW_ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755") < 0)
+    return fail_errno(error, "filesystem view (/dev)", NULL);
+  static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                         "/dev/urandom", NULL };
+  for (const char *const *device = devices; *device != NULL; device++)
+    if (!bind_path(*device, TRUE, "filesystem view (/dev)", error))
+      return FALSE;
+  if (symlink("/proc/self/fd", NEW_ROOT "/dev/fd") < 0 ||
+      symlink("/proc/self/fd/0", NEW_ROOT "/dev/stdin") < 0 ||
+      symlink("/proc/self/fd/1", NEW_ROOT "/dev/stdout") < 0 ||
+      symlink("/proc/self/fd/2", NEW_ROOT "/dev/stderr") < 0 ||
+      mkdir(NEW_ROOT "/dev/shm", 01777) < 0 ||
+      mount("tmpfs", NEW_ROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+    return fail_errno(error, "filesystem view (/dev)", NULL);
+  return TRUE;
+}
+
 static gboolean
 is_tmp(const char *path)
 {
@@ -568,22 +613,8 @@ binds_host_tmp(JsonObject *config, const char *cwd)
 static gboolean
 build_root(JsonObject *config, const char *cwd, GError **error)
 {
-  if (cwd != NULL && covers_system(cwd)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
-                "filesystem view: the cells' cwd %s would make the host's system writable; "
-                "set `cwd` to a directory of the cells' own", cwd);
+  if (!check_writable(config, cwd, error))
     return FALSE;
-  }
-  JsonArray *writable = json_object_has_member(config, "writable")
-                          ? json_object_get_array_member(config, "writable") : NULL;
-  for (guint i = 0; writable != NULL && i < json_array_get_length(writable); i++) {
-    const char *path = json_array_get_string_element(writable, i);
-    if (path != NULL && covers_system(path)) {
-      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
-                  "writable-paths: %s would make the host's system writable", path);
-      return FALSE;
-    }
-  }
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return fail_errno(error, "mount namespace (private mounts)", NULL);
   struct stat st;
@@ -613,22 +644,8 @@ build_root(JsonObject *config, const char *cwd, GError **error)
   if (!bind_mapped_files(error))
     return FALSE;
 
-  /* /dev: the harmless devices only; no terminal, no /dev/pts. */
-  if (mkdir(NEW_ROOT "/dev", 0755) < 0 ||
-      mount("tmpfs", NEW_ROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755") < 0)
-    return fail_errno(error, "filesystem view (/dev)", NULL);
-  static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                         "/dev/urandom", NULL };
-  for (const char *const *device = devices; *device != NULL; device++)
-    if (!bind_path(*device, TRUE, "filesystem view (/dev)", error))
-      return FALSE;
-  if (symlink("/proc/self/fd", NEW_ROOT "/dev/fd") < 0 ||
-      symlink("/proc/self/fd/0", NEW_ROOT "/dev/stdin") < 0 ||
-      symlink("/proc/self/fd/1", NEW_ROOT "/dev/stdout") < 0 ||
-      symlink("/proc/self/fd/2", NEW_ROOT "/dev/stderr") < 0 ||
-      mkdir(NEW_ROOT "/dev/shm", 01777) < 0 ||
-      mount("tmpfs", NEW_ROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-    return fail_errno(error, "filesystem view (/dev)", NULL);
+  if (!build_dev(error))
+    return FALSE;
 
   if (mkdir(NEW_ROOT "/proc", 0555) < 0)
     return fail_errno(error, "filesystem view (/proc)", NULL);
