@@ -8,3 +8,5 @@ tests_test_jupyter_SOURCES = tests/test_jupyter.c tests/test_jupyter_server.c \
 tests_test_jupyter_CFLAGS = $(TEST_CFLAGS)
 tests_test_jupyter_LDADD = $(TEST_LDADD)
 endif
+# A kernel that speaks the protocol badly, run by test_jupyter.
+EXTRA_DIST += tests/hostile_kernel.py

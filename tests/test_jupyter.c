@@ -1,8 +1,8 @@
 /* The jupyter backend (plugins/jupyter) against real ipykernel kernels
- * started on loopback by these tests, and a scripted kernel (pyzmq and
- * the kernel's own key) for what a real one never does: forged
+ * started on loopback by these tests, and a hostile one
+ * (tests/hostile_kernel.py) for what a real one never does: forged
  * signatures, replies to someone else's request, malformed JSON, a
- * heartbeat that stops.
+ * heartbeat that stops, a flood, a peer that is no kernel at all.
  *
  * Connection files go to a directory of this program's own
  * (JUPYTER_RUNTIME_DIR), so that what is left behind can be counted. */
@@ -604,61 +604,43 @@ test_jupyter_attach_by_connection_file(void)
   waitpid(pid, NULL, 0);
 }
 
-/* A kernel that lies: it binds the five channels, writes a connection
- * file, and answers each execute_request with a forged stream message, a
- * signed one for another parent, a signed one that is not JSON, then the
- * real output.  Mode "die": it exits on execute_request. */
-static const char scripted_kernel[] =
-  "import sys, json, hmac, hashlib, uuid, datetime, os, zmq\n"
-  "conn, mode = sys.argv[1], sys.argv[2]\n"
-  "key = uuid.uuid4().hex.encode()\n"
-  "ctx = zmq.Context()\n"
-  "def bind(t):\n"
-  "    s = ctx.socket(t)\n"
-  "    return s, s.bind_to_random_port('tcp://127.0.0.1')\n"
-  "shell, sp = bind(zmq.ROUTER); iopub, ip = bind(zmq.PUB); control, cp = bind(zmq.ROUTER)\n"
-  "stdin, inp = bind(zmq.ROUTER); hb, hp = bind(zmq.REP)\n"
-  "with open(conn + '.tmp', 'w') as f:\n"
-  "    json.dump(dict(shell_port=sp, iopub_port=ip, control_port=cp, stdin_port=inp, hb_port=hp,\n"
-  "                   ip='127.0.0.1', key=key.decode(), transport='tcp', signature_scheme='hmac-sha256'), f)\n"
-  "os.rename(conn + '.tmp', conn)\n"
-  "def frames(msg_type, parent, content, raw=None, bad=False):\n"
-  "    header = json.dumps(dict(msg_id=uuid.uuid4().hex, msg_type=msg_type, session='s', username='u',\n"
-  "                             date=datetime.datetime.utcnow().isoformat() + 'Z', version='5.3')).encode()\n"
-  "    parts = [header, json.dumps(parent).encode(), b'{}', raw if raw is not None else json.dumps(content).encode()]\n"
-  "    h = hmac.new(key, digestmod=hashlib.sha256)\n"
-  "    for p in parts: h.update(p)\n"
-  "    return [b'<IDS|MSG>', b'0' * 64 if bad else h.hexdigest().encode()] + parts\n"
-  "def pub(t, parent, content, **kw): iopub.send_multipart([t.encode()] + frames(t, parent, content, **kw))\n"
-  "poller = zmq.Poller()\n"
-  "for s in (shell, control, hb): poller.register(s, zmq.POLLIN)\n"
-  "while True:\n"
-  "    for sock, _ in poller.poll():\n"
-  "        if sock is hb:\n"
-  "            hb.send(hb.recv()); continue\n"
-  "        msg = sock.recv_multipart(); i = msg.index(b'<IDS|MSG>')\n"
-  "        ids, header = msg[:i], json.loads(msg[i + 2])\n"
-  "        t = header['msg_type']\n"
-  "        pub('status', header, {'execution_state': 'busy'})\n"
-  "        if t == 'kernel_info_request':\n"
-  "            sock.send_multipart(ids + frames('kernel_info_reply', header, {'status': 'ok', 'protocol_version': '5.3'}))\n"
-  "        elif t == 'execute_request':\n"
-  "            if mode == 'die': os._exit(1)\n"
-  "            pub('stream', header, {'name': 'stdout', 'text': 'FORGED\\n'}, bad=True)\n"
-  "            pub('stream', dict(header, msg_id='someone-else'), {'name': 'stdout', 'text': 'OTHER\\n'})\n"
-  "            pub('stream', header, None, raw=b'{not json')\n"
-  "            iopub.send_multipart([b'junk', b'no delimiter'])\n"
-  "            pub('stream', header, {'name': 'stdout', 'text': 'good\\n'})\n"
-  "            sock.send_multipart(ids + frames('execute_reply', header, {'status': 'ok', 'execution_count': 1, 'user_expressions': {}}))\n"
-  "        pub('status', header, {'execution_state': 'idle'})\n";
+/* tests/hostile_kernel.py in MODE (see there), attached: it binds its
+ * own ports and writes *CONNECTION_FILE. */
+static char *
+hostile_kernel_script(void)
+{
+  return g_build_filename(cx_test_srcdir(), "tests", "hostile_kernel.py", NULL);
+}
+
+static GPid
+start_scripted_kernel(const char *mode, char **connection_file);
+
+/* A peer that is no kernel (the ports answer with bytes that are not
+ * ZMTP): attaching fails within start-timeout, a send never waits for
+ * ever. */
+static void
+test_jupyter_garbage_peer_fails_within_start_timeout(void)
+{
+  g_autofree char *file = NULL;
+  GPid pid = start_scripted_kernel("garbage", &file);
+  g_autofree char *connection = g_strdup_printf("connection-file=%s", file);
+  gint64 start = g_get_monotonic_time();
+  g_auto(cx_test_cli_run) run = cx_test_cellexec(NULL, "run", "-b", "jupyter", "-o", connection,
+                                                 "-o", "start-timeout=1", "-c", "1", NULL);
+  CU_ASSERT_EQUAL(run.status, 2);
+  CX_ASSERT_CONTAINS(run.err, "did not answer within 1 s");
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 1 + 20 * slowdown());
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
 
 static GPid
 start_scripted_kernel(const char *mode, char **connection_file)
 {
   g_autofree char *dir = cx_test_tmpdir();
-  g_autofree char *script = cx_test_write_file(dir, "scripted_kernel.py", scripted_kernel);
+  g_autofree char *script = hostile_kernel_script();
   *connection_file = g_build_filename(dir, "scripted.json", NULL);
-  const char *argv[] = { python(), script, *connection_file, mode, NULL };
+  const char *argv[] = { python(), script, mode, "--write", *connection_file, NULL };
   return spawn_until_file(argv, *connection_file);
 }
 
@@ -887,6 +869,8 @@ cx_test_register(void)
     { "test_jupyter_attach_by_connection_file", test_jupyter_attach_by_connection_file },
     { "test_jupyter_drops_forged_misdirected_and_malformed_messages", test_jupyter_drops_forged_misdirected_and_malformed_messages },
     { "test_jupyter_attached_kernel_death_by_heartbeat", test_jupyter_attached_kernel_death_by_heartbeat },
+    { "test_jupyter_garbage_peer_fails_within_start_timeout",
+      test_jupyter_garbage_peer_fails_within_start_timeout },
     { "test_jupyter_gateway_runs_cells", test_jupyter_gateway_runs_cells },
     { "test_jupyter_gateway_ctrl_c_leaves_no_kernel_on_the_server",
       test_jupyter_gateway_ctrl_c_leaves_no_kernel_on_the_server },

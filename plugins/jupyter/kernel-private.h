@@ -20,6 +20,7 @@ struct jk_kernel {
   char *session;             /* our session id */
   char *connection_file;
   char *spec_name;
+  int send_timeout_ms;       /* ZMQ_SNDTIMEO: a send never waits for ever */
   jk_counters *counters;
   JsonObject *info;          /* kernel_info_reply content */
   GQueue *recent;            /* msg_ids we sent lately (char *) */

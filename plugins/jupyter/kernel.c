@@ -308,6 +308,9 @@ open_socket(jk_kernel *kernel, int type, int channel, GError **error)
   }
   int zero = 0;
   zmq_setsockopt(socket, ZMQ_LINGER, &zero, sizeof zero);
+  /* A peer that is no kernel (its greeting is not ZMTP) leaves a socket
+   * with no pipe to send on, and a send would wait for one for ever. */
+  zmq_setsockopt(socket, ZMQ_SNDTIMEO, &kernel->send_timeout_ms, sizeof kernel->send_timeout_ms);
   if (type == ZMQ_SUB)
     zmq_setsockopt(socket, ZMQ_SUBSCRIBE, "", 0);
   /* One identity for shell, stdin and control, as jupyter_client does: the
@@ -465,6 +468,7 @@ jk_kernel_new(void *zmq, jk_counters *counters)
   kernel->counters = counters;
   kernel->session = g_uuid_string_random();
   kernel->pidfd = -1;
+  kernel->send_timeout_ms = 60 * 1000;
   kernel->recent = g_queue_new();
   g_mutex_init(&kernel->process_lock);
   g_mutex_init(&kernel->control_lock);
@@ -543,8 +547,18 @@ wait_ready(jk_kernel *kernel, gint64 deadline, const gint *cancel, GError **erro
     if (now >= resend) {
       g_autoptr(JsonObject) content = json_object_new();
       g_autofree char *id = NULL;
-      if (!jk_message_send(kernel, JK_SHELL, "kernel_info_request", content, &id, error))
+      /* The send too must end by the deadline. */
+      int left_ms = (int)MAX(1, (deadline - now) / 1000);
+      zmq_setsockopt(kernel->sockets[JK_SHELL], ZMQ_SNDTIMEO, &left_ms, sizeof left_ms);
+      gboolean sent = jk_message_send(kernel, JK_SHELL, "kernel_info_request", content, &id, NULL);
+      zmq_setsockopt(kernel->sockets[JK_SHELL], ZMQ_SNDTIMEO, &kernel->send_timeout_ms,
+                     sizeof kernel->send_timeout_ms);
+      if (!sent) {
+        g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                    "jupyter: the kernel did not take kernel_info_request in time (is it a "
+                    "Jupyter kernel?)");
         return FALSE;
+      }
       resend = now + (replied ? 50 : 250) * 1000;
     }
     zmq_pollitem_t items[3] = {
@@ -706,6 +720,7 @@ launch_once(void *zmq, const jk_spec *spec, const char *cwd, double start_timeou
   kernel->key = random_key();
   kernel->spec_name = g_strdup(spec->name);
   kernel->signal_interrupt = spec->signal_interrupt;
+  kernel->send_timeout_ms = (int)(start_timeout * 1000);
   if (!reserve_ports(kernel->ports, error)) {
     jk_kernel_free(kernel);
     return NULL;
@@ -765,6 +780,7 @@ jk_kernel_attach(void *zmq, const char *connection_file, double start_timeout,
                  jk_counters *counters, GError **error)
 {
   jk_kernel *kernel = jk_kernel_new(zmq, counters);
+  kernel->send_timeout_ms = (int)(start_timeout * 1000);
   if (!read_connection_file(kernel, connection_file, error) || !open_channels(kernel, error)) {
     jk_kernel_free(kernel);
     return NULL;
