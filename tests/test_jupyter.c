@@ -64,6 +64,14 @@ setup_dirs(void)
     " \"display_name\": \"cellexec test\", \"language\": \"python\",\n"
     " \"env\": {\"CX_SPEC_ENV\": \"from-the-spec\", \"CX_MODE_FILE\": \"%s\"}}\n", mode_file);
   g_autofree char *file = cx_test_write_file(kernels, "kernel.json", json);
+  /* "cxflood": tests/hostile_kernel.py, launched, flooding every cell. */
+  g_autofree char *flood = g_build_filename(spec_dir, "kernels", "cxflood", NULL);
+  g_mkdir_with_parents(flood, 0700);
+  g_autofree char *script = g_build_filename(cx_test_srcdir(), "tests", "hostile_kernel.py", NULL);
+  g_autofree char *flood_json = g_strdup_printf(
+    "{\"argv\": [\"python3\", \"%s\", \"flood\", \"-f\", \"{connection_file}\"],\n"
+    " \"display_name\": \"flood\", \"language\": \"python\"}\n", script);
+  g_autofree char *flood_file = cx_test_write_file(flood, "kernel.json", flood_json);
   g_setenv("JUPYTER_PATH", spec_dir, TRUE);
 }
 
@@ -615,6 +623,49 @@ hostile_kernel_script(void)
 static GPid
 start_scripted_kernel(const char *mode, char **connection_file);
 
+/* A cell on a flooding kernel, with a timeout of 1 s: it must end as
+ * TimeoutError saying HOW, and promptly (the flood never ends: the time
+ * is a hang guard). */
+static void
+assert_flood_times_out(cx_backend *backend, const char *how)
+{
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_timeout(run, 1);
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "anything", run);
+  double seconds = cx_test_seconds_since(start);
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), how);
+  CU_ASSERT_TRUE(seconds < 1.5 + 20 * slowdown());
+}
+
+/* A cell's output without end, and SIGINT ignored: past the timeout and
+ * the grace the kernel is killed, and the call returns. */
+static void
+test_jupyter_flooding_kernel_is_killed_at_its_timeout(void)
+{
+  g_autoptr(cx_backend) backend = open_jupyter("kernel", "cxflood", "pool-size", "0",
+                                               "interrupt-grace", "0.5", NULL);
+  assert_flood_times_out(backend, "its kernel was killed");
+}
+
+/* The same on a kernel someone else started: it is not ours to kill, so
+ * the call gives up on it, and says so. */
+static void
+test_jupyter_flooding_attached_kernel_is_given_up(void)
+{
+  g_autofree char *file = NULL;
+  GPid pid = start_scripted_kernel("flood", &file);
+  {
+    g_autoptr(cx_backend) backend = open_jupyter("connection-file", file, "interrupt-grace", "0.5",
+                                                 NULL);
+    assert_flood_times_out(backend, "not started by cellexec");
+  }
+  CU_ASSERT_TRUE(process_alive(pid));
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
 /* A peer that is no kernel (the ports answer with bytes that are not
  * ZMTP): attaching fails within start-timeout, a send never waits for
  * ever. */
@@ -869,6 +920,10 @@ cx_test_register(void)
     { "test_jupyter_attach_by_connection_file", test_jupyter_attach_by_connection_file },
     { "test_jupyter_drops_forged_misdirected_and_malformed_messages", test_jupyter_drops_forged_misdirected_and_malformed_messages },
     { "test_jupyter_attached_kernel_death_by_heartbeat", test_jupyter_attached_kernel_death_by_heartbeat },
+    { "test_jupyter_flooding_kernel_is_killed_at_its_timeout",
+      test_jupyter_flooding_kernel_is_killed_at_its_timeout },
+    { "test_jupyter_flooding_attached_kernel_is_given_up",
+      test_jupyter_flooding_attached_kernel_is_given_up },
     { "test_jupyter_garbage_peer_fails_within_start_timeout",
       test_jupyter_garbage_peer_fails_within_start_timeout },
     { "test_jupyter_gateway_runs_cells", test_jupyter_gateway_runs_cells },

@@ -23,6 +23,9 @@
 #define HB_TIMEOUT_US (1000 * 1000)
 /* Without a pidfd, how often the process is looked at. */
 #define PROCESS_CHECK_US (10 * 1000)
+/* Messages read from one socket before the deadlines are looked at again:
+ * a kernel that floods IOPub must not keep the loop from its timeout. */
+#define RECV_BATCH 64
 
 jk_exec_outcome
 jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
@@ -59,6 +62,8 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       if (!attached) {
         jk_kernel_kill(kernel);
         exec->killed = TRUE;
+      } else {
+        exec->abandoned = TRUE;
       }
       outcome = JK_EXEC_TIMEOUT;
       break;
@@ -103,7 +108,9 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
 
     jk_message *m;
     jk_recv_status status;
-    while ((status = jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE) {
+    for (int n = 0; n < RECV_BATCH &&
+                    (status = jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
+         n++) {
       if (m == NULL)
         continue;
       if (g_strcmp0(m->parent_id, msg_id) != 0) {
@@ -116,7 +123,9 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       }
       jk_message_free(m);
     }
-    while ((status = jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE) {
+    for (int n = 0; n < RECV_BATCH &&
+                    (status = jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
+         n++) {
       if (m == NULL)
         continue;
       if (g_strcmp0(m->parent_id, msg_id) == 0 && g_str_equal(m->msg_type, "execute_reply")) {
@@ -128,7 +137,9 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       }
       jk_message_free(m);
     }
-    while ((status = jk_message_recv(kernel, JK_STDIN, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE) {
+    for (int n = 0; n < RECV_BATCH &&
+                    (status = jk_message_recv(kernel, JK_STDIN, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
+         n++) {
       g_autoptr(JsonObject) reply = m != NULL ? jk_exec_input_reply(exec, msg_id, m) : NULL;
       if (reply != NULL)
         jk_message_send(kernel, JK_STDIN, "input_reply", reply, NULL, NULL);

@@ -96,6 +96,7 @@ typedef struct {
   /* out */
   JsonObject *reply;            /* execute_reply content (owned), or NULL */
   gboolean killed;              /* the kernel was killed after the grace */
+  gboolean abandoned;           /* not ours to kill: given up after the grace */
   char *died_how;               /* for JK_EXEC_DIED, e.g. "killed by signal 9" */
 } jk_exec;
 

@@ -223,7 +223,10 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
   if (outcome == JK_EXEC_TIMEOUT) {
     g_autofree char *message = g_strdup_printf(
       "cell exceeded its %g s timeout%s", exec->timeout,
-      exec->killed ? "; it did not stop when interrupted, so its kernel was killed" : "");
+      exec->killed      ? "; it did not stop when interrupted, so its kernel was killed"
+      : exec->abandoned ? "; it did not stop when interrupted, and its kernel, not started by "
+                          "cellexec, was left running it"
+                        : "");
     const char *traceback = state->traceback ? state->traceback : "";
     g_autofree char *told = g_strdup_printf("%s%sTimeoutError: %s\n", traceback,
                                             *traceback ? "\n" : "", message);
