@@ -11,6 +11,7 @@
 #   die      exits
 #   flood    ignores SIGINT and interrupt_request, and sends stream
 #            output without end, never replying
+#   hang     ignores SIGINT and interrupt_request, and never replies
 #   odd      outputs a front end cannot show (an unknown msg_type,
 #            display_data without data or with data of wrong types), then
 #            a reply whose status is "bogus"
@@ -124,6 +125,9 @@ def execute(sock, ids, header):
         line = {'name': 'stdout', 'text': 'flood ' * 10000 + '\n'}
         while True:
             pub('stream', header, line)
+    elif mode == 'hang':
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        threading.Event().wait()
     elif mode == 'odd':
         pub('weird_type', header, {'something': 1})
         pub('display_data', header, {'metadata': {}})

@@ -42,6 +42,19 @@ python(void)
   return p != NULL ? p : "/usr/bin/python3";
 }
 
+/* A kernelspec NAME in spec_dir that launches tests/hostile_kernel.py in MODE. */
+static void
+add_hostile_spec(const char *name, const char *mode)
+{
+  g_autofree char *dir = g_build_filename(spec_dir, "kernels", name, NULL);
+  g_mkdir_with_parents(dir, 0700);
+  g_autofree char *script = g_build_filename(cx_test_srcdir(), "tests", "hostile_kernel.py", NULL);
+  g_autofree char *json = g_strdup_printf(
+    "{\"argv\": [\"python3\", \"%s\", \"%s\", \"-f\", \"{connection_file}\"],\n"
+    " \"display_name\": \"%s\", \"language\": \"python\"}\n", script, mode, name);
+  g_autofree char *file = cx_test_write_file(dir, "kernel.json", json);
+}
+
 static void
 setup_dirs(void)
 {
@@ -64,14 +77,8 @@ setup_dirs(void)
     " \"display_name\": \"cellexec test\", \"language\": \"python\",\n"
     " \"env\": {\"CX_SPEC_ENV\": \"from-the-spec\", \"CX_MODE_FILE\": \"%s\"}}\n", mode_file);
   g_autofree char *file = cx_test_write_file(kernels, "kernel.json", json);
-  /* "cxflood": tests/hostile_kernel.py, launched, flooding every cell. */
-  g_autofree char *flood = g_build_filename(spec_dir, "kernels", "cxflood", NULL);
-  g_mkdir_with_parents(flood, 0700);
-  g_autofree char *script = g_build_filename(cx_test_srcdir(), "tests", "hostile_kernel.py", NULL);
-  g_autofree char *flood_json = g_strdup_printf(
-    "{\"argv\": [\"python3\", \"%s\", \"flood\", \"-f\", \"{connection_file}\"],\n"
-    " \"display_name\": \"flood\", \"language\": \"python\"}\n", script);
-  g_autofree char *flood_file = cx_test_write_file(flood, "kernel.json", flood_json);
+  add_hostile_spec("cxflood", "flood");
+  add_hostile_spec("cxhang", "hang");
   g_setenv("JUPYTER_PATH", spec_dir, TRUE);
 }
 
@@ -620,6 +627,34 @@ hostile_kernel_script(void)
   return g_build_filename(cx_test_srcdir(), "tests", "hostile_kernel.py", NULL);
 }
 
+/* `cellexec run` ends on SIGTERM even when its cell ignores the interrupt
+ * (a kernel with SIGINT ignored, no timeout): with 143, in a bounded
+ * time. */
+static void
+test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts(void)
+{
+  setup_dirs();
+  g_autofree char *script = hostile_kernel_script();
+  g_autoptr(GSubprocess) host = cx_test_cellexec_start("run", "-b", "jupyter", "-o", "kernel=cxhang",
+                                                       "-o", "pool-size=0", "-c", "anything", NULL);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (cx_test_count_processes_with(script) == 0 && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  g_subprocess_send_signal(host, SIGTERM);
+  gint64 start = g_get_monotonic_time();
+  while (g_subprocess_get_identifier(host) != NULL && cx_test_seconds_since(start) < 60)
+    g_usleep(50 * 1000);
+  double seconds = cx_test_seconds_since(start);
+  if (g_subprocess_get_identifier(host) != NULL)
+    g_subprocess_force_exit(host);
+  g_auto(cx_test_cli_run) run = cx_test_cellexec_finish(host, NULL);
+  CU_ASSERT_EQUAL(run.status, 143);
+  CX_ASSERT_CONTAINS(run.err, "did not stop");
+  /* The kernel ignores the interrupt for ever: the time is a hang guard. */
+  CU_ASSERT_TRUE(seconds < 5 + 20 * slowdown());
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(script, 10), 0);
+}
+
 static GPid
 start_scripted_kernel(const char *mode, char **connection_file);
 
@@ -924,6 +959,8 @@ cx_test_register(void)
       test_jupyter_flooding_kernel_is_killed_at_its_timeout },
     { "test_jupyter_flooding_attached_kernel_is_given_up",
       test_jupyter_flooding_attached_kernel_is_given_up },
+    { "test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts",
+      test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts },
     { "test_jupyter_garbage_peer_fails_within_start_timeout",
       test_jupyter_garbage_peer_fails_within_start_timeout },
     { "test_jupyter_gateway_runs_cells", test_jupyter_gateway_runs_cells },

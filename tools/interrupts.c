@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -16,7 +17,15 @@
 static volatile sig_atomic_t received;
 static int wake_pipe[2] = { -1, -1 };
 static GMutex lock;
+static GCond unwatched;     /* signalled when WATCHED goes */
 static cx_backend *watched; /* under LOCK */
+
+/* After SIGTERM, how long the cells have to stop before the program ends
+ * without them.  SIGTERM comes from a supervisor, which sends it once and
+ * expects the program gone; a cell that ignores its interrupt (a kernel
+ * with SIGINT ignored) must not keep it.  Kernels and workers the backends
+ * started die with the program (PR_SET_PDEATHSIG). */
+#define TERM_WAIT_SECONDS 5
 
 static void
 on_signal(int signal_number)
@@ -45,6 +54,16 @@ interrupter(gpointer data)
   g_mutex_lock(&lock);
   if (watched != NULL)
     cx_backend_interrupt_all(watched, NULL); /* a backend without interrupts: the cell goes on */
+  if (received == SIGTERM) {
+    gint64 until = g_get_monotonic_time() + TERM_WAIT_SECONDS * G_USEC_PER_SEC;
+    while (watched != NULL && g_cond_wait_until(&unwatched, &lock, until))
+      ;
+    if (watched != NULL) {
+      fprintf(stderr, "cellexec: the running cell did not stop within %d s of SIGTERM; exiting "
+                      "without waiting for it\n", TERM_WAIT_SECONDS);
+      _exit(128 + SIGTERM);
+    }
+  }
   g_mutex_unlock(&lock);
   return NULL;
 }
@@ -69,6 +88,7 @@ interrupts_unwatch(void)
 {
   g_mutex_lock(&lock);
   watched = NULL;
+  g_cond_broadcast(&unwatched);
   g_mutex_unlock(&lock);
 }
 

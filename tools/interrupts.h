@@ -3,7 +3,8 @@
  * ends with KeyboardInterrupt, the command runs no further cell, frees the
  * backend (so kernels it started, a gateway's included, are shut down) and
  * exits 128 + the signal's number.  A second signal ends the program at
- * once, as it would have the first time. */
+ * once, as it would have the first time; after SIGTERM, so does a cell
+ * that has not stopped within a few seconds. */
 #ifndef CX_TOOLS_INTERRUPTS_H
 #define CX_TOOLS_INTERRUPTS_H
 
