@@ -701,6 +701,45 @@ test_jupyter_flooding_attached_kernel_is_given_up(void)
   waitpid(pid, NULL, 0);
 }
 
+/* Outputs a notebook cannot hold (an unknown msg_type, display_data
+ * without a bundle or with values of the wrong type) and a reply whose
+ * status is none of ok, error and aborted: what can be kept is, the rest
+ * is listed in "dropped_outputs", the cell fails naming the status, and
+ * nothing complains on stderr. */
+static void
+test_jupyter_odd_outputs_and_reply_status_are_reported(void)
+{
+  g_autofree char *file = NULL;
+  GPid pid = start_scripted_kernel("odd", &file);
+  {
+    g_autoptr(cx_backend) backend = open_jupyter("connection-file", file, NULL);
+    cx_test_fd_redirect redirect;
+    cx_test_redirect_fd(&redirect, 2);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "anything", NULL);
+    g_autofree char *printed = cx_test_restore_fd(&redirect);
+    CX_ASSERT_ERROR_TYPE(result, "KernelProtocolError");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "status \"bogus\"");
+    CX_ASSERT_STDOUT(result, "good\n");
+    CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
+    JsonObject *kept = cx_result_get_output(result, 0);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(kept, "text/html"), "<b>kept</b>");
+    CU_ASSERT_FALSE(json_object_has_member(kept, "text/plain"));
+    JsonNode *dropped = cx_result_get_extra(result, "dropped_outputs");
+    CU_ASSERT_TRUE_FATAL(dropped != NULL && JSON_NODE_HOLDS_ARRAY(dropped));
+    CU_ASSERT_EQUAL(json_array_get_length(json_node_get_array(dropped)), 5);
+    g_autofree char *listed = cx_json_to_string(dropped, FALSE);
+    CX_ASSERT_CONTAINS(listed, "\"msg_type\":\"weird_type\"");
+    CX_ASSERT_CONTAINS(listed, "its \\\"text/plain\\\": not a string");
+    CX_ASSERT_CONTAINS(listed, "its \\\"metadata\\\": not an object");
+    if (strstr(printed, "CRITICAL") != NULL || strstr(printed, "WARNING") != NULL)
+      fprintf(stderr, "\n  printed: %s\n", printed);
+    CU_ASSERT_PTR_NULL(strstr(printed, "CRITICAL"));
+    CU_ASSERT_PTR_NULL(strstr(printed, "WARNING"));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
 /* A peer that is no kernel (the ports answer with bytes that are not
  * ZMTP): attaching fails within start-timeout, a send never waits for
  * ever. */
@@ -961,6 +1000,8 @@ cx_test_register(void)
       test_jupyter_flooding_attached_kernel_is_given_up },
     { "test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts",
       test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts },
+    { "test_jupyter_odd_outputs_and_reply_status_are_reported",
+      test_jupyter_odd_outputs_and_reply_status_are_reported },
     { "test_jupyter_garbage_peer_fails_within_start_timeout",
       test_jupyter_garbage_peer_fails_within_start_timeout },
     { "test_jupyter_gateway_runs_cells", test_jupyter_gateway_runs_cells },

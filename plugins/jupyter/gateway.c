@@ -315,7 +315,7 @@ jk_kernel_gateway_start(const char *url, const char *token, const char *name, gb
   }
   g_autoptr(JsonNode) started = call(g->session, "POST", g->base, "/api/kernels", token, body, 201, error);
   const char *id = started != NULL && JSON_NODE_HOLDS_OBJECT(started)
-                     ? json_object_get_string_member_with_default(json_node_get_object(started), "id", NULL)
+                     ? jk_get_string(json_node_get_object(started), "id", NULL)
                      : NULL;
   gboolean ok = id != NULL;
   if (started != NULL && id == NULL)
@@ -436,7 +436,7 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
     while ((m = g_queue_pop_head(&g->incoming)) != NULL) {
       gboolean ours = g_strcmp0(m->parent_id, msg_id) == 0;
       const char *state_name = m->channel == JK_IOPUB && g_str_equal(m->msg_type, "status")
-                                 ? json_object_get_string_member_with_default(m->content, "execution_state", "")
+                                 ? jk_get_string(m->content, "execution_state", "")
                                  : "";
       if (g_str_equal(state_name, "restarting") || g_str_equal(state_name, "dead")) {
         /* The server saw its kernel die (and may bring up another). */

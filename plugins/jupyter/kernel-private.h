@@ -94,6 +94,7 @@ typedef struct {
   jk_exec *exec;
   char *ename, *evalue, *traceback;
   gint64 execution_count; /* from execute_input; 0: none came */
+  JsonArray *dropped;     /* what could not be kept of its outputs; NULL: nothing */
 } jk_exec_state;
 JsonObject *jk_exec_request_content(const jk_exec *exec);
 /* The idle status may trail the execute_reply; not for ever. */

@@ -32,17 +32,59 @@ jk_exec_clear(jk_exec *exec)
   g_clear_pointer(&exec->died_how, g_free);
 }
 
-/* DATA with only the MIME types RUN allows (a new reference). */
-static JsonObject *
-filtered(JsonObject *data, const cx_run_options *run)
+/* At most this many outputs that could not be kept are listed: a kernel
+ * may send odd messages without end. */
+#define MAX_DROPPED_LISTED 1000
+
+/* Note in STATE that WHAT of a MSG_TYPE message was not kept, and why. */
+static void
+note_dropped(jk_exec_state *state, const char *msg_type, const char *what)
 {
-  if (run == NULL || cx_run_options_get_allowed_mime_types(run) == NULL)
-    return json_object_ref(data);
+  if (state->dropped == NULL)
+    state->dropped = json_array_new();
+  if (json_array_get_length(state->dropped) >= MAX_DROPPED_LISTED)
+    return;
+  JsonObject *entry = json_object_new();
+  json_object_set_string_member(entry, "msg_type", msg_type);
+  json_object_set_string_member(entry, "dropped", what);
+  json_array_add_object_element(state->dropped, entry);
+}
+
+/* A MIME bundle's value as the protocol has it: text, or for a JSON type
+ * any JSON value. */
+static gboolean
+bundle_value_ok(const char *mime, JsonNode *value)
+{
+  if (JSON_NODE_HOLDS_VALUE(value) && json_node_get_value_type(value) == G_TYPE_STRING)
+    return TRUE;
+  gboolean json_type = g_str_equal(mime, "application/json") || g_str_has_suffix(mime, "+json");
+  return json_type && !JSON_NODE_HOLDS_NULL(value);
+}
+
+/* The "data" of a MSG_TYPE message C as a bundle to keep (a new
+ * reference): its entries of the right types that RUN allows; the others
+ * are noted as dropped.  NULL when C has no data object. */
+static JsonObject *
+kept_data(jk_exec_state *state, const char *msg_type, JsonObject *c)
+{
+  const cx_run_options *run = state->exec->run;
+  JsonNode *node = json_object_get_member(c, "data");
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node)) {
+    note_dropped(state, msg_type, "the whole output: its \"data\" is not a MIME bundle (an object)");
+    return NULL;
+  }
+  JsonObject *data = json_node_get_object(node);
   JsonObject *kept = json_object_new();
   g_autoptr(GList) members = json_object_get_members(data);
-  for (GList *m = members; m != NULL; m = m->next)
-    if (cx_run_options_mime_allowed(run, m->data))
-      json_object_set_member(kept, m->data, json_node_copy(json_object_get_member(data, m->data)));
+  for (GList *m = members; m != NULL; m = m->next) {
+    JsonNode *value = json_object_get_member(data, m->data);
+    if (!bundle_value_ok(m->data, value)) {
+      g_autofree char *what = g_strdup_printf("its \"%s\": not a string", (char *)m->data);
+      note_dropped(state, msg_type, what);
+    } else if (run == NULL || cx_run_options_mime_allowed(run, m->data)) {
+      json_object_set_member(kept, m->data, json_node_copy(value));
+    }
+  }
   return kept;
 }
 
@@ -53,12 +95,21 @@ object_member(JsonObject *object, const char *name)
   return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
 }
 
+/* The metadata of a MSG_TYPE message C, or NULL (noted when C has one that
+ * is not an object). */
+static JsonObject *
+kept_metadata(jk_exec_state *state, const char *msg_type, JsonObject *c)
+{
+  JsonNode *node = json_object_get_member(c, "metadata");
+  if (node != NULL && !JSON_NODE_HOLDS_OBJECT(node) && !JSON_NODE_HOLDS_NULL(node))
+    note_dropped(state, msg_type, "its \"metadata\": not an object");
+  return object_member(c, "metadata");
+}
+
 static const char *
 display_id_of(JsonObject *content)
 {
-  JsonObject *transient = object_member(content, "transient");
-  return transient != NULL ? json_object_get_string_member_with_default(transient, "display_id", NULL)
-                           : NULL;
+  return jk_get_string(object_member(content, "transient"), "display_id", NULL);
 }
 
 static char *
@@ -70,8 +121,11 @@ traceback_text(JsonObject *content)
   JsonArray *lines = json_node_get_array(node);
   g_autoptr(GString) text = g_string_new(NULL);
   for (guint i = 0; i < json_array_get_length(lines); i++) {
-    const char *line = json_node_get_string(json_array_get_element(lines, i));
-    g_autofree char *plain = jk_strip_ansi(line ? line : "");
+    JsonNode *line_node = json_array_get_element(lines, i);
+    const char *line = JSON_NODE_HOLDS_VALUE(line_node) &&
+                           json_node_get_value_type(line_node) == G_TYPE_STRING
+                         ? json_node_get_string(line_node) : "";
+    g_autofree char *plain = jk_strip_ansi(line);
     if (i > 0 && text->len > 0 && text->str[text->len - 1] != '\n')
       g_string_append_c(text, '\n');
     g_string_append(text, plain);
@@ -85,9 +139,34 @@ save_error(jk_exec_state *state, JsonObject *content)
   g_free(state->ename);
   g_free(state->evalue);
   g_free(state->traceback);
-  state->ename = g_strdup(json_object_get_string_member_with_default(content, "ename", "Error"));
-  state->evalue = g_strdup(json_object_get_string_member_with_default(content, "evalue", ""));
+  state->ename = g_strdup(jk_get_string(content, "ename", "Error"));
+  state->evalue = g_strdup(jk_get_string(content, "evalue", ""));
   state->traceback = traceback_text(content);
+}
+
+/* IOPub messages that are not outputs, which a front end without widgets
+ * or a debugger has no use for. */
+static gboolean
+is_not_output(const char *type)
+{
+  static const char *const types[] = { "comm_open", "comm_msg", "comm_close", "debug_event",
+                                       "shutdown_reply", NULL };
+  return g_strv_contains(types, type);
+}
+
+static void
+handle_stream(jk_exec_state *state, JsonObject *c)
+{
+  const char *name = jk_get_string(c, "name", "");
+  const char *text = jk_get_string(c, "text", NULL);
+  gboolean out = g_str_equal(name, "stdout"), err = g_str_equal(name, "stderr");
+  if (text == NULL || !(out || err)) {
+    note_dropped(state, "stream", text == NULL ? "the whole output: its \"text\" is not a string"
+                                               : "the whole output: its \"name\" is neither "
+                                                 "stdout nor stderr");
+    return;
+  }
+  (err ? cx_result_append_stderr : cx_result_append_stdout)(state->exec->result, text, -1);
 }
 
 /* One IOPub message of this request.  TRUE when it says idle. */
@@ -95,11 +174,10 @@ gboolean
 jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
 {
   cx_result *result = state->exec->result;
-  const cx_run_options *run = state->exec->run;
   JsonObject *c = m->content;
   const char *type = m->msg_type;
   if (g_str_equal(type, "status"))
-    return g_strcmp0(json_object_get_string_member_with_default(c, "execution_state", ""), "idle") == 0;
+    return g_strcmp0(jk_get_string(c, "execution_state", ""), "idle") == 0;
   if (g_str_equal(type, "error")) {
     save_error(state, c);
     return FALSE;
@@ -107,32 +185,32 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
   /* The cell's number comes before it runs: a kernel that dies running it
    * sends no reply to take it from. */
   if (g_str_equal(type, "execute_input")) {
-    state->execution_count = json_object_get_int_member_with_default(c, "execution_count", 0);
+    state->execution_count = jk_get_int(c, "execution_count", 0);
     return FALSE;
   }
-  if (result == NULL)
+  if (result == NULL || is_not_output(type))
     return FALSE;
-  JsonObject *data = object_member(c, "data");
-  JsonObject *metadata = object_member(c, "metadata");
   if (g_str_equal(type, "stream")) {
-    const char *text = json_object_get_string_member_with_default(c, "text", "");
-    if (g_strcmp0(json_object_get_string_member_with_default(c, "name", ""), "stderr") == 0)
-      cx_result_append_stderr(result, text, -1);
-    else
-      cx_result_append_stdout(result, text, -1);
-  } else if (g_str_equal(type, "execute_result") && data != NULL) {
-    g_autoptr(JsonObject) kept = filtered(data, run);
-    if (json_object_get_size(kept) > 0)
-      cx_result_add_execute_result(result, kept, metadata,
-                                   json_object_get_int_member_with_default(c, "execution_count", 0));
-  } else if (g_str_equal(type, "display_data") && data != NULL) {
-    g_autoptr(JsonObject) kept = filtered(data, run);
-    cx_result_add_display(result, kept, metadata, display_id_of(c));
-  } else if (g_str_equal(type, "update_display_data") && data != NULL && display_id_of(c) != NULL) {
-    g_autoptr(JsonObject) kept = filtered(data, run);
-    cx_result_update_display(result, display_id_of(c), kept, metadata);
+    handle_stream(state, c);
   } else if (g_str_equal(type, "clear_output")) {
-    cx_result_clear_output(result, json_object_get_boolean_member_with_default(c, "wait", FALSE));
+    cx_result_clear_output(result, jk_get_bool(c, "wait", FALSE));
+  } else if (g_str_equal(type, "execute_result") || g_str_equal(type, "display_data") ||
+             g_str_equal(type, "update_display_data")) {
+    g_autoptr(JsonObject) kept = kept_data(state, type, c);
+    JsonObject *metadata = kept_metadata(state, type, c);
+    const char *display_id = display_id_of(c);
+    if (kept == NULL)
+      return FALSE;
+    if (g_str_equal(type, "execute_result"))
+      cx_result_add_execute_result(result, kept, metadata, jk_get_int(c, "execution_count", 0));
+    else if (g_str_equal(type, "display_data"))
+      cx_result_add_display(result, kept, metadata, display_id);
+    else if (display_id != NULL)
+      cx_result_update_display(result, display_id, kept, metadata);
+    else
+      note_dropped(state, type, "the whole output: it has no transient display_id");
+  } else {
+    note_dropped(state, type, "the whole message: no output type of a notebook is that");
   }
   return FALSE;
 }
@@ -142,7 +220,7 @@ jk_input_prompt(const jk_message *m, const char *msg_id)
 {
   if (m == NULL || g_strcmp0(m->parent_id, msg_id) != 0 || !g_str_equal(m->msg_type, "input_request"))
     return NULL;
-  return json_object_get_string_member_with_default(m->content, "prompt", "");
+  return jk_get_string(m->content, "prompt", "");
 }
 
 JsonObject *
@@ -184,7 +262,7 @@ plain_payload(JsonArray *payload)
                             ? json_object_get_member(json_node_get_object(entry), "data") : NULL;
     JsonObject *data = data_node != NULL && JSON_NODE_HOLDS_OBJECT(data_node)
                          ? json_node_get_object(data_node) : NULL;
-    const char *text = data != NULL ? json_object_get_string_member_with_default(data, "text/plain", NULL)
+    const char *text = data != NULL ? jk_get_string(data, "text/plain", NULL)
                                     : NULL;
     if (text != NULL) {
       g_autofree char *stripped = jk_strip_ansi(text);
@@ -201,15 +279,18 @@ static void
 finish_result(jk_exec_state *state, jk_exec_outcome outcome)
 {
   jk_exec *exec = state->exec;
-  if (exec->reply != NULL && state->ename == NULL &&
-      g_strcmp0(json_object_get_string_member_with_default(exec->reply, "status", "ok"), "error") == 0)
+  const char *status = exec->reply != NULL ? jk_get_string(exec->reply, "status", NULL) : NULL;
+  if (state->ename == NULL && g_strcmp0(status, "error") == 0)
     save_error(state, exec->reply);
   if (exec->result == NULL)
     return;
+  if (state->dropped != NULL)
+    cx_result_set_extra(exec->result, "dropped_outputs",
+                        json_node_init_array(json_node_alloc(), state->dropped));
   if (exec->reply != NULL && json_object_has_member(exec->reply, "execution_count"))
     cx_result_set_extra(exec->result, "execution_count",
                         json_node_init_int(json_node_alloc(),
-                                           json_object_get_int_member_with_default(exec->reply, "execution_count", 0)));
+                                           jk_get_int(exec->reply, "execution_count", 0)));
   else if (state->execution_count > 0)
     cx_result_set_extra(exec->result, "execution_count",
                         json_node_init_int(json_node_alloc(), state->execution_count));
@@ -238,9 +319,17 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
     cx_result_set_error(exec->result, "KernelDied", message, "");
   } else if (state->ename != NULL) {
     cx_result_set_error(exec->result, state->ename, state->evalue, state->traceback);
-  } else if (exec->reply != NULL &&
-             g_strcmp0(json_object_get_string_member_with_default(exec->reply, "status", "ok"), "aborted") == 0) {
+  } else if (g_strcmp0(status, "aborted") == 0) {
     cx_result_set_error(exec->result, "Aborted", "the kernel aborted the request", "");
+  } else if (exec->reply != NULL && g_strcmp0(status, "ok") != 0) {
+    /* Not a success the kernel claimed: what happened is unknown. */
+    g_autofree char *message =
+      status != NULL
+        ? g_strdup_printf("the kernel's execute_reply has status \"%s\", which is none of ok, "
+                          "error and aborted: the cell's outcome is unknown", status)
+        : g_strdup("the kernel's execute_reply has no string \"status\": the cell's outcome "
+                   "is unknown");
+    cx_result_set_error(exec->result, "KernelProtocolError", message, "");
   }
 }
 
@@ -251,4 +340,5 @@ jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome)
   g_clear_pointer(&state->ename, g_free);
   g_clear_pointer(&state->evalue, g_free);
   g_clear_pointer(&state->traceback, g_free);
+  g_clear_pointer(&state->dropped, json_array_unref);
 }
