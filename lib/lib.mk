@@ -28,6 +28,17 @@ libcellexec_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(CX_LT_VERSION_INFO) -no-u
 EXTRA_libcellexec_la_DEPENDENCIES = $(srcdir)/lib/libcellexec.map
 EXTRA_DIST += lib/libcellexec.map
 
+# The output-limit rule, for the backends that bound what a cell shows
+# (subprocess, jupyter): a convenience library linked into each, as
+# plugins do not depend on each other, and outside libcellexec's ABI.
+noinst_LTLIBRARIES += lib/libcxoutput.la
+lib_libcxoutput_la_SOURCES = \
+	lib/output_limit.c \
+	lib/output_limit.h \
+	lib/output_buffer.c \
+	lib/output_buffer.h
+lib_libcxoutput_la_CFLAGS = $(PLUGIN_CFLAGS)
+
 cellexecincludedir = $(includedir)/cellexec
 cellexecinclude_HEADERS = \
 	include/cellexec/cellexec.h \

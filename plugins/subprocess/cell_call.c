@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "plugins/subprocess/cell_call.h"
-#include "plugins/subprocess/output_buffer.h"
+#include "lib/output_buffer.h"
 #include "plugins/subprocess/wire/output_limit.h"
 #include "plugins/subprocess/wire/protocol.h"
 
@@ -31,7 +31,7 @@ typedef enum {
 typedef struct {
   const cx__sp_call_params *params;
   gint *pid;
-  cx__sp_output_buffer streams[3];
+  cx__output_buffer streams[3];
   int last_stream;           /* of the last OUTPUT frame; 0: none yet */
   guint stream_switches;     /* between stdout and stderr frames so far */
   GPtrArray *events;         /* of output_event, in order */
@@ -90,10 +90,6 @@ add_event(call_state *call, JsonNode *node)
  * the host cuts again only what came past that. */
 #define HOST_BOUND_SLACK 256
 
-
-/* At most this many cuts are listed: a cell may show things without end. */
-#define MAX_TRUNCATED_LISTED 1000
-
 /* Keep the list of cuts of an event: {"part", "total_bytes",
  * "omitted_bytes"}, checked, as the channel is not to be trusted. */
 static void
@@ -103,7 +99,7 @@ copy_cuts(JsonArray *cuts, JsonArray *to)
     JsonNode *node = json_array_get_element(cuts, i);
     JsonObject *cut = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
     const char *part = cx__wire_get_string(cut, "part", NULL);
-    if (part == NULL || json_array_get_length(to) >= MAX_TRUNCATED_LISTED)
+    if (part == NULL || json_array_get_length(to) >= CX__OUTPUT_MAX_CUTS_LISTED)
       continue;
     JsonObject *entry = json_object_new();
     json_object_set_string_member(entry, "part", part);
@@ -168,11 +164,11 @@ static void
 stream_live_rest(call_state *call)
 {
   for (int stream = 1; stream <= 2 && call->live != NULL; stream++) {
-    cx__sp_output_buffer *buffer = &call->streams[stream];
+    cx__output_buffer *buffer = &call->streams[stream];
     if (call->live_sent[stream] >= buffer->total)
       continue;
     g_autoptr(cx_result) rest = cx_result_new();
-    cx__sp_output_buffer_write_range(buffer, rest, stream, call->live_sent[stream], buffer->total);
+    cx__output_buffer_write_range(buffer, rest, stream, call->live_sent[stream], buffer->total);
     gsize len;
     const char *text = stream == 1 ? cx_result_get_stdout(rest, &len)
                                    : cx_result_get_stderr(rest, &len);
@@ -231,9 +227,9 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
         call->stream_switches++ < MAX_STREAM_SWITCHES)
       add_event(call, NULL);
     call->last_stream = stream;
-    cx__sp_output_buffer *buffer = &call->streams[stream];
+    cx__output_buffer *buffer = &call->streams[stream];
     gsize head_before = buffer->head->len;
-    cx__sp_output_buffer_add(buffer, omitted, data, data_len);
+    cx__output_buffer_add(buffer, omitted, data, data_len);
     gsize to_head = buffer->head->len - head_before;
     if (to_head > 0 && call->live_sent[stream] == head_before) {
       stream_live(call, stream, data, to_head);
@@ -369,8 +365,8 @@ merge_worker_result(cx_result *result, call_state *call, JsonNode *node, GError 
     const char *message = cx_result_get_error_message(worker);
     const char *traceback = cx_result_get_error_traceback(worker);
     guint64 omitted;
-    g_autofree char *cut_message = cx__wire_cut_text(message, strlen(message), limit, &omitted);
-    g_autofree char *cut_traceback = cx__wire_cut_text(traceback, strlen(traceback), limit,
+    g_autofree char *cut_message = cx__output_cut_text(message, strlen(message), limit, &omitted);
+    g_autofree char *cut_traceback = cx__output_cut_text(traceback, strlen(traceback), limit,
                                                        &omitted);
     cx_result_set_error(result, cx_result_get_error_type(worker),
                         cut_message != NULL ? cut_message : message,
@@ -429,7 +425,7 @@ write_outputs(cx_result *result, call_state *call)
     output_event *event = i < call->events->len ? g_ptr_array_index(call->events, i) : NULL;
     for (int stream = 1; stream <= 2; stream++) {
       guint64 up_to = event != NULL ? event->stream_at[stream] : G_MAXUINT64;
-      cx__sp_output_buffer_write_range(&call->streams[stream], result, stream, written[stream],
+      cx__output_buffer_write_range(&call->streams[stream], result, stream, written[stream],
                                        up_to);
       written[stream] = MAX(written[stream], MIN(up_to, call->streams[stream].total));
     }
@@ -459,17 +455,8 @@ mark_truncation(cx_result *result, call_state *call)
       truncated = json_object_new();
     json_object_set_array_member(truncated, "outputs", json_array_ref(call->truncated_outputs));
   }
-  for (int stream = 1; stream <= 2; stream++) {
-    guint64 omitted = cx__sp_output_buffer_omitted(&call->streams[stream]);
-    if (omitted == 0)
-      continue;
-    if (truncated == NULL)
-      truncated = json_object_new();
-    JsonObject *detail = json_object_new();
-    json_object_set_int_member(detail, "total_bytes", (gint64)call->streams[stream].total);
-    json_object_set_int_member(detail, "omitted_bytes", (gint64)omitted);
-    json_object_set_object_member(truncated, stream == 1 ? "stdout" : "stderr", detail);
-  }
+  for (int stream = 1; stream <= 2; stream++)
+    cx__output_buffer_note(&call->streams[stream], stream == 1 ? "stdout" : "stderr", &truncated);
   if (truncated != NULL) {
     cx_result_set_extra(result, "truncated", json_node_init_object(json_node_alloc(), truncated));
     json_object_unref(truncated);
@@ -544,7 +531,7 @@ cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
   if (params->run != NULL && cx_run_options_get_output_callback(params->run, NULL) != NULL)
     call.live = cx_result_new_streaming(params->run);
   for (int stream = 1; stream <= 2; stream++)
-    cx__sp_output_buffer_init(&call.streams[stream], params->output_limit);
+    cx__output_buffer_init(&call.streams[stream], params->output_limit);
 
   gint64 start = g_get_monotonic_time();
   gint64 next_server_check = start + CX__SP_SERVER_CHECK_US;
@@ -600,7 +587,7 @@ cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
   }
 
   for (int stream = 1; stream <= 2; stream++)
-    cx__sp_output_buffer_clear(&call.streams[stream]);
+    cx__output_buffer_clear(&call.streams[stream]);
   g_ptr_array_unref(call.events);
   json_array_unref(call.truncated_outputs);
   g_clear_pointer(&call.live, cx_result_free);

@@ -1,6 +1,7 @@
 # plugins/subprocess: the `subprocess` backend and its worker program.
-# The wire protocol (wire/: frames, messages, the output-limit rule) is
-# shared by both ends through a convenience library; the worker embeds
+# The wire protocol (wire/: frames, messages, the output-limit rule on the
+# wire) is shared by both ends through a convenience library, the rule
+# itself through the core's lib/libcxoutput.la; the worker embeds
 # Python through pyembed.  README.md maps the files.
 noinst_LTLIBRARIES += plugins/subprocess/wire/libcxwire.la
 plugins_subprocess_wire_libcxwire_la_SOURCES = \
@@ -19,15 +20,14 @@ plugins_subprocess_la_SOURCES = \
 	plugins/subprocess/cell_call.h \
 	plugins/subprocess/executor_host.c \
 	plugins/subprocess/executor_host.h \
-	plugins/subprocess/output_buffer.c \
-	plugins/subprocess/output_buffer.h \
 	plugins/subprocess/session.h \
 	plugins/subprocess/worker_process.c \
 	plugins/subprocess/worker_process.h
 plugins_subprocess_la_CPPFLAGS = $(AM_CPPFLAGS) -DCX_WORKER_DIR='"$(workerdir)"'
 plugins_subprocess_la_CFLAGS = $(PLUGIN_CFLAGS)
 plugins_subprocess_la_LDFLAGS = $(PLUGIN_LDFLAGS)
-plugins_subprocess_la_LIBADD = plugins/subprocess/wire/libcxwire.la $(PLUGIN_LIBADD)
+plugins_subprocess_la_LIBADD = plugins/subprocess/wire/libcxwire.la lib/libcxoutput.la \
+	$(PLUGIN_LIBADD)
 
 # The worker, in $(libexecdir)/cellexec.  -no-fast-install: the uninstalled
 # binary (.libs/cellexec-worker, what CELLEXEC_WORKER names in `make check`)
@@ -52,7 +52,7 @@ plugins_subprocess_cellexec_worker_SOURCES = \
 	pyembed/executor.h
 plugins_subprocess_cellexec_worker_CFLAGS = $(AM_CFLAGS) $(PYTHON_EMBED_CFLAGS) $(SECCOMP_CFLAGS) -fPIC
 plugins_subprocess_cellexec_worker_LDFLAGS = $(AM_LDFLAGS) -no-fast-install
-plugins_subprocess_cellexec_worker_LDADD = plugins/subprocess/wire/libcxwire.la \
+plugins_subprocess_cellexec_worker_LDADD = plugins/subprocess/wire/libcxwire.la lib/libcxoutput.la \
 	pyembed/libcxpyembed.la libcellexec.la $(PYTHON_EMBED_LIBS) $(GLIB_LIBS) $(JSON_LIBS) \
 	$(SECCOMP_LIBS) -lpthread
 EXTRA_DIST += plugins/subprocess/README.md

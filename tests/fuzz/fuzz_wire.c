@@ -70,6 +70,6 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
   /* The text helpers the decoder's results go through. */
   g_autofree char *text = g_strndup((const char *)data, MIN(size, 4096));
   guint64 omitted = 0;
-  g_autofree char *cut = cx__wire_cut_text(text, strlen(text), 1 + size % 97, &omitted);
+  g_autofree char *cut = cx__output_cut_text(text, strlen(text), 1 + size % 97, &omitted);
   return 0;
 }

@@ -1,16 +1,16 @@
-/* plugins/subprocess/output_buffer.c: head and tail of a stream (see the header). */
+/* lib/output_buffer.c: head and tail of a stream (see the header). */
 #include "config.h"
 
 #include <string.h>
 
-#include "plugins/subprocess/output_buffer.h"
-#include "plugins/subprocess/wire/output_limit.h"
+#include "lib/output_buffer.h"
+#include "lib/output_limit.h"
 
 void
-cx__sp_output_buffer_init(cx__sp_output_buffer *buffer, guint64 limit)
+cx__output_buffer_init(cx__output_buffer *buffer, guint64 limit)
 {
-  *buffer = (cx__sp_output_buffer){ .limit = limit, .head = g_string_new(NULL) };
-  buffer->tail_size = (gsize)cx__wire_tail_size(limit);
+  *buffer = (cx__output_buffer){ .limit = limit, .head = g_string_new(NULL) };
+  buffer->tail_size = (gsize)cx__output_tail_size(limit);
   /* The tail is allocated when a stream first passes the head: it is
    * output-limit / 2 (5 MB by default), which malloc takes from the heap's
    * top and gives back after each cell, costing system calls and page
@@ -18,15 +18,15 @@ cx__sp_output_buffer_init(cx__sp_output_buffer *buffer, guint64 limit)
 }
 
 void
-cx__sp_output_buffer_clear(cx__sp_output_buffer *buffer)
+cx__output_buffer_clear(cx__output_buffer *buffer)
 {
   g_string_free(buffer->head, TRUE);
   g_free(buffer->tail);
-  *buffer = (cx__sp_output_buffer){ 0 };
+  *buffer = (cx__output_buffer){ 0 };
 }
 
 static void
-push_tail(cx__sp_output_buffer *buffer, const guint8 *data, gsize len)
+push_tail(cx__output_buffer *buffer, const guint8 *data, gsize len)
 {
   gsize size = buffer->tail_size;
   if (size == 0 || len == 0)
@@ -51,7 +51,7 @@ push_tail(cx__sp_output_buffer *buffer, const guint8 *data, gsize len)
 }
 
 void
-cx__sp_output_buffer_add(cx__sp_output_buffer *buffer, guint64 omitted, const guint8 *data,
+cx__output_buffer_add(cx__output_buffer *buffer, guint64 omitted, const guint8 *data,
                          gsize len)
 {
   guint64 before = buffer->total;
@@ -61,7 +61,7 @@ cx__sp_output_buffer_add(cx__sp_output_buffer *buffer, guint64 omitted, const gu
     return;
   }
   gsize in_head, never_tail;
-  cx__wire_split_output(buffer->limit, before, len, &in_head, &never_tail);
+  cx__output_split(buffer->limit, before, len, &in_head, &never_tail);
   /* The head holds the stream's first bytes only while nothing was left out. */
   if (omitted == 0 && before == buffer->head->len && in_head > 0) {
     g_string_append_len(buffer->head, (const char *)data, in_head);
@@ -74,13 +74,13 @@ cx__sp_output_buffer_add(cx__sp_output_buffer *buffer, guint64 omitted, const gu
 }
 
 guint64
-cx__sp_output_buffer_omitted(const cx__sp_output_buffer *buffer)
+cx__output_buffer_omitted(const cx__output_buffer *buffer)
 {
   return buffer->total - buffer->head->len - buffer->tail_len;
 }
 
 void
-cx__sp_output_buffer_write_range(const cx__sp_output_buffer *buffer, cx_result *result,
+cx__output_buffer_write_range(const cx__output_buffer *buffer, cx_result *result,
                                  int stream, guint64 from, guint64 to)
 {
   void (*append)(cx_result *, const char *, gssize) =
@@ -91,9 +91,9 @@ cx__sp_output_buffer_write_range(const cx__sp_output_buffer *buffer, cx_result *
   guint64 head_len = buffer->head->len;
   if (from < head_len)
     append(result, buffer->head->str + from, (gssize)(MIN(to, head_len) - from));
-  guint64 omitted = cx__sp_output_buffer_omitted(buffer);
+  guint64 omitted = cx__output_buffer_omitted(buffer);
   if (omitted > 0 && from <= head_len && to > head_len) {
-    g_autofree char *marker = cx__wire_omitted_line(omitted);
+    g_autofree char *marker = cx__output_omitted_line(omitted);
     append(result, marker, -1);
   }
   /* The tail holds the stream's last tail_len bytes, in a ring. */
@@ -107,7 +107,21 @@ cx__sp_output_buffer_write_range(const cx__sp_output_buffer *buffer, cx_result *
 }
 
 void
-cx__sp_output_buffer_write(const cx__sp_output_buffer *buffer, cx_result *result, int stream)
+cx__output_buffer_write(const cx__output_buffer *buffer, cx_result *result, int stream)
 {
-  cx__sp_output_buffer_write_range(buffer, result, stream, 0, buffer->total);
+  cx__output_buffer_write_range(buffer, result, stream, 0, buffer->total);
+}
+
+void
+cx__output_buffer_note(const cx__output_buffer *buffer, const char *name, JsonObject **truncated)
+{
+  guint64 omitted = cx__output_buffer_omitted(buffer);
+  if (omitted == 0)
+    return;
+  if (*truncated == NULL)
+    *truncated = json_object_new();
+  JsonObject *detail = json_object_new();
+  json_object_set_int_member(detail, "total_bytes", (gint64)buffer->total);
+  json_object_set_int_member(detail, "omitted_bytes", (gint64)omitted);
+  json_object_set_object_member(*truncated, name, detail);
 }
