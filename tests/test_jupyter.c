@@ -549,6 +549,72 @@ test_jupyter_timeout_kills_a_cell_blocked_in_c(void)
   CU_ASSERT_TRUE(restarted != NULL && json_node_get_boolean(restarted));
 }
 
+/* output-limit, as on the subprocess backend: a stream keeps its head and
+ * tail with a line between them, a display's text is cut the same way,
+ * every cut is listed in "truncated", and a cell that prints for ever is
+ * stopped with OutputLimitExceeded, its output still bounded. */
+static void
+test_jupyter_output_limit_keeps_head_and_tail(void)
+{
+  g_autoptr(cx_backend) backend = open_jupyter("output-limit", "1K", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) result = cx_session_run_cell(session,
+    "print('HEAD')\nfor i in range(3000):\n    print('line', i)\nprint('TAIL')\n"
+    "from IPython.display import HTML, display\ndisplay(HTML('<p>' + 'h' * 5000 + '</p>'))",
+    NULL, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  CX_ASSERT_CELL_OK(result);
+  gsize len;
+  const char *out = cx_result_get_stdout(result, &len);
+  CU_ASSERT_TRUE(g_str_has_prefix(out, "HEAD\nline 0\n"));
+  CU_ASSERT_TRUE(g_str_has_suffix(out, "line 2999\nTAIL\n"));
+  CU_ASSERT_TRUE(len < 1024 + 100);
+  JsonNode *truncated = cx_result_get_extra(result, "truncated");
+  CU_ASSERT_TRUE_FATAL(truncated != NULL && JSON_NODE_HOLDS_OBJECT(truncated));
+  JsonObject *detail = json_object_get_object_member(json_node_get_object(truncated), "stdout");
+  gint64 total = json_object_get_int_member(detail, "total_bytes");
+  gint64 omitted = json_object_get_int_member(detail, "omitted_bytes");
+  CU_ASSERT_EQUAL(total, 28900); /* HEAD, TAIL and 3000 lines "line N" */
+  CU_ASSERT_EQUAL(omitted, total - 1024);
+  g_autofree char *line = g_strdup_printf(
+    "\n[cellexec: %" G_GINT64_FORMAT " bytes omitted: the output exceeded output-limit]\n", omitted);
+  CX_ASSERT_CONTAINS(out, line);
+  CU_ASSERT_EQUAL_FATAL(cx_result_get_n_outputs(result), 1);
+  const char *html = json_object_get_string_member(cx_result_get_output(result, 0), "text/html");
+  CU_ASSERT_TRUE(g_str_has_prefix(html, "<p>hhh") && g_str_has_suffix(html, "hhh</p>"));
+  CX_ASSERT_CONTAINS(html, "bytes omitted");
+  g_autofree char *cuts = cx_json_to_string(truncated, FALSE);
+  CX_ASSERT_CONTAINS(cuts, "\"outputs\":[{\"part\":\"text/html\",\"total_bytes\":5007");
+
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) forever = cx_session_run_cell(session, "while True:\n    print('x' * 100)",
+                                                     NULL, &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(forever);
+  CX_ASSERT_ERROR_TYPE(forever, "OutputLimitExceeded");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(forever), "more than 16777216 bytes to stdout");
+  cx_result_get_stdout(forever, &len);
+  CU_ASSERT_TRUE(len < 1024 + 100);
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 60 * slowdown()); /* a hang guard */
+}
+
+/* A kernel that floods a cell's output and ignores interrupts, with no
+ * timeout: output-limit stops it and its kernel is killed, so the host's
+ * memory stays bounded. */
+static void
+test_jupyter_output_limit_stops_a_flooding_kernel(void)
+{
+  g_autoptr(cx_backend) backend = open_jupyter("kernel", "cxflood", "pool-size", "0",
+                                               "output-limit", "1K", "interrupt-grace", "0.5", NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "anything", NULL);
+  CX_ASSERT_ERROR_TYPE(result, "OutputLimitExceeded");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "its kernel was killed");
+  gsize len;
+  cx_result_get_stdout(result, &len);
+  CU_ASSERT_TRUE(len < 1024 + 100);
+}
+
 /* ---- A kernel of someone else's ---------------------------------------------------- */
 
 /* Start ARGV quietly; wait (30 s at most) until it has written FILE. */
@@ -635,10 +701,11 @@ test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts(void)
 {
   setup_dirs();
   g_autofree char *script = hostile_kernel_script();
+  g_autofree char *marker = g_strdup_printf("%s hang -f", script); /* this test's kernel only */
   g_autoptr(GSubprocess) host = cx_test_cellexec_start("run", "-b", "jupyter", "-o", "kernel=cxhang",
                                                        "-o", "pool-size=0", "-c", "anything", NULL);
   gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
-  while (cx_test_count_processes_with(script) == 0 && g_get_monotonic_time() < deadline)
+  while (cx_test_count_processes_with(marker) == 0 && g_get_monotonic_time() < deadline)
     g_usleep(20 * 1000);
   g_subprocess_send_signal(host, SIGTERM);
   gint64 start = g_get_monotonic_time();
@@ -652,7 +719,7 @@ test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts(void)
   CX_ASSERT_CONTAINS(run.err, "did not stop");
   /* The kernel ignores the interrupt for ever: the time is a hang guard. */
   CU_ASSERT_TRUE(seconds < 5 + 20 * slowdown());
-  CU_ASSERT_EQUAL(cx_test_processes_left_with(script, 10), 0);
+  CU_ASSERT_EQUAL(cx_test_processes_left_with(marker, 10), 0);
 }
 
 static GPid
@@ -987,6 +1054,9 @@ cx_test_register(void)
     { "test_jupyter_run_options", test_jupyter_run_options },
     { "test_jupyter_os_exit_is_kernel_died", test_jupyter_os_exit_is_kernel_died },
     { "test_jupyter_timeout_interrupts_a_busy_loop", test_jupyter_timeout_interrupts_a_busy_loop },
+    { "test_jupyter_output_limit_keeps_head_and_tail", test_jupyter_output_limit_keeps_head_and_tail },
+    { "test_jupyter_output_limit_stops_a_flooding_kernel",
+      test_jupyter_output_limit_stops_a_flooding_kernel },
     { "test_jupyter_kernelspec_is_found_and_python_resolved", test_jupyter_kernelspec_is_found_and_python_resolved },
     { "test_jupyter_eight_kernels_at_once", test_jupyter_eight_kernels_at_once },
     { "test_jupyter_session_keeps_state_and_survives_a_kill", test_jupyter_session_keeps_state_and_survives_a_kill },

@@ -32,7 +32,8 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
 {
   if (kernel->gateway != NULL)
     return jk_gateway_execute(kernel, exec);
-  jk_exec_state state = { exec, NULL, NULL, NULL };
+  jk_exec_state state;
+  jk_exec_begin(&state, exec);
   g_autofree char *msg_id = NULL;
   g_autoptr(JsonObject) content = jk_exec_request_content(exec);
   if (!jk_kernel_alive(kernel)) {
@@ -40,8 +41,10 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
     jk_exec_finish(&state, JK_EXEC_DIED);
     return JK_EXEC_DIED;
   }
-  if (!jk_message_send(kernel, JK_SHELL, "execute_request", content, &msg_id, NULL))
+  if (!jk_message_send(kernel, JK_SHELL, "execute_request", content, &msg_id, NULL)) {
+    jk_exec_finish(&state, JK_EXEC_SEND_FAILED);
     return JK_EXEC_SEND_FAILED;
+  }
 
   gint64 start = g_get_monotonic_time();
   gint64 deadline = exec->timeout > 0 ? start + (gint64)(exec->timeout * G_USEC_PER_SEC) : G_MAXINT64;
@@ -53,7 +56,7 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
 
   while (exec->reply == NULL || !idle) {
     gint64 now = g_get_monotonic_time();
-    if (now >= deadline && !timed_out) {
+    if (jk_exec_stop_due(&state, now, deadline)) {
       timed_out = TRUE;
       jk_kernel_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
@@ -150,7 +153,9 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       hb_next = g_get_monotonic_time() + HB_PERIOD_US;
     }
   }
-  if (outcome == JK_EXEC_DONE && timed_out)
+  /* A stream may pass the stop threshold in the read that brought the
+   * reply: the cell is over, but it wrote more than it may. */
+  if (outcome == JK_EXEC_DONE && (timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64)))
     outcome = JK_EXEC_TIMEOUT;
   if (hb_waiting && outcome == JK_EXEC_DONE)
     jk_kernel_reopen_heartbeat(kernel); /* a REQ socket must not keep a ping unanswered */

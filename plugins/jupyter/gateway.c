@@ -404,7 +404,8 @@ jk_exec_outcome
 jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
 {
   jk_gateway_kernel *g = kernel->gateway;
-  jk_exec_state state = { exec, NULL, NULL, NULL };
+  jk_exec_state state;
+  jk_exec_begin(&state, exec);
   g_autoptr(JsonObject) content = jk_exec_request_content(exec);
   g_autofree char *msg_id = NULL;
   g_main_context_push_thread_default(g->context);
@@ -419,7 +420,7 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
   gboolean idle = FALSE, timed_out = FALSE;
   while (outcome == JK_EXEC_DONE && (exec->reply == NULL || !idle)) {
     gint64 now = g_get_monotonic_time();
-    if (now >= deadline && !timed_out) {
+    if (jk_exec_stop_due(&state, now, deadline)) {
       timed_out = TRUE;
       jk_gateway_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
@@ -474,7 +475,9 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
     iterate_until(g, wake_at);
   }
   g_main_context_pop_thread_default(g->context);
-  if (outcome == JK_EXEC_DONE && timed_out)
+  /* A stream may pass the stop threshold in the read that brought the
+   * reply: the cell is over, but it wrote more than it may. */
+  if (outcome == JK_EXEC_DONE && (timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64)))
     outcome = JK_EXEC_TIMEOUT;
   jk_exec_finish(&state, outcome);
   return outcome;

@@ -32,6 +32,9 @@ static const cx_option_spec jupyter_options[] = {
     "seconds after which a cell is interrupted and ends with TimeoutError (unset or 0: never)" },
   { "interrupt-grace", CX_OPTION_DOUBLE, "1",
     "seconds an interrupted cell has to stop before its kernel is killed and replaced" },
+  { "output-limit", CX_OPTION_SIZE, "10M",
+    "bytes of stdout and of stderr kept per cell, and of each part of an output; past it the "
+    "head and tail (0: all)" },
   { "start-timeout", CX_OPTION_DOUBLE, "60",
     "seconds a kernel has to answer kernel_info_request once started" },
   { "cwd", CX_OPTION_PATH, NULL, "working directory of launched kernels (default: the host's)" },
@@ -214,7 +217,8 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
    * what is left. */
   g_autofree char *valid = g_utf8_validate(code, -1, NULL) ? NULL : g_utf8_make_valid(code, -1);
   jk_exec exec = { .code = valid != NULL ? valid : code, .store_history = TRUE, .result = result,
-                   .run = run, .timeout = timeout, .grace = backend->grace };
+                   .run = run, .timeout = timeout, .grace = backend->grace,
+                   .output_limit = backend->output_limit };
   jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
   if (outcome == JK_EXEC_SEND_FAILED)
     cx_result_set_error(result, "KernelDied", "cannot send the cell to the kernel", "");
@@ -345,6 +349,7 @@ jupyter_create(const cx_options *options, GError **error)
   double grace = cx_options_get_double(options, "interrupt-grace", 1);
   double start_timeout = cx_options_get_double(options, "start-timeout", 60);
   double timeout = cx_options_get_double(options, "timeout", 0);
+  guint64 output_limit = cx_options_get_size(options, "output-limit", 0);
   if (pool_size < 0 || pool_size > 64) {
     g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
                 "jupyter: pool-size must be from 0 to 64, not %" G_GINT64_FORMAT, pool_size);
@@ -398,6 +403,7 @@ jupyter_create(const cx_options *options, GError **error)
   backend->grace = grace;
   backend->start_timeout = start_timeout;
   backend->timeout = timeout;
+  backend->output_limit = output_limit;
   backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
   backend->connection_file = g_strdup(connection_file);
   backend->spec = g_steal_pointer(&spec);

@@ -18,6 +18,7 @@ typedef struct {
   char *cwd;
   gint64 pool_size;
   double grace, start_timeout, timeout;
+  guint64 output_limit;      /* output-limit, per stream and per part of an output */
   jk_counters counters;
 
   GMutex lock;               /* the fields below */

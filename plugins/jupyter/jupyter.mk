@@ -20,6 +20,6 @@ plugins_jupyter_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 plugins_jupyter_la_CFLAGS = $(PLUGIN_CFLAGS) $(ZMQ_CFLAGS) $(SOUP_CFLAGS)
 nodist_plugins_jupyter_la_SOURCES = pyembed/errors-py.h pyembed/executor-py.h
 plugins_jupyter_la_LDFLAGS = $(PLUGIN_LDFLAGS)
-plugins_jupyter_la_LIBADD = $(PLUGIN_LIBADD) $(ZMQ_LIBS) $(SOUP_LIBS)
+plugins_jupyter_la_LIBADD = lib/libcxoutput.la $(PLUGIN_LIBADD) $(ZMQ_LIBS) $(SOUP_LIBS)
 endif
 EXTRA_DIST += plugins/jupyter/README.md

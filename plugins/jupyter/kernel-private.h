@@ -2,6 +2,7 @@
 #ifndef CX_JUPYTER_KERNEL_PRIVATE_H
 #define CX_JUPYTER_KERNEL_PRIVATE_H
 
+#include "lib/output_buffer.h"
 #include "plugins/jupyter/kernel.h"
 
 G_BEGIN_DECLS
@@ -95,7 +96,21 @@ typedef struct {
   char *ename, *evalue, *traceback;
   gint64 execution_count; /* from execute_input; 0: none came */
   JsonArray *dropped;     /* what could not be kept of its outputs; NULL: nothing */
+  /* output-limit: [1] stdout, [2] stderr as kept (their heads are in the
+   * result already, their tails go in at the end); the parts of outputs
+   * cut; the stream that passed the stop threshold ("stdout", "stderr"),
+   * NULL while none did. */
+  cx__output_buffer streams[3];
+  JsonArray *cuts;
+  const char *over_limit;
+  gboolean stopped, for_output; /* stopping began; because of over_limit */
 } jk_exec_state;
+/* Begin one request's state (jk_exec_finish ends it). */
+void jk_exec_begin(jk_exec_state *state, jk_exec *exec);
+/* TRUE the first time the request must be stopped: NOW past DEADLINE, or
+ * a stream past output-limit's stop threshold (the reason is kept for the
+ * result).  The caller interrupts, and kills after the grace. */
+gboolean jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline);
 JsonObject *jk_exec_request_content(const jk_exec *exec);
 /* The idle status may trail the execute_reply; not for ever. */
 #define JK_IDLE_AFTER_REPLY_US (2 * G_USEC_PER_SEC)

@@ -87,6 +87,7 @@ typedef struct {
   cx_result *result;            /* outputs go here; may be NULL */
   const cx_run_options *run;    /* MIME filter; may be NULL */
   double timeout;               /* seconds, 0: none */
+  guint64 output_limit;         /* output-limit (lib/output_limit.h), 0: none */
   double grace;                 /* seconds between interrupt and kill */
   /* With ON_INPUT set, allow_stdin is true and each input_request of the
    * request is answered with what ON_INPUT returns for its prompt (a new

@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "lib/output_limit.h"
 #include "plugins/jupyter/kernel-private.h"
 
 char *
@@ -154,6 +155,28 @@ is_not_output(const char *type)
   return g_strv_contains(types, type);
 }
 
+void
+jk_exec_begin(jk_exec_state *state, jk_exec *exec)
+{
+  *state = (jk_exec_state){ .exec = exec };
+  for (int stream = 1; stream <= 2; stream++)
+    cx__output_buffer_init(&state->streams[stream], exec->output_limit);
+  state->cuts = json_array_new();
+}
+
+gboolean
+jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline)
+{
+  if (state->stopped || (now < deadline && state->over_limit == NULL))
+    return FALSE;
+  state->stopped = TRUE;
+  state->for_output = now < deadline;
+  return TRUE;
+}
+
+/* Stream text goes into the result as it comes while it is within the
+ * stream's head; past it, into the tail kept in STATE, which joins the
+ * result once the request is over (after the outputs shown meanwhile). */
 static void
 handle_stream(jk_exec_state *state, JsonObject *c)
 {
@@ -166,7 +189,22 @@ handle_stream(jk_exec_state *state, JsonObject *c)
                                                  "stdout nor stderr");
     return;
   }
-  (err ? cx_result_append_stderr : cx_result_append_stdout)(state->exec->result, text, -1);
+  void (*append)(cx_result *, const char *, gssize) =
+    err ? cx_result_append_stderr : cx_result_append_stdout;
+  cx__output_buffer *buffer = &state->streams[err ? 2 : 1];
+  gsize len = strlen(text);
+  if (buffer->limit == 0) {
+    append(state->exec->result, text, (gssize)len);
+    return;
+  }
+  gsize head_before = buffer->head->len;
+  cx__output_buffer_add(buffer, 0, (const guint8 *)text, len);
+  gsize to_head = buffer->head->len - head_before;
+  if (to_head > 0)
+    append(state->exec->result, text, (gssize)to_head);
+  guint64 stop_at = cx__output_stop_threshold(buffer->limit);
+  if (state->over_limit == NULL && buffer->total > stop_at)
+    state->over_limit = err ? "stderr" : "stdout";
 }
 
 /* One IOPub message of this request.  TRUE when it says idle. */
@@ -196,11 +234,19 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
     cx_result_clear_output(result, jk_get_bool(c, "wait", FALSE));
   } else if (g_str_equal(type, "execute_result") || g_str_equal(type, "display_data") ||
              g_str_equal(type, "update_display_data")) {
-    g_autoptr(JsonObject) kept = kept_data(state, type, c);
+    g_autoptr(JsonObject) data = kept_data(state, type, c);
     JsonObject *metadata = kept_metadata(state, type, c);
     const char *display_id = display_id_of(c);
-    if (kept == NULL)
+    if (data == NULL)
       return FALSE;
+    /* Bounded as one output: its data and its metadata. */
+    g_autoptr(JsonObject) output = json_object_new();
+    json_object_set_object_member(output, "data", g_steal_pointer(&data));
+    if (metadata != NULL)
+      json_object_set_object_member(output, "metadata", json_object_ref(metadata));
+    cx__output_bound_bundle(output, state->exec->output_limit, state->cuts);
+    JsonObject *kept = json_object_get_object_member(output, "data");
+    metadata = object_member(output, "metadata");
     if (g_str_equal(type, "execute_result"))
       cx_result_add_execute_result(result, kept, metadata, jk_get_int(c, "execution_count", 0));
     else if (g_str_equal(type, "display_data"))
@@ -275,6 +321,63 @@ plain_payload(JsonArray *payload)
   return node;
 }
 
+/* The streams' tails, past output-limit, after what the request showed. */
+static void
+write_tails(jk_exec_state *state)
+{
+  for (int stream = 1; stream <= 2; stream++) {
+    cx__output_buffer *buffer = &state->streams[stream];
+    if (buffer->limit > 0)
+      cx__output_buffer_write_range(buffer, state->exec->result, stream, buffer->head->len,
+                                    buffer->total);
+  }
+}
+
+/* The error's message and traceback bounded by output-limit, as the
+ * subprocess backend bounds them: its cuts go to "truncated"'s "error". */
+static void
+bound_error(jk_exec_state *state, JsonArray *cuts)
+{
+  guint64 limit = state->exec->output_limit;
+  char **texts[] = { &state->evalue, &state->traceback };
+  const char *parts[] = { "message", "traceback" };
+  for (int i = 0; i < 2; i++) {
+    if (*texts[i] == NULL)
+      continue;
+    gsize len = strlen(*texts[i]);
+    guint64 omitted;
+    char *cut = cx__output_cut_text(*texts[i], len, limit, &omitted);
+    if (cut == NULL)
+      continue;
+    cx__output_note_cut(cuts, parts[i], len, omitted);
+    g_free(*texts[i]);
+    *texts[i] = cut;
+  }
+}
+
+/* "truncated": what output-limit cut, as the subprocess backend lists it. */
+static void
+mark_truncation(jk_exec_state *state, JsonArray *error_cuts)
+{
+  JsonObject *truncated = NULL;
+  for (int stream = 1; stream <= 2; stream++)
+    cx__output_buffer_note(&state->streams[stream], stream == 1 ? "stdout" : "stderr", &truncated);
+  JsonArray *cuts[] = { state->cuts, error_cuts };
+  const char *names[] = { "outputs", "error" };
+  for (int i = 0; i < 2; i++) {
+    if (json_array_get_length(cuts[i]) == 0)
+      continue;
+    if (truncated == NULL)
+      truncated = json_object_new();
+    json_object_set_array_member(truncated, names[i], json_array_ref(cuts[i]));
+  }
+  if (truncated != NULL) {
+    cx_result_set_extra(state->exec->result, "truncated",
+                        json_node_init_object(json_node_alloc(), truncated));
+    json_object_unref(truncated);
+  }
+}
+
 static void
 finish_result(jk_exec_state *state, jk_exec_outcome outcome)
 {
@@ -301,17 +404,25 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
   if (payload != NULL && JSON_NODE_HOLDS_ARRAY(payload) &&
       json_array_get_length(json_node_get_array(payload)) > 0)
     cx_result_set_extra(exec->result, "payload", plain_payload(json_node_get_array(payload)));
+  write_tails(state);
+  g_autoptr(JsonArray) error_cuts = json_array_new();
+  bound_error(state, error_cuts);
   if (outcome == JK_EXEC_TIMEOUT) {
-    g_autofree char *message = g_strdup_printf(
-      "cell exceeded its %g s timeout%s", exec->timeout,
+    const char *type = state->for_output ? "OutputLimitExceeded" : "TimeoutError";
+    g_autofree char *why =
+      state->for_output
+        ? cx__output_stop_message(cx__output_stop_threshold(exec->output_limit), state->over_limit)
+        : g_strdup_printf("cell exceeded its %g s timeout", exec->timeout);
+    g_autofree char *message = g_strconcat(
+      why,
       exec->killed      ? "; it did not stop when interrupted, so its kernel was killed"
       : exec->abandoned ? "; it did not stop when interrupted, and its kernel, not started by "
                           "cellexec, was left running it"
-                        : "");
+                        : "", NULL);
     const char *traceback = state->traceback ? state->traceback : "";
-    g_autofree char *told = g_strdup_printf("%s%sTimeoutError: %s\n", traceback,
-                                            *traceback ? "\n" : "", message);
-    cx_result_set_error(exec->result, "TimeoutError", message, told);
+    g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback, *traceback ? "\n" : "",
+                                            type, message);
+    cx_result_set_error(exec->result, type, message, told);
   } else if (outcome == JK_EXEC_DIED) {
     g_autofree char *message = g_strdup_printf(
       "the kernel died while running the cell (%s); the next call gets a new kernel",
@@ -331,6 +442,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
                    "is unknown");
     cx_result_set_error(exec->result, "KernelProtocolError", message, "");
   }
+  mark_truncation(state, error_cuts);
 }
 
 void
@@ -341,4 +453,7 @@ jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome)
   g_clear_pointer(&state->evalue, g_free);
   g_clear_pointer(&state->traceback, g_free);
   g_clear_pointer(&state->dropped, json_array_unref);
+  g_clear_pointer(&state->cuts, json_array_unref);
+  for (int stream = 1; stream <= 2; stream++)
+    cx__output_buffer_clear(&state->streams[stream]);
 }

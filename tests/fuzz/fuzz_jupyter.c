@@ -67,8 +67,11 @@ apply(jk_message *m, guint8 mode)
     cx_run_options_add_allowed_mime_type(run, "image/png");
   }
   g_autoptr(cx_result) result = cx_result_new();
-  jk_exec exec = { .code = "", .result = result, .run = run, .timeout = 1, .on_input = answer };
-  jk_exec_state state = { .exec = &exec };
+  /* A small output-limit now and then, so that outputs are cut too. */
+  jk_exec exec = { .code = "", .result = result, .run = run, .timeout = 1, .on_input = answer,
+                   .output_limit = (mode & 32) ? 16 : 0 };
+  jk_exec_state state;
+  jk_exec_begin(&state, &exec);
   (void)jk_exec_handle_iopub(&state, m);
   /* The same message again, as another output of the request. */
   (void)jk_exec_handle_iopub(&state, m);
