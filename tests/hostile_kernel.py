@@ -12,6 +12,7 @@
 #   flood    ignores SIGINT and interrupt_request, and sends stream
 #            output without end, never replying
 #   hang     ignores SIGINT and interrupt_request, and never replies
+#   late     replies at once, then sends output 3 s later, then idle
 #   odd      outputs a front end cannot show (an unknown msg_type,
 #            display_data without data or with data of wrong types), then
 #            a reply whose status is "bogus"
@@ -27,6 +28,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import uuid
 
 mode, how, conn = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -131,6 +133,12 @@ def execute(sock, ids, header):
     elif mode == 'hang':
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         threading.Event().wait()
+    elif mode == 'late':
+        reply(sock, ids, 'execute_reply', header,
+              {'status': 'ok', 'execution_count': 1, 'user_expressions': {}})
+        time.sleep(3)
+        pub('stream', header, {'name': 'stdout', 'text': 'late\n'})
+        return
     elif mode == 'odd':
         pub('weird_type', header, {'something': 1})
         pub('display_data', header, {'metadata': {}})

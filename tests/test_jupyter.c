@@ -807,6 +807,27 @@ test_jupyter_odd_outputs_and_reply_status_are_reported(void)
   waitpid(pid, NULL, 0);
 }
 
+/* A kernel whose idle status comes long after its reply (ipykernel's,
+ * when its flush of a large output timed out): the cell ends without
+ * waiting for ever, and the result says output may be missing. */
+static void
+test_jupyter_output_after_a_lost_idle_is_said_to_be_missing(void)
+{
+  g_autofree char *file = NULL;
+  GPid pid = start_scripted_kernel("late", &file);
+  {
+    g_autoptr(cx_backend) backend = open_jupyter("connection-file", file, NULL);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "anything", NULL);
+    CX_ASSERT_CELL_OK(result);
+    JsonNode *dropped = cx_result_get_extra(result, "dropped_outputs");
+    CU_ASSERT_TRUE_FATAL(dropped != NULL && JSON_NODE_HOLDS_ARRAY(dropped));
+    g_autofree char *listed = cx_json_to_string(dropped, FALSE);
+    CX_ASSERT_CONTAINS(listed, "the cell ended without the output still on its way");
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
 /* A peer that is no kernel (the ports answer with bytes that are not
  * ZMTP): attaching fails within start-timeout, a send never waits for
  * ever. */
@@ -1072,6 +1093,8 @@ cx_test_register(void)
       test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts },
     { "test_jupyter_odd_outputs_and_reply_status_are_reported",
       test_jupyter_odd_outputs_and_reply_status_are_reported },
+    { "test_jupyter_output_after_a_lost_idle_is_said_to_be_missing",
+      test_jupyter_output_after_a_lost_idle_is_said_to_be_missing },
     { "test_jupyter_garbage_peer_fails_within_start_timeout",
       test_jupyter_garbage_peer_fails_within_start_timeout },
     { "test_jupyter_gateway_runs_cells", test_jupyter_gateway_runs_cells },

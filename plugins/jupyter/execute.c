@@ -71,8 +71,10 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       outcome = JK_EXEC_TIMEOUT;
       break;
     }
-    if (exec->reply != NULL && now - replied_at > JK_IDLE_AFTER_REPLY_US)
-      break; /* the idle status was lost: the reply is the word that counts */
+    if (exec->reply != NULL && now - replied_at > JK_IDLE_AFTER_REPLY_US) {
+      jk_exec_idle_lost(&state); /* the reply is the word that counts, and says so */
+      break;
+    }
     if (attached) {
       if (hb_waiting && now - hb_sent > HB_TIMEOUT_US) {
         kernel->dead = TRUE;

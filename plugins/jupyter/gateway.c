@@ -431,8 +431,10 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
       outcome = JK_EXEC_TIMEOUT;
       break;
     }
-    if (exec->reply != NULL && now - replied_at > JK_IDLE_AFTER_REPLY_US)
+    if (exec->reply != NULL && now - replied_at > JK_IDLE_AFTER_REPLY_US) {
+      jk_exec_idle_lost(&state); /* the reply is the word that counts, and says so */
       break;
+    }
     jk_message *m;
     while ((m = g_queue_pop_head(&g->incoming)) != NULL) {
       gboolean ours = g_strcmp0(m->parent_id, msg_id) == 0;

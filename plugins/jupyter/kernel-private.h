@@ -112,8 +112,11 @@ void jk_exec_begin(jk_exec_state *state, jk_exec *exec);
  * result).  The caller interrupts, and kills after the grace. */
 gboolean jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline);
 JsonObject *jk_exec_request_content(const jk_exec *exec);
-/* The idle status may trail the execute_reply; not for ever. */
+/* The idle status may trail the execute_reply; not for ever.  Past it,
+ * jk_exec_idle_lost() notes that output sent later is missing (a kernel
+ * still sending a large output when its flush timed out). */
 #define JK_IDLE_AFTER_REPLY_US (2 * G_USEC_PER_SEC)
+void jk_exec_idle_lost(jk_exec_state *state);
 /* The prompt of M (borrowed) when it is an input_request of request
  * MSG_ID, else NULL. */
 const char *jk_input_prompt(const jk_message *m, const char *msg_id);

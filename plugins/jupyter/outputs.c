@@ -164,6 +164,14 @@ jk_exec_begin(jk_exec_state *state, jk_exec *exec)
   state->cuts = json_array_new();
 }
 
+void
+jk_exec_idle_lost(jk_exec_state *state)
+{
+  note_dropped(state, "status",
+               "what the kernel sent after its execute_reply: its status: idle did not come "
+               "within 2 s of it, so the cell ended without the output still on its way");
+}
+
 gboolean
 jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline)
 {
