@@ -164,7 +164,7 @@ char *
 cx__output_stop_message(guint64 stop_at, const char *stream)
 {
   return g_strdup_printf("the cell wrote more than %" G_GUINT64_FORMAT " bytes to %s, more than "
-                         "is held for a cell (%d times output-limit, at least %d MiB); raise "
+                         "a cell may (%d times output-limit, at least %d MiB); raise "
                          "output-limit or print less", stop_at, stream, CX__OUTPUT_STOP_FACTOR,
                          CX__OUTPUT_STOP_FLOOR / (1024 * 1024));
 }
