@@ -14,8 +14,9 @@
 #   hang     ignores SIGINT and interrupt_request, and never replies
 #   late     replies at once, then sends output 3 s later, then idle
 #   odd      outputs a front end cannot show (an unknown msg_type,
-#            display_data without data or with data of wrong types), then
-#            a reply whose status is "bogus"
+#            display_data without data or with data of wrong types, a
+#            stream whose text is an object), then a reply whose status
+#            is "bogus"
 #   garbage  no kernel at all: every port accepts TCP connections and
 #            answers them with bytes that are not ZMTP
 import ctypes
@@ -145,6 +146,7 @@ def execute(sock, ids, header):
         pub('display_data', header, {'data': ['not', 'a', 'bundle'], 'metadata': {}})
         pub('display_data', header, {'data': {'text/plain': 5, 'text/html': '<b>kept</b>'},
                                      'metadata': 'not an object'})
+        pub('stream', header, {'name': 'stdout', 'text': {'not': 'text'}})
         pub('stream', header, {'name': 'stdout', 'text': 'good\n'})
         status = 'bogus'
     reply(sock, ids, 'execute_reply', header,
