@@ -171,6 +171,12 @@ load_text(const char *data, gsize length, const char *origin, GError **error)
   g_autoptr(cx_config) config = cx_config_new_empty();
   g_free(config->origin);
   config->origin = g_strdup(origin != NULL ? origin : "config");
+  /* Editors on Windows start UTF-8 files with a byte order mark, which
+   * GKeyFile would take for a stray character of the first line. */
+  if (length >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+    data += 3;
+    length -= 3;
+  }
   if (length > CX__CONFIG_MAX_SIZE) {
     g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: larger than %d bytes; a config file is "
                 "a few lines of text", config->origin, CX__CONFIG_MAX_SIZE);

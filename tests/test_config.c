@@ -307,6 +307,26 @@ test_config_non_utf8_and_nul_are_errors(void)
   CX_ASSERT_CONTAINS(error->message, "nul.conf: line 2 contains a NUL byte");
 }
 
+/* A UTF-8 byte order mark at the start is skipped, in a file and in text;
+ * the line numbers of later errors stay those an editor shows. */
+static void
+test_config_byte_order_mark_is_skipped(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  static const char text[] = "\xEF\xBB\xBF[cellexec]\nbackend = echo\n";
+  g_autofree char *path = write_bytes(dir, "bom.conf", text, sizeof text - 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_config) from_file = cx_config_load_file(path, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_STRING_EQUAL(cx_config_get_backend(from_file), "echo");
+  g_autoptr(cx_config) from_data = config_from(text);
+  CU_ASSERT_STRING_EQUAL(cx_config_get_backend(from_data), "echo");
+  g_autoptr(cx_config) broken = cx_config_load_data("\xEF\xBB\xBF[cellexec]\nbackend = \xe9\n",
+                                                    "bom.conf", &error);
+  CU_ASSERT_PTR_NULL(broken);
+  CX_ASSERT_CONTAINS(error->message, "bom.conf: line 2 is not valid UTF-8");
+}
+
 static void
 test_config_duplicate_keys_are_errors(void)
 {
@@ -361,6 +381,7 @@ cx_test_register(void)
     { "test_config_backend_section_sets_options", test_config_backend_section_sets_options },
     { "test_config_unknown_option_suggests_the_closest", test_config_unknown_option_suggests_the_closest },
     { "test_config_bad_value_names_section_key_and_value", test_config_bad_value_names_section_key_and_value },
+    { "test_config_byte_order_mark_is_skipped", test_config_byte_order_mark_is_skipped },
     { "test_config_check_accepts_a_good_config", test_config_check_accepts_a_good_config },
     { "test_config_check_rejects_an_unknown_section", test_config_check_rejects_an_unknown_section },
     { "test_config_open_configured_rejects_an_unknown_section",

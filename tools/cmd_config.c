@@ -39,7 +39,7 @@ cmd_config(int argc, char **argv)
     "/etc/cellexec/config.");
   g_option_context_set_description(context,
     "A config file must be UTF-8 text of at most 1 MiB, without NUL bytes, and\n"
-    "set each key of a section once.\n"
+    "set each key of a section once; a byte order mark at its start is skipped.\n"
     "\n"
     "Exit status: 0 valid, 2 invalid (the reason on stderr), 3 the verdict could\n"
     "not be written to stdout.");
