@@ -160,6 +160,39 @@ cx__option_value_check(cx_option_type type, const char *value, GError **error)
   return ok;
 }
 
+/* An option schema has no room for bounds (cx_option_spec is an array
+ * element of the plugin ABI, its size fixed), so the types carry the rule:
+ * an int or a size counts something (processes, seconds, bytes, kernels)
+ * and is never negative; one without a default is unset for "none" (no
+ * limit), so it is at least 1, as 0 would be a limit no cell can meet. */
+static gboolean
+check_range(const cx_option_spec *spec, const char *value, GError **error)
+{
+  gint64 minimum = spec->default_value == NULL ? 1 : 0;
+  const char *unset = minimum == 1 ? "; leave the option unset for none" : "";
+  if (spec->type == CX_OPTION_INT) {
+    gint64 number = 0;
+    g_ascii_string_to_signed(value, 10, G_MININT64, G_MAXINT64, &number, NULL);
+    if (number >= minimum)
+      return TRUE;
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "expected an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT "%s",
+                minimum, G_MAXINT64, unset);
+    return FALSE;
+  }
+  if (spec->type == CX_OPTION_SIZE) {
+    guint64 bytes = 0;
+    parse_size(value, &bytes);
+    if (bytes >= (guint64)minimum)
+      return TRUE;
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "expected a size of at least %" G_GINT64_FORMAT " byte, such as 4096, 512K or 2G%s",
+                minimum, unset);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static const cx_option_spec *
 find_spec(const cx_option_spec *schema, const char *key)
 {
@@ -238,7 +271,8 @@ cx_options_set(cx_options *options, const char *key, const char *value, GError *
                   options->backend);
       return FALSE;
     }
-  } else if (!cx__option_value_check(spec->type, value, &type_error)) {
+  } else if (!cx__option_value_check(spec->type, value, &type_error) ||
+             !check_range(spec, value, &type_error)) {
     g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
                 "bad value '%s' for option '%s' of backend '%s': %s", value, key,
                 options->backend, type_error->message);

@@ -229,6 +229,37 @@ test_config_check_rejects_a_bad_option(void)
   CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
 }
 
+/* A limit that can only fail is refused by config check and when a
+ * backend is opened from the config, naming the key, the value and the
+ * range, before any cell runs. */
+static void
+test_config_limits_out_of_range_are_refused_early(void)
+{
+  static const struct { const char *text, *expected; } cases[] = {
+    { "[cellexec]\nbackend = subprocess\n[subprocess]\nmemory-limit = 0\n",
+      "bad value '0' for option 'memory-limit' of backend 'subprocess': expected a size of "
+      "at least 1 byte, such as 4096, 512K or 2G; leave the option unset for none" },
+    { "[cellexec]\nbackend = subprocess\n[subprocess]\nmax-processes = -5\n",
+      "bad value '-5' for option 'max-processes' of backend 'subprocess': expected an integer "
+      "from 1 to 9223372036854775807; leave the option unset for none" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(cx_config) config = config_from(cases[i].text);
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_FALSE(cx_config_check(config, cx_test_registry(), &error));
+    CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+    CX_ASSERT_CONTAINS(error->message, cases[i].expected);
+
+    g_autofree char *dir = cx_test_tmpdir();
+    g_autofree char *path = cx_test_write_file(dir, "config", cases[i].text);
+    g_clear_error(&error);
+    g_autoptr(cx_backend) backend = cx_backend_open_configured(path, NULL, &error);
+    CU_ASSERT_PTR_NULL(backend);
+    CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+    CX_ASSERT_CONTAINS(error->message, cases[i].expected);
+  }
+}
+
 static void
 test_config_plugin_path_is_searched(void)
 {
@@ -389,6 +420,8 @@ cx_test_register(void)
     { "test_config_check_rejects_a_missing_backend", test_config_check_rejects_a_missing_backend },
     { "test_config_check_rejects_a_faulty_backend", test_config_check_rejects_a_faulty_backend },
     { "test_config_check_rejects_a_bad_option", test_config_check_rejects_a_bad_option },
+    { "test_config_limits_out_of_range_are_refused_early",
+      test_config_limits_out_of_range_are_refused_early },
     { "test_config_plugin_path_is_searched", test_config_plugin_path_is_searched },
     { "test_config_larger_than_1_mib_is_refused", test_config_larger_than_1_mib_is_refused },
     { "test_config_non_utf8_and_nul_are_errors", test_config_non_utf8_and_nul_are_errors },

@@ -34,14 +34,14 @@ test_options_parse_each_type(void)
   g_autoptr(cx_options) options = cx_options_new("demo", schema);
   g_autoptr(GError) error = NULL;
   CU_ASSERT_TRUE(cx_options_set(options, "timeout", "2.5", &error));
-  CU_ASSERT_TRUE(cx_options_set(options, "retries", "-4", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "retries", "4", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "isolated", "yes", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "memory-limit", "512M", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "cwd", "~/work", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "env", "A=1; B=two words\nC=", &error));
   CX_ASSERT_NO_ERROR(error);
   CU_ASSERT_DOUBLE_EQUAL(cx_options_get_double(options, "timeout", 0), 2.5, 1e-9);
-  CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", 0), -4);
+  CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", 0), 4);
   CU_ASSERT_TRUE(cx_options_get_bool(options, "isolated", FALSE));
   CU_ASSERT_EQUAL(cx_options_get_size(options, "memory-limit", 0), 512ull << 20);
   g_autofree char *home_work = g_build_filename(g_get_home_dir(), "work", NULL);
@@ -82,6 +82,10 @@ test_options_bad_value_names_key_value_and_type(void)
     { "isolated", "maybe", "true or false" },
     { "memory-limit", "12X", "a size" },
     { "memory-limit", "-1M", "a size" },
+    /* An int or size is never negative; without a default, at least 1. */
+    { "retries", "-4", "expected an integer from 0 to 9223372036854775807" },
+    { "memory-limit", "0", "expected a size of at least 1 byte, such as 4096, 512K or 2G; "
+                           "leave the option unset for none" },
     { "env", "NOEQUALS", "KEY=VALUE" },
     { "env", "=1", "KEY=VALUE" },
     { "cwd", "", "a non-empty path" },
@@ -96,6 +100,20 @@ test_options_bad_value_names_key_value_and_type(void)
     CX_ASSERT_CONTAINS(error->message, names);
     CX_ASSERT_CONTAINS(error->message, cases[i].expect);
   }
+}
+
+/* The lowest value of each range is accepted: 0 for an int with a
+ * default, 1 for a size without one. */
+static void
+test_options_accept_the_ends_of_their_ranges(void)
+{
+  g_autoptr(cx_options) options = cx_options_new("demo", schema);
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE(cx_options_set(options, "retries", "0", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "memory-limit", "1", &error));
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", -1), 0);
+  CU_ASSERT_EQUAL(cx_options_get_size(options, "memory-limit", 0), 1);
 }
 
 static void
@@ -278,6 +296,7 @@ cx_test_register(void)
     { "test_options_unknown_key_suggests_the_closest", test_options_unknown_key_suggests_the_closest },
     { "test_options_unknown_key_far_from_all_lists_them", test_options_unknown_key_far_from_all_lists_them },
     { "test_options_bad_value_names_key_value_and_type", test_options_bad_value_names_key_value_and_type },
+    { "test_options_accept_the_ends_of_their_ranges", test_options_accept_the_ends_of_their_ranges },
     { "test_options_empty_schema_takes_nothing", test_options_empty_schema_takes_nothing },
     { "test_run_options_env_later_assignment_wins", test_run_options_env_later_assignment_wins },
     { "test_run_options_mime_filter", test_run_options_mime_filter },

@@ -18,9 +18,10 @@ G_BEGIN_DECLS
 typedef enum {
   CX_OPTION_STRING = 0, /* any text */
   CX_OPTION_BOOL,       /* true/false, yes/no, on/off, 1/0 */
-  CX_OPTION_INT,        /* a decimal integer (gint64) */
+  CX_OPTION_INT,        /* a decimal integer (gint64), from 0; from 1 without a default */
   CX_OPTION_DOUBLE,     /* a decimal number, e.g. seconds: 2.5 */
-  CX_OPTION_SIZE,       /* bytes with an optional K, M, G or T suffix (powers of 1024): 512M */
+  CX_OPTION_SIZE,       /* bytes with an optional K, M, G or T suffix (powers of 1024): 512M;
+                         * at least 1 without a default */
   CX_OPTION_PATH,       /* a file or directory name; "~/" is expanded */
   CX_OPTION_ENV,        /* KEY=VALUE pairs separated by ';' or newlines */
 } cx_option_type;
@@ -45,7 +46,9 @@ CX_EXPORT void cx_options_free(cx_options *options);
 
 /* Set KEY to VALUE (text, as in a config file).  Fails with CX_ERROR_OPTION
  * when KEY is not in the schema (the message suggests the closest key) or
- * VALUE does not parse as the key's type (the message names both). */
+ * VALUE does not parse as the key's type or is outside its range (an int
+ * below 0, an int or size below 1 for a key without a default; the message
+ * names the key, the value and what is accepted). */
 CX_EXPORT gboolean cx_options_set(cx_options *options, const char *key,
                                   const char *value, GError **error);
 
