@@ -150,6 +150,26 @@ void cx__result_filter_mime(cx_result *result, const cx_run_options *run);
  * failure; any other gives all its outputs now (result.c). */
 void cx__result_finish_streaming(cx_result *result, const cx_run_options *run);
 
+/* Writing where a cell may have written first (safe_file.c): no symbolic
+ * link is followed, neither among PATH's directories nor at PATH itself.
+ * WHAT names the file in errors ("the recording"), which say what to do.
+ *
+ * cx__safe_file_replace() puts LENGTH bytes of DATA at PATH atomically: a
+ * new file beside it (mode 0666 less the umask, or the replaced file's
+ * own), fsync'd and renamed over PATH, which replaces a link instead of
+ * writing through it; a character device (a terminal, /dev/null) is
+ * written to; a named pipe, socket or directory is refused.  On failure
+ * PATH is as it was.
+ *
+ * cx__safe_file_open_append() opens PATH to append (TRUNCATE: emptied once
+ * checked), creating it as above, and refuses without blocking what is not
+ * a regular file and a file with more than one hard link; a descriptor
+ * (O_CLOEXEC) or -1. */
+gboolean cx__safe_file_replace(const char *path, const char *what, const char *data,
+                               gsize length, GError **error);
+int cx__safe_file_open_append(const char *path, const char *what, gboolean truncate,
+                              GError **error);
+
 /* A copy of CONFIG, for a backend to keep. */
 cx_config *cx__config_copy(const cx_config *config);
 

@@ -17,6 +17,7 @@ libcellexec_la_SOURCES = \
 	lib/notebook.c \
 	lib/notebook_parameters.c \
 	lib/notebook_run.c \
+	lib/safe_file.c \
 	lib/notebook_internal.h \
 	lib/internal.h
 libcellexec_la_CPPFLAGS = $(AM_CPPFLAGS) -DCX_COMPILATION \

@@ -329,96 +329,16 @@ cx_notebook_to_json(const cx_notebook *notebook)
   return g_strconcat(text, "\n", NULL);
 }
 
-/* Write all of TEXT to FD; 0 or an errno value. */
-static int
-write_all(int fd, const char *text, gsize length)
-{
-  gsize done = 0;
-  while (done < length) {
-    ssize_t wrote = write(fd, text + done, length - done);
-    if (wrote < 0 && errno == EINTR)
-      continue;
-    if (wrote <= 0)
-      return wrote < 0 ? errno : ENOSPC;
-    done += (gsize)wrote;
-  }
-  return 0;
-}
-
-/* TEXT into what is not a regular file (a terminal, a pipe, a device),
- * which a rename would replace instead of writing to. */
-static gboolean
-save_into_special_file(const char *path, const char *text, GError **error)
-{
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  int saved = fd < 0 ? errno : write_all(fd, text, strlen(text));
-  if (fd >= 0 && close(fd) != 0 && saved == 0)
-    saved = errno;
-  if (saved != 0) {
-    notebook_error(error, path, "cannot write it (%s)", g_strerror(saved));
-    return FALSE;
-  }
-  return TRUE;
-}
-
 gboolean
 cx_notebook_save(const cx_notebook *notebook, const char *path, GError **error)
 {
   g_return_val_if_fail(notebook != NULL && path != NULL, FALSE);
   g_autofree char *text = cx_notebook_to_json(notebook);
-
-  /* A symbolic link is written through, to the file it names. */
-  g_autofree char *resolved = NULL;
-  struct stat existing;
-  gboolean exists = lstat(path, &existing) == 0;
-  if (exists && S_ISLNK(existing.st_mode)) {
-    resolved = realpath(path, NULL);
-    if (resolved == NULL || stat(resolved, &existing) != 0) {
-      notebook_error(error, path, "cannot write it: it is a symbolic link to a missing file");
-      return FALSE;
-    }
-  }
-  const char *target = resolved != NULL ? resolved : path;
-  if (exists && S_ISDIR(existing.st_mode)) {
-    notebook_error(error, path, "cannot write it: it is a directory");
-    return FALSE;
-  }
-  if (exists && !S_ISREG(existing.st_mode))
-    return save_into_special_file(target, text, error);
-
-  g_autofree char *dir = g_path_get_dirname(target);
-  g_autofree char *base = g_path_get_basename(target);
-  g_autofree char *template = g_strdup_printf("%s/.%s.XXXXXX", dir, base);
-  /* A new file gets the umask's permissions, a replaced one keeps its own. */
-  int fd = g_mkstemp_full(template, O_WRONLY | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    int saved = errno;
-    notebook_error(error, path, "cannot write it: cannot create a file in %s (%s)", dir,
-                   g_strerror(saved));
-    return FALSE;
-  }
-  int saved = 0;
-  if (exists) {
-    if (fchmod(fd, existing.st_mode & 07777) != 0)
-      saved = errno;
-    else if (fchown(fd, existing.st_uid, existing.st_gid) != 0 && errno != EPERM)
-      saved = errno; /* only root may give a file away: others keep their own */
-  }
-  if (saved == 0)
-    saved = write_all(fd, text, strlen(text));
-  if (saved == 0 && fsync(fd) != 0)
-    saved = errno;
-  if (close(fd) != 0 && saved == 0)
-    saved = errno;
-  if (saved == 0 && g_rename(template, target) != 0)
-    saved = errno;
-  if (saved != 0) {
-    g_unlink(template);
-    notebook_error(error, path, "cannot write it (%s); the file was left as it was",
-                   g_strerror(saved));
-    return FALSE;
-  }
-  return TRUE;
+  g_autoptr(GError) write_error = NULL;
+  if (cx__safe_file_replace(path, "the notebook", text, strlen(text), &write_error))
+    return TRUE;
+  g_set_error_literal(error, CX_ERROR, CX_ERROR_NOTEBOOK, write_error->message);
+  return FALSE;
 }
 
 gboolean

@@ -556,11 +556,13 @@ test_notebook_command_exit_statuses_and_files(void)
   CU_ASSERT_EQUAL(g_chdir(here), 0);
 }
 
-/* Saving replaces a regular file, keeping its permissions; it writes
- * through a symbolic link and into what is not a regular file (a rename
- * would replace a device such as /dev/null with a plain file). */
+/* Saving replaces a regular file, keeping its permissions, and writes into
+ * a character device (a rename would replace /dev/null with a plain file);
+ * it never writes through a symbolic link, at the path or among its
+ * directories, and refuses a named pipe without blocking: each refusal is
+ * one sentence, and what was there is as it was. */
 static void
-test_notebook_save_keeps_links_modes_and_special_files(void)
+test_notebook_save_keeps_modes_and_follows_no_link(void)
 {
   g_autofree char *dir = cx_test_tmpdir();
   const char *const sources[] = { "1", NULL };
@@ -577,41 +579,87 @@ test_notebook_save_keeps_links_modes_and_special_files(void)
   struct stat st;
   CU_ASSERT_EQUAL_FATAL(stat(real, &st), 0);
   CU_ASSERT_EQUAL(st.st_mode & 07777, 0640);
-
-  g_autofree char *link = g_build_filename(dir, "link.ipynb", NULL);
-  CU_ASSERT_EQUAL(symlink("real.ipynb", link), 0);
+  g_autofree char *saved = NULL;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(real, &saved, NULL, NULL));
+  CU_ASSERT_STRING_EQUAL(saved, expected);
   CU_ASSERT_TRUE(g_file_set_contents(real, "old", -1, NULL));
-  CU_ASSERT_TRUE(cx_notebook_save(notebook, link, &error));
-  CX_ASSERT_NO_ERROR(error);
-  CU_ASSERT_EQUAL_FATAL(lstat(link, &st), 0);
-  CU_ASSERT_TRUE(S_ISLNK(st.st_mode));
-  g_autofree char *through = NULL;
-  CU_ASSERT_TRUE_FATAL(g_file_get_contents(real, &through, NULL, NULL));
-  CU_ASSERT_STRING_EQUAL(through, expected);
 
-  g_autofree char *dangling = g_build_filename(dir, "dangling.ipynb", NULL);
-  CU_ASSERT_EQUAL(symlink("nowhere.ipynb", dangling), 0);
-  CU_ASSERT_FALSE(cx_notebook_save(notebook, dangling, &error));
-  CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
-  CX_ASSERT_CONTAINS(error->message, "symbolic link to a missing file");
-  g_clear_error(&error);
+  static const struct { const char *name, *target, *expected; } links[] = {
+    { "link.ipynb", "real.ipynb", "link.ipynb: it is a symbolic link, which is never followed" },
+    { "dangling.ipynb", "nowhere.ipynb", "dangling.ipynb: it is a symbolic link" },
+    { "sub", ".", "sub, a directory on its path, is a symbolic link" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(links); i++) {
+    g_autofree char *link = g_build_filename(dir, links[i].name, NULL);
+    CU_ASSERT_EQUAL(symlink(links[i].target, link), 0);
+    g_autofree char *path = i == 2 ? g_build_filename(link, "real.ipynb", NULL) : g_strdup(link);
+    CU_ASSERT_FALSE(cx_notebook_save(notebook, path, &error));
+    CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
+    CX_ASSERT_CONTAINS(error->message, "cannot write the notebook ");
+    CX_ASSERT_CONTAINS(error->message, links[i].expected);
+    g_clear_error(&error);
+    CU_ASSERT_EQUAL_FATAL(lstat(link, &st), 0);
+    CU_ASSERT_TRUE(S_ISLNK(st.st_mode));
+  }
+  g_autofree char *untouched = NULL;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(real, &untouched, NULL, NULL));
+  CU_ASSERT_STRING_EQUAL(untouched, "old");
+  g_autofree char *nowhere = g_build_filename(dir, "nowhere.ipynb", NULL);
+  CU_ASSERT_FALSE(g_file_test(nowhere, G_FILE_TEST_EXISTS));
 
+  /* A named pipe is refused, with or without a reader, and stays. */
   g_autofree char *fifo = g_build_filename(dir, "fifo", NULL);
   CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
-  int reader = open(fifo, O_RDONLY | O_NONBLOCK);
-  CU_ASSERT_TRUE_FATAL(reader >= 0);
-  CU_ASSERT_TRUE(cx_notebook_save(notebook, fifo, &error));
-  CX_ASSERT_NO_ERROR(error);
-  char buffer[4096] = { 0 };
-  ssize_t got = read(reader, buffer, sizeof buffer - 1);
-  close(reader);
-  CU_ASSERT_TRUE(got > 0);
-  CU_ASSERT_STRING_EQUAL(buffer, expected);
+  CU_ASSERT_FALSE(cx_notebook_save(notebook, fifo, &error));
+  CX_ASSERT_CONTAINS(error->message, "fifo: it is a named pipe, not a regular file");
+  g_clear_error(&error);
   CU_ASSERT_EQUAL_FATAL(lstat(fifo, &st), 0);
   CU_ASSERT_TRUE(S_ISFIFO(st.st_mode));
 
+  CU_ASSERT_TRUE(cx_notebook_save(notebook, "/dev/null", &error));
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL_FATAL(lstat("/dev/null", &st), 0);
+  CU_ASSERT_TRUE(S_ISCHR(st.st_mode));
+
   CU_ASSERT_FALSE(cx_notebook_save(notebook, dir, &error));
   CX_ASSERT_CONTAINS(error->message, "is a directory");
+}
+
+/* A cell that plants a symbolic link or a named pipe where `notebook run`
+ * writes (-o, or the input itself with --inplace) gains nothing: the run
+ * is refused with one sentence naming the file, the file outside is
+ * unchanged, and nothing blocks. */
+static void
+test_notebook_command_writes_through_no_planted_file(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *outside = cx_test_write_file(dir, "outside.txt", "keep\n");
+  g_autofree char *output = g_build_filename(dir, "out.ipynb", NULL);
+  g_autofree char *fifo = g_build_filename(dir, "fifo.ipynb", NULL);
+  g_autofree char *input = g_build_filename(dir, "in.ipynb", NULL);
+  g_autofree char *plant = g_strdup_printf(
+    "import os\nos.symlink('%s', '%s')\nos.mkfifo('%s')\nos.remove('%s')\nos.symlink('%s', '%s')",
+    outside, output, fifo, input, outside, input);
+  const char *const sources[] = { plant, NULL };
+  g_autofree char *text = notebook_text(sources, NULL);
+  static const char *const targets[] = { "-o out", "-o fifo", "--inplace" };
+  for (gsize i = 0; i < G_N_ELEMENTS(targets); i++) {
+    g_remove(output);
+    g_remove(fifo);
+    CU_ASSERT_TRUE(g_file_set_contents(input, text, -1, NULL));
+    g_auto(cx_test_cli_run) r =
+      i == 2 ? cx_test_cellexec(NULL, "notebook", "run", "-q", "--inplace", input, NULL)
+             : cx_test_cellexec(NULL, "notebook", "run", "-q", input, "-o", i == 0 ? output : fifo,
+                                NULL);
+    CU_ASSERT_EQUAL(r.status, 2);
+    g_autofree char *expected = g_strdup_printf(
+      "cellexec: cannot write the notebook %s: it is %s", i == 0 ? output : i == 1 ? fifo : input,
+      i == 1 ? "a named pipe, not a regular file" : "a symbolic link, which is never followed");
+    CX_ASSERT_CONTAINS(r.err, expected);
+    g_autofree char *after = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(outside, &after, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(after, "keep\n");
+  }
 }
 
 /* `cellexec ARGS...` with its standard error on a pseudo-terminal (raw:
@@ -720,8 +768,10 @@ void
 cx_test_register(void)
 {
   static const cx_test_case tests[] = {
-    { "test_notebook_save_keeps_links_modes_and_special_files",
-      test_notebook_save_keeps_links_modes_and_special_files },
+    { "test_notebook_save_keeps_modes_and_follows_no_link",
+      test_notebook_save_keeps_modes_and_follows_no_link },
+    { "test_notebook_command_writes_through_no_planted_file",
+      test_notebook_command_writes_through_no_planted_file },
     { "test_notebook_rejects_what_is_not_an_nbformat_4_notebook",
       test_notebook_rejects_what_is_not_an_nbformat_4_notebook },
     { "test_notebook_reads_sources_as_strings_or_lists", test_notebook_reads_sources_as_strings_or_lists },

@@ -50,9 +50,11 @@ CX_EXPORT char *cx_notebook_to_json(const cx_notebook *notebook);
 /* Write the notebook to PATH atomically: a temporary file in the same
  * directory, renamed over PATH, so that PATH holds the old notebook or the
  * new one, never a part of one.  A file replaced this way keeps its
- * permissions (and, for root, its owner); a symbolic link is followed and
- * the file it names is replaced; what is not a regular file (a pipe, a
- * terminal, a device such as /dev/stdout) is written to, not replaced. */
+ * permissions (and, for root, its owner).  PATH may be in a directory
+ * cells write, so no symbolic link is followed: one at PATH or among its
+ * directories fails with CX_ERROR_NOTEBOOK, leaving what it points to as
+ * it was; so does a named pipe, socket or directory at PATH.  A character
+ * device (a terminal, /dev/null) is written to, not replaced. */
 CX_EXPORT gboolean cx_notebook_save(const cx_notebook *notebook, const char *path,
                                     GError **error);
 
