@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/internal.h"
 
@@ -293,10 +294,14 @@ builtin_new(const char *path, gboolean markdown, const cx_debug_export_options *
             GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
-  FILE *file = fopen(path, "w");
+  int fd = cx__safe_file_open_append(path, "the debug export", TRUE, error);
+  FILE *file = fd >= 0 ? fdopen(fd, "a") : NULL;
   if (file == NULL) {
-    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot write the debug export %s: %s", path,
-                g_strerror(errno));
+    if (fd >= 0) {
+      g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot write the debug export %s: %s", path,
+                  g_strerror(errno));
+      close(fd);
+    }
     return NULL;
   }
   builtin_exporter *self = g_new0(builtin_exporter, 1);

@@ -26,13 +26,9 @@ cx_recorder *
 cx_recorder_new(const char *path, const char *const *redact, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    int saved = errno;
-    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot open the recording %s: %s", path,
-                g_strerror(saved));
+  int fd = cx__safe_file_open_append(path, "the recording", FALSE, error);
+  if (fd < 0)
     return NULL;
-  }
   cx_recorder *recorder = g_new0(cx_recorder, 1);
   recorder->references = 1;
   recorder->fd = fd;

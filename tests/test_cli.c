@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include <unistd.h>
 
 #include "cx_test.h"
@@ -678,6 +679,58 @@ test_cli_ctrl_c_interrupts_the_cell_and_stops(void)
   CU_ASSERT_PTR_NULL(strstr(session.out, "second"));
 }
 
+/* The files `run` appends to (--record, --debug-export, and the config's
+ * record and debug-export, which may be relative: in the cells' cwd) are
+ * where a cell may have planted something for the next run.  A symbolic
+ * link, a hard link to a file outside, or a named pipe there is refused
+ * at once with one sentence naming the file, and the file outside is
+ * unchanged. */
+static void
+test_cli_appends_through_no_planted_file(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *outside = cx_test_write_file(dir, "outside.pth", "keep\n");
+  g_autofree char *target = g_build_filename(dir, "runtime-debug.md", NULL);
+  static const struct { const char *plant, *kind; } plants[] = {
+    { "os.symlink", "it is a symbolic link, which is never followed" },
+    { "os.link", "it has 2 hard links, so writing it would change a file elsewhere too" },
+    { "os.mkfifo", "it is a named pipe, not a regular file" },
+  };
+  static const struct { const char *flag, *key, *what; } writers[] = {
+    { "--record", "record", "the recording" },
+    { "--debug-export", "debug-export", "the debug export" },
+  };
+  for (gsize p = 0; p < G_N_ELEMENTS(plants); p++) {
+    for (gsize w = 0; w < G_N_ELEMENTS(writers) * 2; w++) {
+      g_remove(target);
+      g_autofree char *code = p == 2 ? g_strdup_printf("import os; os.mkfifo('%s')", target)
+                                     : g_strdup_printf("import os; %s('%s', '%s')",
+                                                       plants[p].plant, outside, target);
+      g_auto(cx_test_cli_run) planted = cx_test_cellexec(NULL, "run", "-c", code, NULL);
+      CU_ASSERT_EQUAL(planted.status, 0);
+      /* The next run, given the file by its flag or by a config. */
+      g_autofree char *config_text = g_strdup_printf("[cellexec]\n%s = %s\n",
+                                                     writers[w % 2].key, target);
+      g_autofree char *config = cx_test_write_file(dir, "config", config_text);
+      g_auto(cx_test_cli_run) r =
+        w < 2 ? cx_test_cellexec(NULL, "run", writers[w].flag, target, "-c", "print(1)", NULL)
+              : cx_test_cellexec(NULL, "run", "-C", config, "-c", "print(1)", NULL);
+      CU_ASSERT_EQUAL(r.status, 2);
+      g_autofree char *expected = g_strdup_printf("cannot write %s %s: %s", writers[w % 2].what,
+                                                  target, plants[p].kind);
+      CX_ASSERT_CONTAINS(r.err, expected);
+      g_autofree char *after = NULL;
+      CU_ASSERT_TRUE_FATAL(g_file_get_contents(outside, &after, NULL, NULL));
+      CU_ASSERT_STRING_EQUAL(after, "keep\n");
+    }
+  }
+  /* A regular file of its own is appended to as before. */
+  g_remove(target);
+  g_auto(cx_test_cli_run) ok = cx_test_cellexec(NULL, "run", "--record", target, "-c", "1", NULL);
+  CU_ASSERT_EQUAL(ok.status, 0);
+  CU_ASSERT_TRUE(g_file_test(target, G_FILE_TEST_IS_REGULAR));
+}
+
 void
 cx_test_register(void)
 {
@@ -698,6 +751,7 @@ cx_test_register(void)
     { "test_cli_usage_errors_exit_2_with_one_line", test_cli_usage_errors_exit_2_with_one_line },
     { "test_cli_plugins_lists_usable_and_faulty", test_cli_plugins_lists_usable_and_faulty },
     { "test_cli_config_check", test_cli_config_check },
+    { "test_cli_appends_through_no_planted_file", test_cli_appends_through_no_planted_file },
     { "test_cli_run_refuses_a_misspelled_section", test_cli_run_refuses_a_misspelled_section },
     { "test_cli_every_command_has_help", test_cli_every_command_has_help },
     { "test_cli_json_is_not_corrupted_by_fd_output", test_cli_json_is_not_corrupted_by_fd_output },
