@@ -10,15 +10,27 @@
 #define PARAMETERS_TAG "parameters"
 #define INJECTED_TAG "injected-parameters"
 
+/* Python's keyword.kwlist (3.11; later versions add only soft keywords,
+ * which may be assigned to), and __debug__, which may not be assigned to
+ * either: "NAME = VALUE" with one of them is a SyntaxError that would be
+ * blamed on the injected cell. */
+static const char *const unassignable_names[] = {
+  "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
+  "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+  "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
+  "try", "while", "with", "yield", "__debug__", NULL
+};
+
+/* An ASCII Python identifier that "NAME = VALUE" can assign to. */
 static gboolean
-is_python_identifier(const char *name)
+is_assignable_name(const char *name)
 {
   if (!(g_ascii_isalpha(*name) || *name == '_'))
     return FALSE;
   for (const char *c = name; *c; c++)
     if (!(g_ascii_isalnum(*c) || *c == '_'))
       return FALSE;
-  return TRUE;
+  return !g_strv_contains(unassignable_names, name);
 }
 
 /* A Python string literal for TEXT: JSON's string syntax is Python's too
@@ -132,9 +144,10 @@ cx_notebook_inject_parameters(cx_notebook *notebook, const char *const *assignme
   for (const char *const *item = assignments; *item != NULL; item++) {
     const char *eq = strchr(*item, '=');
     g_autofree char *name = eq != NULL ? g_strndup(*item, (gsize)(eq - *item)) : g_strdup(*item);
-    if (eq == NULL || !is_python_identifier(name)) {
+    if (eq == NULL || !is_assignable_name(name)) {
       g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
-                  "parameter '%s': write NAME=VALUE with NAME a Python identifier", *item);
+                  "parameter '%s': write NAME=VALUE with NAME a Python identifier that is "
+                  "not a keyword", *item);
       return FALSE;
     }
     if (!g_hash_table_contains(values, name))

@@ -108,6 +108,35 @@ test_cli_usage_errors_exit_2_with_one_line(void)
   }
 }
 
+/* -p NAME=VALUE with NAME a keyword (or __debug__) would inject a cell
+ * that cannot compile: refused as a usage error before anything runs. */
+static void
+test_cli_notebook_refuses_a_keyword_parameter_name(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *input = cx_test_write_file(
+    dir, "in.ipynb",
+    "{\"cells\": [{\"cell_type\": \"code\", \"execution_count\": null, \"metadata\": {}, "
+    "\"outputs\": [], \"source\": \"print('ran')\"}], \"metadata\": {}, \"nbformat\": 4, "
+    "\"nbformat_minor\": 4}\n");
+  static const char *const names[] = { "class=5", "None=1", "__debug__=1", "async=1" };
+  for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "notebook", "run", "-b", "local", input,
+                                                 "-p", names[i], NULL);
+    CU_ASSERT_EQUAL(r.status, 2);
+    CU_ASSERT_TRUE(g_str_has_prefix(r.err, "cellexec: "));
+    CX_ASSERT_CONTAINS(r.err, names[i]);
+    CX_ASSERT_CONTAINS(r.err, "not a keyword");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(strchr(r.err, '\n'));
+    CU_ASSERT_EQUAL(strchr(r.err, '\n')[1], '\0'); /* exactly one line */
+    CU_ASSERT_STRING_EQUAL(r.out, "");
+  }
+  /* Soft keywords are names Python lets a cell assign to. */
+  g_auto(cx_test_cli_run) soft = cx_test_cellexec(NULL, "notebook", "run", "-q", "-b", "local",
+                                                  input, "-p", "match=1", NULL);
+  CU_ASSERT_EQUAL(soft.status, 0);
+}
+
 /* A config whose plugin-path holds the usable echo and the FAULTY
  * newer_major test plugins. */
 static char *
@@ -749,6 +778,8 @@ cx_test_register(void)
     { "test_cli_passes_run_options", test_cli_passes_run_options },
     { "test_cli_code_backslash_n_is_a_line_break_outside_strings", test_cli_code_backslash_n_is_a_line_break_outside_strings },
     { "test_cli_usage_errors_exit_2_with_one_line", test_cli_usage_errors_exit_2_with_one_line },
+    { "test_cli_notebook_refuses_a_keyword_parameter_name",
+      test_cli_notebook_refuses_a_keyword_parameter_name },
     { "test_cli_plugins_lists_usable_and_faulty", test_cli_plugins_lists_usable_and_faulty },
     { "test_cli_config_check", test_cli_config_check },
     { "test_cli_appends_through_no_planted_file", test_cli_appends_through_no_planted_file },
