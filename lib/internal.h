@@ -117,6 +117,22 @@ void cx__record_session_opened(cx_backend *backend, cx_session *session);
 void cx__record_cell(cx_backend *backend, cx_session *session, guint cell, const char *code,
                      const cx_run_options *run, const cx_result *result, const GError *failure);
 
+/* Bytes no valid UTF-8 holds, standing in JsonNode strings for what they
+ * cannot hold (json_text.c, json_exact.c): a NUL character anywhere in a
+ * string; and, at the start of a string, a number json-glib cannot hold
+ * exactly, whose JSON text follows.  Both writers of json_text.c write
+ * them back as \u0000 and as the number. */
+#define CX__JSON_NUL_MARKER "\xc0\x80"
+#define CX__JSON_NUMBER_MARKER "\xc0\x81"
+
+/* The JSON value in TEXT with every value kept exactly: \u0000 as the NUL
+ * marker, an integer beyond 64 bits or a number beyond a double as the
+ * number marker and its text; otherwise as cx_json_from_string()
+ * (json_exact.c). */
+JsonNode *cx__json_from_string_exact(const char *text, gssize length, GError **error);
+/* The value of the four hex digits at P (which has four bytes), or -1. */
+int cx__json_hex4(const char *p);
+
 /* DATA (LEN bytes) as valid UTF-8 for a JsonNode string: invalid
  * sequences become U+FFFD, and so does NUL unless KEEP_NUL, which marks it
  * for cx_json_to_string() to write as \u0000 (json_text.c). */

@@ -45,7 +45,7 @@
 
 #include "lib/internal.h"
 
-#define NUL_MARKER "\xc0\x80"
+#define NUL_MARKER CX__JSON_NUL_MARKER
 
 char *
 cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul)
@@ -163,13 +163,25 @@ append_number(GString *text, const char *token, gsize length)
   append_python_float(text, g_ascii_strtod(token, NULL));
 }
 
+/* The length of the number kept as text (json_exact.c) in the string
+ * json-glib wrote at P, or 0: P is "<number marker>DIGITS...". */
+static gsize
+kept_number_length(const char *p)
+{
+  gsize marker = strlen(CX__JSON_NUMBER_MARKER);
+  if (p[0] != '"' || strncmp(p + 1, CX__JSON_NUMBER_MARKER, marker) != 0)
+    return 0;
+  gsize length = number_length(p + 1 + marker);
+  return p[1 + marker + length] == '"' ? length : 0;
+}
+
 char *
 cx_json_to_string(JsonNode *node, gboolean pretty)
 {
   g_return_val_if_fail(node != NULL, NULL);
   g_autofree char *raw = json_to_string(node, pretty);
   /* Every double json-glib writes has a point or a signed exponent. */
-  if (strchr(raw, 0x1f) == NULL && strstr(raw, NUL_MARKER) == NULL && strchr(raw, '.') == NULL &&
+  if (strchr(raw, 0x1f) == NULL && strstr(raw, "\xc0") == NULL && strchr(raw, '.') == NULL &&
       strstr(raw, "e+") == NULL && strstr(raw, "e-") == NULL && strstr(raw, "inf") == NULL &&
       strstr(raw, "nan") == NULL)
     return g_steal_pointer(&raw);
@@ -177,6 +189,12 @@ cx_json_to_string(JsonNode *node, gboolean pretty)
   gboolean in_string = FALSE;
   for (const char *p = raw; *p != '\0'; p++) {
     if (!in_string) {
+      gsize kept = kept_number_length(p);
+      if (kept > 0) {
+        g_string_append_len(text, p + 1 + strlen(CX__JSON_NUMBER_MARKER), (gssize)kept);
+        p += kept + 1 + strlen(CX__JSON_NUMBER_MARKER); /* its closing quote */
+        continue;
+      }
       if (*p == '"')
         in_string = TRUE;
       gsize special = non_finite_length(p);
@@ -208,9 +226,8 @@ cx_json_to_string(JsonNode *node, gboolean pretty)
   return g_string_free(text, FALSE);
 }
 
-/* The value of the four hex digits at P (which has them), or -1. */
-static int
-hex4(const char *p)
+int
+cx__json_hex4(const char *p)
 {
   int value = 0;
   for (int i = 0; i < 4; i++) {
@@ -241,10 +258,10 @@ escapes_replaced(const char *text, gsize len, gsize *out_len)
       g_string_append_c(out, text[i]);
       continue;
     }
-    int code = text[i + 1] == 'u' && i + 6 <= len ? hex4(text + i + 2) : -1;
+    int code = text[i + 1] == 'u' && i + 6 <= len ? cx__json_hex4(text + i + 2) : -1;
     gboolean high = code >= 0xd800 && code <= 0xdbff;
     int low = high && i + 12 <= len && text[i + 6] == '\\' && text[i + 7] == 'u'
-                ? hex4(text + i + 8) : -1;
+                ? cx__json_hex4(text + i + 8) : -1;
     if (high && low >= 0xdc00 && low <= 0xdfff) {
       g_string_append_len(out, text + i, 12); /* a pair */
       i += 11;
@@ -372,7 +389,9 @@ append_python_json(GString *text, JsonNode *node, guint indent, guint depth)
     break;
   }
   GType type = json_node_get_value_type(node);
-  if (type == G_TYPE_STRING) {
+  if (type == G_TYPE_STRING && g_str_has_prefix(json_node_get_string(node), CX__JSON_NUMBER_MARKER)) {
+    g_string_append(text, json_node_get_string(node) + strlen(CX__JSON_NUMBER_MARKER));
+  } else if (type == G_TYPE_STRING) {
     append_python_json_string(text, json_node_get_string(node));
   } else if (type == G_TYPE_BOOLEAN) {
     g_string_append(text, json_node_get_boolean(node) ? "true" : "false");

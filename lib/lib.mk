@@ -5,6 +5,7 @@ libcellexec_la_SOURCES = \
 	lib/suggest.c \
 	lib/result.c \
 	lib/json_text.c \
+	lib/json_exact.c \
 	lib/options.c \
 	lib/run_options.c \
 	lib/registry.c \

@@ -141,7 +141,7 @@ cx_notebook_load_data(const char *data, gssize length, const char *origin, GErro
     return NULL;
   }
   g_autoptr(GError) parse_error = NULL;
-  g_autoptr(JsonNode) root = cx_json_from_string(data, (gssize)size, &parse_error);
+  g_autoptr(JsonNode) root = cx__json_from_string_exact(data, (gssize)size, &parse_error);
   if (root == NULL) {
     notebook_error(error, origin, "not valid JSON (%s)", parse_error->message);
     return NULL;

@@ -403,6 +403,97 @@ test_json_text_writes_the_shortest_double(void)
   CU_ASSERT_STRING_EQUAL(text, "[0.0125,0.30000000000000004,464.387,9223372036854775807]");
 }
 
+/* ---- Notebooks: read and written back with every value kept ------------- */
+
+/* TEXT read as a notebook and written back; NULL (with the error printed)
+ * when it is refused. */
+static GBytes *
+notebook_round_trip(const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "test.ipynb", &error);
+  CX_ASSERT_NO_ERROR(error);
+  if (notebook == NULL)
+    return NULL;
+  char *written = cx_notebook_to_json(notebook);
+  return g_bytes_new_take(written, strlen(written));
+}
+
+/* Python's json (nbformat's) reads the notebook written back as the same
+ * value as the original: each is dumped again, keys sorted, and compared. */
+static void
+assert_python_reads_the_same(const char *what, const char *original, GBytes *written)
+{
+  g_autoptr(GBytes) input = bytes_of_string(original);
+  g_autoptr(GPtrArray) documents = g_ptr_array_new();
+  g_ptr_array_add(documents, input);
+  g_ptr_array_add(documents, written);
+  g_autoptr(GPtrArray) decoded = strict_decode(documents, "__import__('json').dumps(v, sort_keys=True)");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g_ptr_array_index(decoded, 0));
+  assert_bytes_equal(what, g_ptr_array_index(decoded, 1), g_ptr_array_index(decoded, 0));
+}
+
+/* json-glib reads 2^63 as -2^63, larger integers as -1 and 1e400 as an
+ * infinity (written as null): each is written back as its own text, which
+ * Python reads as the same value (nbformat itself would write Infinity,
+ * which is not JSON). */
+static void
+test_notebook_keeps_numbers_json_glib_cannot_hold(void)
+{
+  static const char *const tokens[] = {
+    "12345678901234567890123", "9223372036854775808", "-9223372036854775809",
+    "18446744073709551616", "1e400", "-1E+999", "9223372036854775807", "2.5",
+  };
+  GString *text = g_string_new("{\"cells\": [], \"metadata\": {\"numbers\": [");
+  for (guint i = 0; i < G_N_ELEMENTS(tokens); i++)
+    g_string_append_printf(text, "%s%s", i > 0 ? ", " : "", tokens[i]);
+  g_string_append(text, "], \"big\": 12345678901234567890123, \"nested\": {\"x\": [1e400]}}, "
+                        "\"nbformat\": 4, \"nbformat_minor\": 4}");
+  g_autoptr(GBytes) written = notebook_round_trip(text->str);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(written);
+  const char *out = g_bytes_get_data(written, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS(tokens); i++) {
+    g_autofree char *line = g_strdup_printf("   %s%s\n", tokens[i],
+                                            i + 1 < G_N_ELEMENTS(tokens) ? "," : "");
+    CX_ASSERT_CONTAINS(out, line);
+  }
+  CX_ASSERT_CONTAINS(out, "\"big\": 12345678901234567890123,\n");
+  CX_ASSERT_CONTAINS(out, "\"x\": [\n    1e400\n   ]");
+  assert_python_reads_the_same("numbers of the notebook's metadata", text->str, written);
+  g_string_free(text, TRUE);
+
+  /* Not JSON numbers: still refused, not kept as text. */
+  g_autoptr(GError) error = NULL;
+  const char *bad = "{\"cells\": [], \"metadata\": {\"x\": 012345678901234567890123}, "
+                    "\"nbformat\": 4, \"nbformat_minor\": 4}";
+  CU_ASSERT_PTR_NULL(cx_notebook_load_data(bad, -1, "bad.ipynb", &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
+}
+
+/* A NUL in a raw or markdown cell, in metadata and in a member name comes
+ * back as \u0000 (cx_json_from_string reads it as U+FFFD); the
+ * noncharacters the reading uses as stand-ins, when the text holds them
+ * itself, stay what they were. */
+static void
+test_notebook_keeps_nul_characters(void)
+{
+  const char *text =
+    "{\"cells\": [{\"cell_type\": \"raw\", \"metadata\": {}, \"source\": [\"r\\u0000s\"]}, "
+    "{\"cell_type\": \"markdown\", \"metadata\": {\"k\\u0000\": \"v\\u0000\"}, "
+    "\"source\": [\"a\\u0000\\n\", \"\\ufdd0\\u0000\\ufdd1\xef\xb7\x92\"]}], "
+    "\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}";
+  g_autoptr(GBytes) written = notebook_round_trip(text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(written);
+  CX_ASSERT_CONTAINS(g_bytes_get_data(written, NULL), "\"r\\u0000s\"");
+  assert_python_reads_the_same("NUL in cells and metadata", text, written);
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "test.ipynb", &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(notebook);
+  g_autofree char *source = cx_notebook_get_cell_source(notebook, 0);
+  CU_ASSERT_STRING_EQUAL(source, "r\xc0\x80s"); /* the NUL marker */
+}
+
 /* ---- The cellexec program --------------------------------------------------- */
 
 /* Run `cellexec ARGV...` (NULL-terminated); its stdout, byte for byte
@@ -654,6 +745,9 @@ cx_test_register(void)
     { "test_json_text_has_no_infinity", test_json_text_has_no_infinity },
     { "test_json_text_writes_doubles_as_json_numbers", test_json_text_writes_doubles_as_json_numbers },
     { "test_cli_json_carries_every_control_character", test_cli_json_carries_every_control_character },
+    { "test_notebook_keeps_numbers_json_glib_cannot_hold",
+      test_notebook_keeps_numbers_json_glib_cannot_hold },
+    { "test_notebook_keeps_nul_characters", test_notebook_keeps_nul_characters },
     { NULL, NULL }
   };
   cx_test_add_suite("strict JSON", strict);

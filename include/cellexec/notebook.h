@@ -34,7 +34,12 @@ typedef struct cx_backend cx_backend;
  * for NUL-terminated, ORIGIN naming it in messages).  Anything else fails
  * with CX_ERROR_NOTEBOOK and a one-line message naming the file and the
  * problem: not JSON (with the line), not a notebook, nbformat 3 (with the
- * command that converts it), a cell without a source. */
+ * command that converts it), a cell without a source.
+ * Every value is kept exactly, also what a JsonNode cannot hold: in the
+ * notebook's strings a NUL character (\u0000) is the two bytes C0 80, and
+ * a number beyond json-glib's (an integer outside 64 bits, 1e400) is a
+ * string of the bytes C0 81 followed by the number's JSON text; neither is
+ * valid UTF-8, and cx_notebook_to_json() writes both back as they were. */
 CX_EXPORT cx_notebook *cx_notebook_load(const char *path, GError **error);
 CX_EXPORT cx_notebook *cx_notebook_load_data(const char *data, gssize length,
                                              const char *origin, GError **error);
@@ -59,7 +64,8 @@ CX_EXPORT gboolean cx_notebook_save(const cx_notebook *notebook, const char *pat
                                     GError **error);
 
 /* The cells: their number, one as JSON (borrowed; change it at will),
- * its "cell_type", and its source as one string (g_free it). */
+ * its "cell_type", and its source as one string (g_free it; a NUL in it
+ * is C0 80, as above). */
 CX_EXPORT guint cx_notebook_get_n_cells(const cx_notebook *notebook);
 CX_EXPORT JsonObject *cx_notebook_get_cell(const cx_notebook *notebook, guint index);
 CX_EXPORT const char *cx_notebook_get_cell_type(const cx_notebook *notebook, guint index);
