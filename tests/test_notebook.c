@@ -239,6 +239,48 @@ test_notebook_stops_at_the_first_failure_unless_allowed(void)
   g_string_free(t.log, TRUE);
 }
 
+/* A code cell whose source holds a NUL fails as Python's compile() refuses
+ * it, naming the cell, and nothing of it runs.  (Read as U+FFFD, the NUL
+ * inside a string literal below made other code that ran.) */
+static void
+test_notebook_code_cell_with_nul_fails_without_running(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *ran = g_build_filename(dir, "ran", NULL);
+  g_autofree char *text = g_strdup_printf(
+    "{\"cells\": [{\"cell_type\": \"code\", \"execution_count\": null, \"metadata\": {}, "
+    "\"outputs\": [], \"source\": \"x = 1\"}, "
+    "{\"cell_type\": \"code\", \"execution_count\": null, \"metadata\": {}, \"outputs\": [], "
+    "\"source\": [\"x = 2\\n\", \"n = open('%s', 'w').write('a\\u0000b')\"]}, "
+    "{\"cell_type\": \"code\", \"execution_count\": null, \"metadata\": {}, \"outputs\": [], "
+    "\"source\": \"print(x)\"}], "
+    "\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}", ran);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "nul.ipynb", &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(notebook);
+  g_autoptr(cx_backend) backend = local();
+  CU_ASSERT_FALSE(cx_notebook_run(notebook, backend, NULL, CX_NOTEBOOK_DEFAULT, NULL, NULL, &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_CELL);
+  CX_ASSERT_CONTAINS(error->message, "(cell 2 of the file) failed");
+  CX_ASSERT_CONTAINS(error->message,
+                     "ValueError: source code string cannot contain null bytes (cell 2, line 2");
+  CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_autofree char *outputs = outputs_of(notebook, 1);
+  CX_ASSERT_CONTAINS(outputs, "\"output_type\":\"error\",\"ename\":\"ValueError\"");
+  g_autofree char *untouched = outputs_of(notebook, 2);
+  CU_ASSERT_STRING_EQUAL(untouched, "[]");
+
+  /* --allow-errors: the next cell runs, in the same session. */
+  g_clear_error(&error);
+  CU_ASSERT_TRUE(cx_notebook_run(notebook, backend, NULL, CX_NOTEBOOK_ALLOW_ERRORS, NULL, NULL,
+                                 &error));
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_autofree char *printed = outputs_of(notebook, 2);
+  CX_ASSERT_CONTAINS(printed, "\"text\":\"1\\n\"");
+}
+
 static void
 test_notebook_skips_cells_tagged_skip_execution(void)
 {
@@ -778,6 +820,8 @@ cx_test_register(void)
     { "test_notebook_runs_cells_in_one_session", test_notebook_runs_cells_in_one_session },
     { "test_notebook_stops_at_the_first_failure_unless_allowed",
       test_notebook_stops_at_the_first_failure_unless_allowed },
+    { "test_notebook_code_cell_with_nul_fails_without_running",
+      test_notebook_code_cell_with_nul_fails_without_running },
     { "test_notebook_skips_cells_tagged_skip_execution", test_notebook_skips_cells_tagged_skip_execution },
     { "test_notebook_continues_in_a_fresh_session_after_a_crash",
       test_notebook_continues_in_a_fresh_session_after_a_crash },
