@@ -88,6 +88,11 @@ append_python_literal(GString *out, JsonNode *node)
   GType type = json_node_get_value_type(node);
   if (type == G_TYPE_BOOLEAN) {
     g_string_append(out, json_node_get_boolean(node) ? "True" : "False");
+  } else if (type == G_TYPE_STRING &&
+             g_str_has_prefix(json_node_get_string(node), CX__JSON_NUMBER_MARKER)) {
+    /* An integer beyond 64 bits (see beyond_a_double): its digits are
+     * Python's int literal for it, exactly. */
+    g_string_append(out, json_node_get_string(node) + strlen(CX__JSON_NUMBER_MARKER));
   } else if (type == G_TYPE_STRING) {
     append_python_string(out, json_node_get_string(node));
   } else {
@@ -97,17 +102,50 @@ append_python_literal(GString *out, JsonNode *node)
   }
 }
 
-/* VALUE as a Python literal: its JSON value when it parses as JSON, else
- * the string itself. */
-static void
-append_parameter_value(GString *out, const char *value)
+/* The first number in NODE kept as text (cx__json_from_string_exact) that
+ * is not an integer, so beyond a double's range, or NULL.  Python reads
+ * such a literal as inf: not the number given, so it is refused. */
+static const char *
+beyond_a_double(JsonNode *node)
 {
-  g_autoptr(JsonParser) parser = json_parser_new();
-  if (*value != '\0' && json_parser_load_from_data(parser, value, -1, NULL) &&
-      json_parser_get_root(parser) != NULL)
-    append_python_literal(out, json_parser_get_root(parser));
-  else
+  if (JSON_NODE_HOLDS_ARRAY(node) || JSON_NODE_HOLDS_OBJECT(node)) {
+    g_autoptr(GList) members = JSON_NODE_HOLDS_ARRAY(node)
+                                 ? json_array_get_elements(json_node_get_array(node))
+                                 : json_object_get_values(json_node_get_object(node));
+    for (GList *member = members; member != NULL; member = member->next) {
+      const char *found = beyond_a_double(member->data);
+      if (found != NULL)
+        return found;
+    }
+    return NULL;
+  }
+  if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_STRING ||
+      !g_str_has_prefix(json_node_get_string(node), CX__JSON_NUMBER_MARKER))
+    return NULL;
+  const char *number = json_node_get_string(node) + strlen(CX__JSON_NUMBER_MARKER);
+  return strpbrk(number, ".eE") != NULL ? number : NULL;
+}
+
+/* VALUE (of the parameter ITEM) as a Python literal: its JSON value,
+ * exactly, when it parses as JSON, else the string itself. */
+static gboolean
+append_parameter_value(GString *out, const char *item, const char *value, GError **error)
+{
+  g_autoptr(JsonNode) root = *value != '\0' ? cx__json_from_string_exact(value, -1, NULL) : NULL;
+  if (root == NULL) {
     append_python_string(out, value);
+    return TRUE;
+  }
+  const char *huge = beyond_a_double(root);
+  if (huge != NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "parameter '%s': the number %s is beyond the range of a double (Python would "
+                "read it as inf); give a finite number, or the value as a JSON string", item,
+                huge);
+    return FALSE;
+  }
+  append_python_literal(out, root);
+  return TRUE;
 }
 
 static JsonObject *
@@ -152,13 +190,15 @@ cx_notebook_inject_parameters(cx_notebook *notebook, const char *const *assignme
     }
     if (!g_hash_table_contains(values, name))
       g_ptr_array_add(names, name);
-    g_hash_table_insert(values, g_steal_pointer(&name), (gpointer)(eq + 1));
+    g_hash_table_insert(values, g_steal_pointer(&name), (gpointer)*item);
   }
   g_autoptr(GString) source = g_string_new("# Parameters\n");
   for (guint i = 0; i < names->len; i++) {
     const char *name = g_ptr_array_index(names, i);
     g_string_append_printf(source, "%s = ", name);
-    append_parameter_value(source, g_hash_table_lookup(values, name));
+    const char *item = g_hash_table_lookup(values, name);
+    if (!append_parameter_value(source, item, strchr(item, '=') + 1, error))
+      return FALSE;
     g_string_append_c(source, '\n');
   }
 

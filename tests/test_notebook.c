@@ -405,6 +405,43 @@ test_notebook_injects_typed_parameters_after_the_tagged_cell(void)
   CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
 }
 
+/* Values json-glib cannot hold reach Python exactly (they became -1, -2^63
+ * and a cut string), and a number beyond a double, which Python would read
+ * as inf, is refused (it became None). */
+static void
+test_notebook_parameters_keep_their_values_exactly(void)
+{
+  const char *const sources[] = { "print(repr(big), repr(listed), repr(s), type(big).__name__)",
+                                  NULL };
+  g_autoptr(cx_notebook) notebook = notebook_of(sources, NULL);
+  const char *const assignments[] = { "big=99999999999999999999999",
+                                      "listed=[9223372036854775808, -9223372036854775809]",
+                                      "s=\"a\\u0000b\"", NULL };
+  g_autoptr(GError) error = NULL;
+  CU_ASSERT_TRUE(cx_notebook_inject_parameters(notebook, assignments, &error));
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *source = cx_notebook_get_cell_source(notebook, 0);
+  CU_ASSERT_STRING_EQUAL(source, "# Parameters\nbig = 99999999999999999999999\n"
+                                 "listed = [9223372036854775808, -9223372036854775809]\n"
+                                 "s = \"a\\u0000b\"\n");
+  g_autoptr(cx_backend) backend = local();
+  CU_ASSERT_TRUE(cx_notebook_run(notebook, backend, NULL, CX_NOTEBOOK_DEFAULT, NULL, NULL, &error));
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *printed = outputs_of(notebook, 2);
+  CX_ASSERT_CONTAINS(printed, "99999999999999999999999 [9223372036854775808, "
+                              "-9223372036854775809] 'a\\\\x00b' int");
+
+  static const char *const huge[] = { "x=1e999", "x=[1, {\"k\": -1E400}]" };
+  for (guint i = 0; i < G_N_ELEMENTS(huge); i++) {
+    const char *const one[] = { huge[i], NULL };
+    g_clear_error(&error);
+    CU_ASSERT_FALSE(cx_notebook_inject_parameters(notebook, one, &error));
+    CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+    CX_ASSERT_CONTAINS(error->message, huge[i]);
+    CX_ASSERT_CONTAINS(error->message, "beyond the range of a double");
+  }
+}
+
 /* ---- Writing and the command -------------------------------------------- */
 
 /* The committed notebooks were written by nbformat: read and written
@@ -830,6 +867,8 @@ cx_test_register(void)
     { "test_notebook_needs_a_backend_with_sessions", test_notebook_needs_a_backend_with_sessions },
     { "test_notebook_injects_typed_parameters_after_the_tagged_cell",
       test_notebook_injects_typed_parameters_after_the_tagged_cell },
+    { "test_notebook_parameters_keep_their_values_exactly",
+      test_notebook_parameters_keep_their_values_exactly },
     { "test_notebook_command_exit_statuses_and_files", test_notebook_command_exit_statuses_and_files },
     { "test_notebook_writes_nbformat_layout", test_notebook_writes_nbformat_layout },
     { "test_notebook_runs_python_notebooks_only", test_notebook_runs_python_notebooks_only },

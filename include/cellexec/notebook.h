@@ -76,10 +76,12 @@ CX_EXPORT char *cx_notebook_get_cell_source(const cx_notebook *notebook, guint i
  * after the cell tagged "parameters" (at the top when there is none),
  * replacing an earlier injected cell.  A VALUE that parses as JSON is that
  * value as a Python literal (5, 2.5, true -> True, null -> None, lists,
- * dicts); anything else is a string.  NAME must be an ASCII Python
- * identifier that is not a keyword (nor __debug__): another fails with
- * CX_ERROR_OPTION.  A NAME given twice takes its last value (in the place
- * of its first). */
+ * dicts), exactly: an integer of any size is the same Python int, and a
+ * number beyond a double (1e999) fails with CX_ERROR_OPTION, as Python
+ * would read it as inf.  Anything else is a string.  NAME must be an
+ * ASCII Python identifier that is not a keyword (nor __debug__): another
+ * fails with CX_ERROR_OPTION.  A NAME given twice takes its last value
+ * (in the place of its first). */
 CX_EXPORT gboolean cx_notebook_inject_parameters(cx_notebook *notebook,
                                                  const char *const *assignments,
                                                  GError **error);
