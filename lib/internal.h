@@ -122,7 +122,7 @@ void cx__record_cell(cx_backend *backend, cx_session *session, guint cell, const
  * string; and, at the start of a string, a number json-glib cannot hold
  * exactly, whose JSON text follows.  Both writers of json_text.c write
  * them back as \u0000 and as the number. */
-#define CX__JSON_NUL_MARKER "\xc0\x80"
+#define CX__JSON_NUL_MARKER CX_RESULT_NUL
 #define CX__JSON_NUMBER_MARKER "\xc0\x81"
 
 /* The JSON value in TEXT with every value kept exactly: \u0000 as the NUL

@@ -141,14 +141,28 @@ traceback_lines(const char *traceback)
   return lines;
 }
 
-static JsonObject *
-error_output(const char *ename, const char *evalue, const char *traceback)
+/* TEXT of an error (NUL as CX_RESULT_NUL) for a JsonNode: as it is when
+ * KEEP_NUL (cx_json_to_string writes the marker as \u0000), else with each
+ * NUL as U+FFFD, as set_text_member() does.  A new string. */
+static char *
+error_text(const char *text, gboolean keep_nul)
 {
+  if (keep_nul || strstr(text, CX_RESULT_NUL) == NULL)
+    return g_strdup(text);
+  g_auto(GStrv) parts = g_strsplit(text, CX_RESULT_NUL, -1);
+  return g_strjoinv("\xef\xbf\xbd", parts);
+}
+
+static JsonObject *
+error_output(const char *ename, const char *evalue, const char *traceback, gboolean keep_nul)
+{
+  g_autofree char *value = error_text(evalue, keep_nul);
+  g_autofree char *lines = error_text(traceback, keep_nul);
   JsonObject *error = json_object_new();
   json_object_set_string_member(error, "output_type", "error");
   json_object_set_string_member(error, "ename", ename);
-  json_object_set_string_member(error, "evalue", evalue);
-  json_object_set_array_member(error, "traceback", traceback_lines(traceback));
+  json_object_set_string_member(error, "evalue", value);
+  json_object_set_array_member(error, "traceback", traceback_lines(lines));
   return error;
 }
 
@@ -157,7 +171,7 @@ static JsonObject *
 item_to_output(const output_item *item, gboolean keep_nul)
 {
   if (item->kind == ITEM_SHOWN_ERROR)
-    return error_output(item->ename, item->evalue, item->text->str);
+    return error_output(item->ename, item->evalue, item->text->str, keep_nul);
   if (item->kind == ITEM_STREAM)
     return stream_output(item->stream, item->text->str, item->text->len, keep_nul);
   JsonObject *output = json_object_new();
@@ -552,7 +566,7 @@ outputs_to_json(const cx_result *result, gboolean keep_nul)
                                   item_to_output(g_ptr_array_index(result->items, i), keep_nul));
   if (result->error_type != NULL)
     json_array_add_object_element(array, error_output(result->error_type, result->error_message,
-                                                      result->error_traceback));
+                                                      result->error_traceback, keep_nul));
   return array;
 }
 
@@ -568,7 +582,7 @@ cx__result_finish_streaming(cx_result *result, const cx_run_options *run)
       cx_run_options_emit_output(run, json_array_get_object_element(outputs, i));
   } else if (result->error_type != NULL) {
     g_autoptr(JsonObject) error = error_output(result->error_type, result->error_message,
-                                               result->error_traceback);
+                                               result->error_traceback, FALSE);
     cx_run_options_emit_output(run, error);
   }
   /* Later additions (by the caller) are not streamed. */
@@ -597,9 +611,11 @@ to_json_node(const cx_result *result, gboolean keep_nul)
 
   if (result->error_type != NULL) {
     JsonObject *error = json_object_new();
+    g_autofree char *message = error_text(result->error_message, keep_nul);
+    g_autofree char *traceback = error_text(result->error_traceback, keep_nul);
     json_object_set_string_member(error, "type", result->error_type);
-    json_object_set_string_member(error, "message", result->error_message);
-    json_object_set_string_member(error, "traceback", result->error_traceback);
+    json_object_set_string_member(error, "message", message);
+    json_object_set_string_member(error, "traceback", traceback);
     json_object_set_object_member(object, "error", error);
   } else {
     json_object_set_null_member(object, "error");

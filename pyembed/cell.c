@@ -15,6 +15,25 @@ struct cx__py_session {
  * for a cell whose host callback runs another cell. */
 static GRecMutex context_lock;
 
+/* TEXT (a str) as UTF-8 with each NUL as CX_RESULT_NUL: a C string would
+ * end at the first, cutting an exception's message there.  NULL with a
+ * Python exception when TEXT has no UTF-8 form. */
+static char *
+utf8_keeping_nul(PyObject *text)
+{
+  Py_ssize_t size;
+  const char *utf8 = PyUnicode_Check(text) ? PyUnicode_AsUTF8AndSize(text, &size) : NULL;
+  if (utf8 == NULL)
+    return NULL;
+  GString *kept = g_string_sized_new((gsize)size + 1);
+  for (Py_ssize_t i = 0; i < size; i++)
+    if (utf8[i] == '\0')
+      g_string_append(kept, CX_RESULT_NUL);
+    else
+      g_string_append_c(kept, utf8[i]);
+  return g_string_free(kept, FALSE);
+}
+
 static void
 set_error_from_exception(cx_result *result, PyObject *exception, const cx__py_cell *cell,
                          const cx_run_options *run)
@@ -24,11 +43,12 @@ set_error_from_exception(cx_result *result, PyObject *exception, const cx__py_ce
   PyObject *args[] = { exception, timeout };
   PyObject *described = timeout != NULL ? cx__py_call_helper("describe_error", args, 2) : NULL;
   Py_XDECREF(timeout);
-  const char *type = NULL, *message = NULL, *traceback = NULL;
+  const char *type = NULL;
+  g_autofree char *message = NULL, *traceback = NULL;
   if (described != NULL && PyTuple_Check(described) && PyTuple_GET_SIZE(described) == 3) {
     type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 0));
-    message = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 1));
-    traceback = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 2));
+    message = type != NULL ? utf8_keeping_nul(PyTuple_GET_ITEM(described, 1)) : NULL;
+    traceback = message != NULL ? utf8_keeping_nul(PyTuple_GET_ITEM(described, 2)) : NULL;
   }
   if (type != NULL && message != NULL && traceback != NULL) {
     cx_result_set_error(result, type, message, traceback);

@@ -574,6 +574,30 @@ test_cli_json_carries_every_control_character(void)
   }
 }
 
+/* An exception's message holding NUL: kept whole in the error and its
+ * error output (a C string ended it at the NUL: the message was 'a'). */
+static void
+test_error_message_keeps_nul(void)
+{
+  g_autoptr(cx_backend) backend = cx_test_open_backend("local", NULL, NULL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, "raise ValueError('a\\x00b')", NULL);
+  CX_ASSERT_ERROR_TYPE(result, "ValueError");
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "a" CX_RESULT_NUL "b");
+  char *text = cx_result_to_json(result, FALSE);
+  g_autoptr(GBytes) document = g_bytes_new_take(text, strlen(text));
+  g_autoptr(GBytes) decoded = strict_decode_one(
+    document, "'|'.join([v['error']['message'], v['outputs'][-1]['evalue'], "
+              "v['error']['traceback'].splitlines()[-1], v['outputs'][-1]['traceback'][-1]])");
+  static const char want_text[] = "a\0b|a\0b|ValueError: a\0b|ValueError: a\0b";
+  g_autoptr(GBytes) want = g_bytes_new(want_text, sizeof want_text - 1);
+  assert_bytes_equal("the error of local", decoded, want);
+
+  /* The JsonNode forms hold no NUL: U+FFFD there, as for stdout. */
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
+  JsonObject *error = json_array_get_object_element(outputs, json_array_get_length(outputs) - 1);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(error, "evalue"), "a\xef\xbf\xbd" "b");
+}
+
 /* ---- Random bytes ------------------------------------------------------------ */
 
 #define RANDOM_SEED 20240611
@@ -754,6 +778,7 @@ cx_test_register(void)
   static const cx_test_case lossless[] = {
     { "test_random_bytes_arrive_unchanged", test_random_bytes_arrive_unchanged },
     { "test_random_bytes_in_cli_json", test_random_bytes_in_cli_json },
+    { "test_error_message_keeps_nul", test_error_message_keeps_nul },
     { NULL, NULL }
   };
   cx_test_add_suite("lossless", lossless);

@@ -53,6 +53,13 @@
 
 G_BEGIN_DECLS
 
+/* A NUL character in the C strings of an error: the two bytes C0 80 (the
+ * "modified UTF-8" form of U+0000, which valid UTF-8 never holds).
+ * cx_result_to_json() writes it as \u0000; the JsonNode forms
+ * (cx_result_to_json_node, cx_result_list_outputs) read it as U+FFFD, as
+ * they read a NUL of stdout. */
+#define CX_RESULT_NUL "\xc0\x80"
+
 /* A new, empty, successful result.  Free with cx_result_free(). */
 CX_EXPORT cx_result *cx_result_new(void);
 /* ABI 1.1: for a backend's run_cell: a new result that passes each output
@@ -130,7 +137,9 @@ CX_EXPORT JsonArray *cx_result_list_outputs(const cx_result *result);
 
 /* Mark the cell as failed with an error.  TYPE and MESSAGE must not be NULL;
  * TRACEBACK may be NULL (stored as "").  A second call replaces the first
- * error.  Sets success to FALSE. */
+ * error.  Sets success to FALSE.  A NUL character of MESSAGE or TRACEBACK
+ * (an exception's str() may hold one) is given as CX_RESULT_NUL and read
+ * back so by cx_result_get_error_message() and _traceback(). */
 CX_EXPORT void cx_result_set_error(cx_result *result, const char *type,
                                    const char *message, const char *traceback);
 
