@@ -157,6 +157,10 @@ JsonObject *cx__json_object_deep_copy(JsonObject *object);
  * RUN allows every one it has (run_options.c). */
 JsonObject *cx__run_options_filter_bundle(const cx_run_options *run, JsonObject *bundle);
 
+/* cx_result_list_outputs() with each NUL of a stream or an error as the
+ * NUL marker, for a notebook to keep (result.c). */
+JsonArray *cx__result_list_outputs_keeping_nul(const cx_result *result);
+
 /* Keep only the MIME types RUN allows in RESULT's outputs: every backend
  * honours --mime, whatever its plugin does (result.c). */
 void cx__result_filter_mime(cx_result *result, const cx_run_options *run);

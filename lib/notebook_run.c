@@ -44,11 +44,13 @@ set_execution_timing(JsonObject *cell, const char *started, const char *ended)
   json_object_set_object_member(metadata_of(cell), "execution", execution);
 }
 
-/* The cell's outputs and execution count from RESULT. */
+/* The cell's outputs and execution count from RESULT.  A NUL the cell
+ * wrote stays one: the notebook writes it back as \u0000, as nbclient
+ * stores a kernel's. */
 static void
 store_result(JsonObject *cell, const cx_result *result)
 {
-  json_object_set_array_member(cell, "outputs", cx_result_list_outputs(result));
+  json_object_set_array_member(cell, "outputs", cx__result_list_outputs_keeping_nul(result));
   JsonNode *count = cx_result_get_extra(result, "execution_count");
   if (count != NULL && json_node_get_value_type(count) == G_TYPE_INT64)
     json_object_set_int_member(cell, "execution_count", json_node_get_int(count));

@@ -596,6 +596,12 @@ cx_result_list_outputs(const cx_result *result)
   return outputs_to_json(result, FALSE);
 }
 
+JsonArray *
+cx__result_list_outputs_keeping_nul(const cx_result *result)
+{
+  return outputs_to_json(result, TRUE);
+}
+
 static JsonNode *
 to_json_node(const cx_result *result, gboolean keep_nul)
 {

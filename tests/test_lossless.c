@@ -494,6 +494,32 @@ test_notebook_keeps_nul_characters(void)
   CU_ASSERT_STRING_EQUAL(source, "r\xc0\x80s"); /* the NUL marker */
 }
 
+/* What a cell writes, NUL included, is what the executed notebook holds
+ * (as a kernel sends it): its outputs read U+FFFD before. */
+static void
+test_notebook_outputs_keep_nul(void)
+{
+  const char *text =
+    "{\"cells\": [{\"cell_type\": \"code\", \"execution_count\": null, \"metadata\": {}, "
+    "\"outputs\": [], \"source\": \"print('a\\\\x00b'); raise ValueError('c\\\\x00d')\"}], "
+    "\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "test.ipynb", &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(notebook);
+  g_autoptr(cx_backend) backend = cx_test_open_backend("local", NULL, NULL);
+  CU_ASSERT_TRUE(cx_notebook_run(notebook, backend, NULL, CX_NOTEBOOK_ALLOW_ERRORS, NULL, NULL,
+                                 &error));
+  CX_ASSERT_NO_ERROR(error);
+  char *written = cx_notebook_to_json(notebook);
+  g_autoptr(GBytes) document = g_bytes_new_take(written, strlen(written));
+  g_autoptr(GBytes) decoded = strict_decode_one(
+    document, "'|'.join([''.join(v['cells'][0]['outputs'][0]['text']), "
+              "v['cells'][0]['outputs'][1]['evalue']])");
+  static const char want_text[] = "a\0b\n|c\0d";
+  g_autoptr(GBytes) want = g_bytes_new(want_text, sizeof want_text - 1);
+  assert_bytes_equal("the outputs of the executed notebook", decoded, want);
+}
+
 /* ---- The cellexec program --------------------------------------------------- */
 
 /* Run `cellexec ARGV...` (NULL-terminated); its stdout, byte for byte
@@ -772,6 +798,7 @@ cx_test_register(void)
     { "test_notebook_keeps_numbers_json_glib_cannot_hold",
       test_notebook_keeps_numbers_json_glib_cannot_hold },
     { "test_notebook_keeps_nul_characters", test_notebook_keeps_nul_characters },
+    { "test_notebook_outputs_keep_nul", test_notebook_outputs_keep_nul },
     { NULL, NULL }
   };
   cx_test_add_suite("strict JSON", strict);
