@@ -164,6 +164,18 @@ bytes_of_string(const char *text)
   return g_bytes_new(text, strlen(text));
 }
 
+/* Python's json reads TEXT (taken: g_free'd) and EXPRESSION of it gives the
+ * LENGTH bytes of WANT (which may hold NUL); WHAT names it. */
+static void
+assert_python_gives(const char *what, char *text, const char *expression, const char *want,
+                    gsize length)
+{
+  g_autoptr(GBytes) document = g_bytes_new_take(text, strlen(text));
+  g_autoptr(GBytes) decoded = strict_decode_one(document, expression);
+  g_autoptr(GBytes) expected = g_bytes_new(want, length);
+  assert_bytes_equal(what, decoded, expected);
+}
+
 /* ---- json-glib, as Debian 12 ships it (1.6) ----------------------------- */
 
 static void
@@ -510,14 +522,10 @@ test_notebook_outputs_keep_nul(void)
   CU_ASSERT_TRUE(cx_notebook_run(notebook, backend, NULL, CX_NOTEBOOK_ALLOW_ERRORS, NULL, NULL,
                                  &error));
   CX_ASSERT_NO_ERROR(error);
-  char *written = cx_notebook_to_json(notebook);
-  g_autoptr(GBytes) document = g_bytes_new_take(written, strlen(written));
-  g_autoptr(GBytes) decoded = strict_decode_one(
-    document, "'|'.join([''.join(v['cells'][0]['outputs'][0]['text']), "
-              "v['cells'][0]['outputs'][1]['evalue']])");
-  static const char want_text[] = "a\0b\n|c\0d";
-  g_autoptr(GBytes) want = g_bytes_new(want_text, sizeof want_text - 1);
-  assert_bytes_equal("the outputs of the executed notebook", decoded, want);
+  static const char want[] = "a\0b\n|c\0d";
+  assert_python_gives("the outputs of the executed notebook", cx_notebook_to_json(notebook),
+                      "'|'.join([''.join(v['cells'][0]['outputs'][0]['text']), "
+                      "v['cells'][0]['outputs'][1]['evalue']])", want, sizeof want - 1);
 }
 
 /* ---- The cellexec program --------------------------------------------------- */
@@ -609,14 +617,11 @@ test_error_message_keeps_nul(void)
   g_autoptr(cx_result) result = cx_test_run_cell(backend, "raise ValueError('a\\x00b')", NULL);
   CX_ASSERT_ERROR_TYPE(result, "ValueError");
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "a" CX_RESULT_NUL "b");
-  char *text = cx_result_to_json(result, FALSE);
-  g_autoptr(GBytes) document = g_bytes_new_take(text, strlen(text));
-  g_autoptr(GBytes) decoded = strict_decode_one(
-    document, "'|'.join([v['error']['message'], v['outputs'][-1]['evalue'], "
-              "v['error']['traceback'].splitlines()[-1], v['outputs'][-1]['traceback'][-1]])");
-  static const char want_text[] = "a\0b|a\0b|ValueError: a\0b|ValueError: a\0b";
-  g_autoptr(GBytes) want = g_bytes_new(want_text, sizeof want_text - 1);
-  assert_bytes_equal("the error of local", decoded, want);
+  static const char want[] = "a\0b|a\0b|ValueError: a\0b|ValueError: a\0b";
+  assert_python_gives("the error of local", cx_result_to_json(result, FALSE),
+                      "'|'.join([v['error']['message'], v['outputs'][-1]['evalue'], "
+                      "v['error']['traceback'].splitlines()[-1], "
+                      "v['outputs'][-1]['traceback'][-1]])", want, sizeof want - 1);
 
   /* The JsonNode forms hold no NUL: U+FFFD there, as for stdout. */
   g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
