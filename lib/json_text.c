@@ -343,6 +343,23 @@ append_line_break(GString *text, guint indent, guint depth)
     g_string_append_c(text, ' ');
 }
 
+/* The code point order of two member names, as Python's sort_keys sorts
+ * them: UTF-8's byte order, with the NUL marker as the NUL it stands for. */
+static int
+compare_names(const char *a, const char *b)
+{
+  for (;;) {
+    gboolean a_nul = a[0] == NUL_MARKER[0] && a[1] == NUL_MARKER[1];
+    gboolean b_nul = b[0] == NUL_MARKER[0] && b[1] == NUL_MARKER[1];
+    int a_unit = *a == '\0' ? -1 : a_nul ? 0 : (guchar)*a;
+    int b_unit = *b == '\0' ? -1 : b_nul ? 0 : (guchar)*b;
+    if (a_unit != b_unit || a_unit < 0)
+      return a_unit - b_unit;
+    a += a_nul ? 2 : 1;
+    b += b_nul ? 2 : 1;
+  }
+}
+
 static void
 append_python_json(GString *text, JsonNode *node, guint indent, guint depth)
 {
@@ -367,8 +384,8 @@ append_python_json(GString *text, JsonNode *node, guint indent, guint depth)
   }
   case JSON_NODE_OBJECT: {
     JsonObject *object = json_node_get_object(node);
-    /* sort_keys: by code point, which is UTF-8's byte order (strcmp's). */
-    GList *names = g_list_sort(json_object_get_members(object), (GCompareFunc)strcmp);
+    /* sort_keys: by code point. */
+    GList *names = g_list_sort(json_object_get_members(object), (GCompareFunc)compare_names);
     g_string_append(text, names == NULL ? "{}" : "{");
     for (GList *name = names; name != NULL; name = name->next) {
       g_string_append(text, name != names ? "," : "");

@@ -491,13 +491,20 @@ test_notebook_keeps_nul_characters(void)
 {
   const char *text =
     "{\"cells\": [{\"cell_type\": \"raw\", \"metadata\": {}, \"source\": [\"r\\u0000s\"]}, "
-    "{\"cell_type\": \"markdown\", \"metadata\": {\"k\\u0000\": \"v\\u0000\"}, "
+    "{\"cell_type\": \"markdown\", \"metadata\": {\"k\\u0001\": 1, \"k\\u0000\": \"v\\u0000\", "
+    "\"k\": 2}, "
     "\"source\": [\"a\\u0000\\n\", \"\\ufdd0\\u0000\\ufdd1\xef\xb7\x92\"]}], "
     "\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}";
   g_autoptr(GBytes) written = notebook_round_trip(text);
   CU_ASSERT_PTR_NOT_NULL_FATAL(written);
   CX_ASSERT_CONTAINS(g_bytes_get_data(written, NULL), "\"r\\u0000s\"");
   assert_python_reads_the_same("NUL in cells and metadata", text, written);
+  /* Byte for byte as nbformat writes it (its sources are lists already):
+   * "k\u0000" sorts between "k" and "k\u0001". */
+  g_autoptr(GBytes) original = bytes_of_string(text);
+  g_autoptr(GBytes) nbformat = strict_decode_one(
+    original, "__import__('json').dumps(v, sort_keys=True, indent=1, ensure_ascii=False) + '\\n'");
+  assert_bytes_equal("the layout nbformat writes", written, nbformat);
 
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "test.ipynb", &error);
