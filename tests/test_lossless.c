@@ -456,7 +456,9 @@ test_notebook_keeps_numbers_json_glib_cannot_hold(void)
     "12345678901234567890123", "9223372036854775808", "-9223372036854775809",
     "18446744073709551616", "1e400", "-1E+999", "9223372036854775807", "2.5",
   };
-  GString *text = g_string_new("{\"cells\": [], \"metadata\": {\"numbers\": [");
+  GString *text = g_string_new("{\"cells\": [{\"cell_type\": \"raw\", \"source\": [], "
+                               "\"metadata\": {\"n\": [-12345678901234567890123, 1e400]}}], "
+                               "\"metadata\": {\"numbers\": [");
   for (guint i = 0; i < G_N_ELEMENTS(tokens); i++)
     g_string_append_printf(text, "%s%s", i > 0 ? ", " : "", tokens[i]);
   g_string_append(text, "], \"big\": 12345678901234567890123, \"nested\": {\"x\": [1e400]}}, "
@@ -472,10 +474,17 @@ test_notebook_keeps_numbers_json_glib_cannot_hold(void)
   CX_ASSERT_CONTAINS(out, "\"big\": 12345678901234567890123,\n");
   CX_ASSERT_CONTAINS(out, "\"x\": [\n    1e400\n   ]");
   assert_python_reads_the_same("numbers of the notebook's metadata", text->str, written);
+
+  /* cx_json_to_string() writes them back as the numbers they were too. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text->str, -1, "test.ipynb", &error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(notebook);
+  g_autofree char *metadata = cx_json_to_string(
+    json_object_get_member(cx_notebook_get_cell(notebook, 0), "metadata"), FALSE);
+  CU_ASSERT_STRING_EQUAL(metadata, "{\"n\":[-12345678901234567890123,1e400]}");
   g_string_free(text, TRUE);
 
   /* Not JSON numbers: still refused, not kept as text. */
-  g_autoptr(GError) error = NULL;
   const char *bad = "{\"cells\": [], \"metadata\": {\"x\": 012345678901234567890123}, "
                     "\"nbformat\": 4, \"nbformat_minor\": 4}";
   CU_ASSERT_PTR_NULL(cx_notebook_load_data(bad, -1, "bad.ipynb", &error));
