@@ -306,8 +306,12 @@ pycx_result_to_dict(const cx_result *result)
   gsize out_len, err_len;
   const char *out = cx_result_get_stdout(result, &out_len);
   const char *err = cx_result_get_stderr(result, &err_len);
-  if (memchr(out, '\0', out_len) != NULL || memchr(err, '\0', err_len) != NULL) {
-    /* A JsonNode cannot hold NUL; the JSON text keeps it as \u0000. */
+  gboolean nul_in_error = cx_result_has_error(result) &&
+                         (strstr(cx_result_get_error_message(result), CX_RESULT_NUL) != NULL ||
+                          strstr(cx_result_get_error_traceback(result), CX_RESULT_NUL) != NULL);
+  if (memchr(out, '\0', out_len) != NULL || memchr(err, '\0', err_len) != NULL || nul_in_error) {
+    /* A JsonNode cannot hold NUL, nor a C string (CX_RESULT_NUL stands for
+     * it in an error); the JSON text keeps it as \u0000. */
     g_autofree char *text = cx_result_to_json(result, FALSE);
     PyObject *json = PyImport_ImportModule("json");
     PyObject *dict = json != NULL ? PyObject_CallMethod(json, "loads", "s", text) : NULL;

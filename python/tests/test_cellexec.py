@@ -43,6 +43,14 @@ class RunCellTest(unittest.TestCase):
                 self.assertEqual(result["stderr"], "\ufffd\ufffdA")
                 self.assertTrue(result["success"])
 
+    def test_exception_message_keeps_nul(self):
+        # As cx_result_to_json writes it: NUL and all (local; the subprocess
+        # worker's result still carries it as U+FFFD).
+        with cellexec.Backend("local") as backend:
+            result = backend.run_cell("raise ValueError('a\\x00b')")
+            self.assertEqual(result["error"]["message"], "a\x00b")
+            self.assertEqual(result["outputs"][-1]["evalue"], "a\x00b")
+
     def test_exception_is_in_the_result(self):
         for name in RUNNING:
             with self.subTest(backend=name), cellexec.Backend(name) as backend:
