@@ -238,11 +238,15 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
                                 cx__notebook_cell_has_tag(cell, "raises-exception");
     report(&to, CX_NOTEBOOK_CELL_FAILED, result, seconds);
     if (!to.report.allowed_failure) {
+      /* A message is text for a terminal: a NUL in it (CX_RESULT_NUL, not
+       * UTF-8) is shown as the escape JSON and Python write for it. */
+      g_auto(GStrv) parts = g_strsplit(cx_result_get_error_message(result), CX_RESULT_NUL, -1);
+      g_autofree char *message = g_strjoinv("\\u0000", parts);
       g_set_error(error, CX_ERROR, CX_ERROR_CELL,
                   "%s: code cell %u (cell %u of the file) failed, so the run stopped there: "
                   "%s: %s",
                   notebook->origin, to.report.code_index + 1, i + 1,
-                  cx_result_get_error_type(result), cx_result_get_error_message(result));
+                  cx_result_get_error_type(result), message);
       return FALSE;
     }
     if (backend != NULL &&

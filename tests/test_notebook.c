@@ -279,6 +279,16 @@ test_notebook_code_cell_with_nul_fails_without_running(void)
   CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
   g_autofree char *printed = outputs_of(notebook, 2);
   CX_ASSERT_CONTAINS(printed, "\"text\":\"1\\n\"");
+
+  /* The message of a cell that raised with a NUL in it: text, the NUL
+   * escaped (it was cut there, then the bytes C0 80 reached the terminal). */
+  const char *const raising[] = { "raise ValueError('a\\x00b')", NULL };
+  g_autoptr(cx_notebook) raises = notebook_of(raising, NULL);
+  g_clear_error(&error);
+  CU_ASSERT_FALSE(cx_notebook_run(raises, backend, NULL, CX_NOTEBOOK_DEFAULT, NULL, NULL, &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_CELL);
+  CX_ASSERT_CONTAINS(error->message, "failed, so the run stopped there: ValueError: a\\u0000b");
+  CU_ASSERT_TRUE(g_utf8_validate(error->message, -1, NULL));
 }
 
 static void
