@@ -239,13 +239,14 @@ notebook_run(int argc, char **argv)
   g_autoptr(cx_notebook) notebook = cx_notebook_load(a.rest[0], &error);
   if (notebook == NULL)
     return fail_usage("%s", error->message);
+  /* A malformed -p is refused alone, with no warning before it. */
+  if (!cx_notebook_inject_parameters(notebook, (const char *const *)a.parameters, &error))
+    return fail_usage("%s", error->message);
   /* As papermill warns: the values may well not be where the notebook
-   * expects them. */
+   * expects them.  (The injected cell is tagged injected-parameters.) */
   if (a.parameters != NULL && !a.quiet && !has_parameters_cell(notebook))
     fprintf(stderr, "cellexec: warning: %s: no cell is tagged 'parameters'; the -p values "
                     "go in a new cell at the top\n", a.rest[0]);
-  if (!cx_notebook_inject_parameters(notebook, (const char *const *)a.parameters, &error))
-    return fail_usage("%s", error->message);
   g_autoptr(cx_run_options) run = cell_run_options_new(a.cwd, a.env, a.timeout, &error);
   if (run == NULL)
     return fail_usage("%s", error->message);
