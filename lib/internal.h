@@ -128,7 +128,7 @@ void cx__record_cell(cx_backend *backend, cx_session *session, guint cell, const
 /* The JSON value in TEXT with every value kept exactly: \u0000 as the NUL
  * marker, an integer beyond 64 bits or a number beyond a double as the
  * number marker and its text; otherwise as cx_json_from_string()
- * (json_exact.c). */
+ * (json_exact.c).  CX_ERROR_UNSUPPORTED for a text it cannot keep so. */
 JsonNode *cx__json_from_string_exact(const char *text, gssize length, GError **error);
 /* The value of the four hex digits at P (which has four bytes), or -1. */
 int cx__json_hex4(const char *p);

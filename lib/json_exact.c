@@ -85,6 +85,10 @@ needs_keeping(const char *token, gsize length)
   }
   if (p != end)
     return FALSE;
+  /* Most numbers are plainly in range: no copy to look closer. */
+  if (integer ? whole <= 18 : memchr(token, 'e', length) == NULL &&
+                              memchr(token, 'E', length) == NULL && whole < 300)
+    return FALSE;
   g_autofree char *copy = g_strndup(token, length);
   if (integer)
     return !g_ascii_string_to_signed(copy, 10, G_MININT64, G_MAXINT64, NULL, NULL);
@@ -254,9 +258,11 @@ cx__json_from_string_exact(const char *text, gssize length, GError **error)
   gunichar nul_spare = unused_spare(&scan, 0);
   gunichar number_spare = nul_spare != 0 ? unused_spare(&scan, nul_spare) : 0;
   if (number_spare == 0) {
-    g_set_error_literal(error, CX_ERROR, CX_ERROR_JSON,
-                        "the text holds a NUL character or a number beyond 64 bits, and every "
-                        "character from U+FDD0 to U+FDEF, so cellexec cannot keep it exactly");
+    /* Valid JSON all the same: not CX_ERROR_JSON. */
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                        "it holds a NUL character or a number beyond 64 bits, and every "
+                        "character from U+FDD0 to U+FDEF, so cellexec cannot keep it exactly; "
+                        "remove one of them");
     return NULL;
   }
   g_autoptr(GString) rewritten = g_string_sized_new(len + 16 * scan.rewrites);

@@ -142,6 +142,10 @@ cx_notebook_load_data(const char *data, gssize length, const char *origin, GErro
   }
   g_autoptr(GError) parse_error = NULL;
   g_autoptr(JsonNode) root = cx__json_from_string_exact(data, (gssize)size, &parse_error);
+  if (root == NULL && !g_error_matches(parse_error, CX_ERROR, CX_ERROR_JSON)) {
+    notebook_error(error, origin, "%s", parse_error->message); /* JSON it cannot keep */
+    return NULL;
+  }
   if (root == NULL) {
     notebook_error(error, origin, "not valid JSON (%s)", parse_error->message);
     return NULL;

@@ -520,6 +520,18 @@ test_notebook_keeps_nul_characters(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(notebook);
   g_autofree char *source = cx_notebook_get_cell_source(notebook, 0);
   CU_ASSERT_STRING_EQUAL(source, "r\xc0\x80s"); /* the NUL marker */
+
+  /* A text holding every stand-in and a NUL: refused, not changed. */
+  GString *all = g_string_new("{\"cells\": [], \"metadata\": {\"s\": \"\\u0000");
+  for (gunichar c = 0xfdd0; c <= 0xfdef; c++)
+    g_string_append_unichar(all, c);
+  g_string_append(all, "\"}, \"nbformat\": 4, \"nbformat_minor\": 4}");
+  g_autoptr(cx_notebook) refused = cx_notebook_load_data(all->str, -1, "all.ipynb", &error);
+  CU_ASSERT_PTR_NULL(refused);
+  CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
+  CX_ASSERT_CONTAINS(error->message, "all.ipynb: it holds a NUL character");
+  CU_ASSERT_PTR_NULL(strstr(error->message, "not valid JSON"));
+  g_string_free(all, TRUE);
 }
 
 /* What a cell writes, NUL included, is what the executed notebook holds
