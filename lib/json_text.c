@@ -22,6 +22,10 @@
  *     writes for text holding undecodable bytes) into bytes that are not
  *     UTF-8, eats the character after it, or fails the whole document;
  *     cx_json_from_string reads one as U+FFFD too.
+ *   - Its parser recurses once per level of nesting, and crashes (the
+ *     stack overflows) where it should fail: cx_json_from_string refuses
+ *     more than CX_JSON_MAX_DEPTH levels before it starts
+ *     (cx__json_check_depth).
  *   - json_node_copy() does not copy objects, arrays or values: the copy
  *     shares them, and their reference counts (unlike a JsonNode's) are
  *     plain integers.  A tree changed through a copy changes the original,
@@ -277,11 +281,56 @@ escapes_replaced(const char *text, gsize len, gsize *out_len)
   return g_string_free(out, FALSE);
 }
 
+/* The nesting limit (CX_JSON_MAX_DEPTH), decided before json-glib sees the
+ * text: its parser recurses once per level of arrays and objects, and a
+ * document a few tens of thousands of levels deep overflows the stack (a
+ * crash, not an error).  Bounding the parse bounds every recursive walk of
+ * what it returns too (json-glib's generator and its freeing, the deep copy
+ * and the Python-style writer below).  This is no parser: it knows only
+ * strings (and their backslash escapes) and brackets, and leaves every other
+ * fault to json-glib. */
+gboolean
+cx__json_check_depth(const char *text, gsize len, GError **error)
+{
+  guint depth = 0;
+  for (gsize i = 0; i < len; i++) {
+    char c = text[i];
+    if (c == '"') {
+      /* To the closing quote: one with an even run of backslashes before
+       * it (memchr, as strings are most of a large document). */
+      for (i++;; i++) {
+        const char *quote = memchr(text + i, '"', len - i);
+        if (quote == NULL)
+          return TRUE; /* an unterminated string: json-glib says so */
+        const char *run = quote;
+        while (run > text + i && run[-1] == '\\')
+          run--;
+        i = (gsize)(quote - text);
+        if ((quote - run) % 2 == 0)
+          break;
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth > CX_JSON_MAX_DEPTH) {
+        g_set_error(error, CX_ERROR, CX_ERROR_JSON,
+                    "JSON nested deeper than %d levels at byte %" G_GSIZE_FORMAT
+                    ", more than cellexec reads: nest the data less deeply",
+                    CX_JSON_MAX_DEPTH, i);
+        return FALSE;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return TRUE;
+}
+
 JsonNode *
 cx_json_from_string(const char *text, gssize length, GError **error)
 {
   g_return_val_if_fail(text != NULL, NULL);
   gsize len = length < 0 ? strlen(text) : (gsize)length;
+  if (!cx__json_check_depth(text, len, error))
+    return NULL;
   gsize mapped_len;
   g_autofree char *mapped = escapes_replaced(text, len, &mapped_len);
   if (mapped != NULL) {

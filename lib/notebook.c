@@ -141,6 +141,11 @@ cx_notebook_load_data(const char *data, gssize length, const char *origin, GErro
     return NULL;
   }
   g_autoptr(GError) parse_error = NULL;
+  /* Nesting cx_json_from_string refuses is valid JSON: told apart. */
+  if (!cx__json_check_depth(data, size, &parse_error)) {
+    notebook_error(error, origin, "%s", parse_error->message);
+    return NULL;
+  }
   g_autoptr(JsonNode) root = cx__json_from_string_exact(data, (gssize)size, &parse_error);
   if (root == NULL && !g_error_matches(parse_error, CX_ERROR, CX_ERROR_JSON)) {
     notebook_error(error, origin, "%s", parse_error->message); /* JSON it cannot keep */

@@ -127,10 +127,17 @@ beyond_a_double(JsonNode *node)
 }
 
 /* VALUE (of the parameter ITEM) as a Python literal: its JSON value,
- * exactly, when it parses as JSON, else the string itself. */
+ * exactly, when it parses as JSON, else the string itself.  JSON nested
+ * too deeply to read fails: taken as a string, it would silently mean
+ * something else. */
 static gboolean
 append_parameter_value(GString *out, const char *item, const char *value, GError **error)
 {
+  g_autoptr(GError) too_deep = NULL;
+  if (!cx__json_check_depth(value, strlen(value), &too_deep)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "parameter '%s': %s", item, too_deep->message);
+    return FALSE;
+  }
   g_autoptr(JsonNode) root = *value != '\0' ? cx__json_from_string_exact(value, -1, NULL) : NULL;
   if (root == NULL) {
     append_python_string(out, value);

@@ -368,6 +368,11 @@ read_record(const char *text, gsize len, guint line, gboolean cut_short, const c
             GError **error)
 {
   g_autoptr(GError) parse_error = NULL;
+  /* Nesting cx_json_from_string refuses is valid JSON: told apart. */
+  if (!cx__json_check_depth(text, len, &parse_error)) {
+    line_error(error, origin, line, "%s", parse_error->message);
+    return NULL;
+  }
   g_autoptr(JsonNode) root = cx_json_from_string(text, (gssize)len, &parse_error);
   if (root == NULL) {
     if (cut_short)

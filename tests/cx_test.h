@@ -86,6 +86,10 @@ cx_test_cli_run cx_test_cellexec(const char *input, const char *first, ...) G_GN
 char *cx_test_tmpdir(void);
 /* Write CONTENTS to DIR/NAME; returns the path (g_free it). */
 char *cx_test_write_file(const char *dir, const char *name, const char *contents);
+/* LEVELS arrays nested in one another around VALUE ("[[VALUE]]" for 2):
+ * JSON deeper than cellexec reads (CX_JSON_MAX_DEPTH) from a hostile
+ * writer.  Free with g_free. */
+char *cx_test_nested_json(guint levels, const char *value);
 /* Wait until PATH exists (a cell got that far), at most 10 s. */
 gboolean cx_test_wait_for_file(const char *path);
 

@@ -159,6 +159,18 @@ cx_test_write_file(const char *dir, const char *name, const char *contents)
   return path;
 }
 
+char *
+cx_test_nested_json(guint levels, const char *value)
+{
+  GString *text = g_string_sized_new(2 * levels + strlen(value) + 1);
+  for (guint i = 0; i < levels; i++)
+    g_string_append_c(text, '[');
+  g_string_append(text, value);
+  for (guint i = 0; i < levels; i++)
+    g_string_append_c(text, ']');
+  return g_string_free(text, FALSE);
+}
+
 gboolean
 cx_test_wait_for_file(const char *path)
 {

@@ -202,7 +202,7 @@ tests_libcxtest_la_CFLAGS = $(TEST_CFLAGS)
 
 CORE_TESTS = tests/test_result tests/test_options tests/test_registry tests/test_config \
 	tests/test_backend tests/test_fake tests/test_cli tests/test_debug_export tests/test_executor \
-	tests/test_lossless
+	tests/test_lossless tests/test_json_limits
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
 
@@ -245,6 +245,10 @@ tests_test_cli_LDADD = $(TEST_LDADD)
 tests_test_lossless_SOURCES = tests/test_lossless.c
 tests_test_lossless_CFLAGS = $(TEST_CFLAGS)
 tests_test_lossless_LDADD = $(TEST_LDADD)
+
+tests_test_json_limits_SOURCES = tests/test_json_limits.c
+tests_test_json_limits_CFLAGS = $(TEST_CFLAGS)
+tests_test_json_limits_LDADD = $(TEST_LDADD)
 
 # Recording on the real backends and replay with the fake (cellexec/record.h).
 check_PROGRAMS += tests/test_record

@@ -60,9 +60,19 @@ CX_EXPORT char *cx_json_to_string(JsonNode *node, gboolean pretty);
  * of a stream, say); here each \u0000 is read as U+FFFD instead, so only
  * the NUL itself changes.  So is a \u escape of a lone surrogate (Python
  * writes them for undecodable bytes), which json-glib would turn into bytes
- * that are not UTF-8 or a failed document.  Use it wherever JSON comes into
- * a program. */
+ * that are not UTF-8 or a failed document.  Arrays and objects nested more
+ * than CX_JSON_MAX_DEPTH levels deep are refused, naming the byte (counted
+ * from 0) where the text goes deeper: json-glib's parser would overflow the
+ * stack on them and crash the program.  Use it wherever JSON comes into a
+ * program. */
 CX_EXPORT JsonNode *cx_json_from_string(const char *text, gssize length, GError **error);
+
+/* ABI 1.1: the deepest nesting of arrays and objects cx_json_from_string
+ * reads.  Python's json module (and so nbformat and Jupyter's messages)
+ * reads and writes fewer than 1000 levels under its default recursion
+ * limit; 10000 leaves room for a raised limit or a newer Python, and
+ * json-glib reads and frees it in less than 2 MiB of stack. */
+#define CX_JSON_MAX_DEPTH 10000
 
 /* The library version at run time ("0.1.0"); compare with CX_VERSION_STRING. */
 CX_EXPORT const char *cx_version(void);

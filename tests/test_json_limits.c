@@ -1,0 +1,218 @@
+/* Untrusted JSON cannot crash the host.
+ *
+ * json-glib's parser recurses once per level of arrays and objects: about
+ * 100,000 levels of "[" overflowed the stack and killed the process
+ * (SIGSEGV) wherever JSON came in.  cx_json_from_string refuses nesting
+ * deeper than CX_JSON_MAX_DEPTH with an error, and every way JSON comes
+ * into the host goes through it: each is tried here with HOSTILE_LEVELS,
+ * which crashed the test program before.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "cx_test.h"
+
+#define HOSTILE_LEVELS 100000
+
+/* LEVELS arrays and objects in turn ("[{"k":[0]}]" for 3), and in
+ * *DEEPEST the byte at which the last of them opens. */
+static char *
+nested_mixed(guint levels, gsize *deepest)
+{
+  GString *text = g_string_new(NULL);
+  for (guint i = 0; i < levels; i++) {
+    *deepest = text->len;
+    g_string_append(text, i % 2 == 0 ? "[" : "{\"k\":");
+  }
+  g_string_append_c(text, '0');
+  for (guint i = levels; i > 0; i--)
+    g_string_append_c(text, (i - 1) % 2 == 0 ? ']' : '}');
+  return g_string_free(text, FALSE);
+}
+
+static void
+assert_too_deep(const GError *error)
+{
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  g_autofree char *expected =
+    g_strdup_printf("JSON nested deeper than %d levels at byte ", CX_JSON_MAX_DEPTH);
+  CX_ASSERT_CONTAINS(error->message, expected);
+}
+
+/* Why the fake backend with responses=PATH does not open (it must not). */
+static GError *
+fake_open_error(const char *path)
+{
+  const cx_plugin_info *fake = cx_registry_lookup(cx_test_registry(), "fake", NULL);
+  g_autoptr(cx_options) options = cx_options_new("fake", cx_plugin_info_get_options(fake));
+  CU_ASSERT_TRUE(cx_options_set(options, "responses", path, NULL));
+  GError *error = NULL;
+  g_autoptr(cx_backend) backend =
+    cx_backend_open(cx_test_registry(), "fake", g_steal_pointer(&options), &error);
+  CU_ASSERT_PTR_NULL(backend);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  return error;
+}
+
+static void
+test_json_from_string_refuses_hostile_nesting(void)
+{
+  g_autofree char *text = cx_test_nested_json(HOSTILE_LEVELS, "0");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(text, -1, &error);
+  CU_ASSERT_PTR_NULL(node);
+  CX_ASSERT_ERROR(error, CX_ERROR_JSON);
+  assert_too_deep(error);
+}
+
+/* CX_JSON_MAX_DEPTH levels are read, one more is refused at the bracket
+ * that opens it; objects count as arrays do. */
+static void
+test_json_from_string_reads_up_to_the_limit(void)
+{
+  gsize deepest = 0;
+  g_autofree char *at_limit = nested_mixed(CX_JSON_MAX_DEPTH, &deepest);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(at_limit, -1, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(JSON_NODE_HOLDS_ARRAY(node));
+
+  g_autofree char *beyond = nested_mixed(CX_JSON_MAX_DEPTH + 1, &deepest);
+  g_autoptr(JsonNode) refused = cx_json_from_string(beyond, -1, &error);
+  CU_ASSERT_PTR_NULL(refused);
+  CX_ASSERT_ERROR(error, CX_ERROR_JSON);
+  g_autofree char *where = g_strdup_printf("at byte %" G_GSIZE_FORMAT ",", deepest);
+  CX_ASSERT_CONTAINS(error->message, where);
+}
+
+/* Brackets in strings are text, whatever the escapes before them. */
+static void
+test_json_brackets_in_strings_do_not_nest(void)
+{
+  g_autofree char *brackets = g_strnfill(2 * CX_JSON_MAX_DEPTH, '[');
+  g_autofree char *braces = g_strnfill(2 * CX_JSON_MAX_DEPTH, '{');
+  g_autofree char *text =
+    g_strdup_printf("[\"a\\\\\", \"%s\", \"\\\"%s\\\\\\\"\", [\"\\\\\\\\\"]]", brackets, braces);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(text, -1, &error);
+  CX_ASSERT_NO_ERROR(error);
+  JsonArray *array = json_node_get_array(node);
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(array, 0), "a\\");
+  CU_ASSERT_EQUAL(strlen(json_array_get_string_element(array, 1)), 2 * CX_JSON_MAX_DEPTH);
+  CU_ASSERT_TRUE(g_str_has_prefix(json_array_get_string_element(array, 2), "\"{{"));
+  CU_ASSERT_TRUE(g_str_has_suffix(json_array_get_string_element(array, 2), "{\\\""));
+}
+
+static void
+test_result_json_refuses_hostile_nesting(void)
+{
+  g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "{}");
+  g_autofree char *text = g_strdup_printf("{\"stdout\": \"\", \"rich_outputs\": %s}", deep);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = cx_result_from_json(text, &error);
+  CU_ASSERT_PTR_NULL(result);
+  assert_too_deep(error);
+}
+
+/* A notebook whose metadata holds 100 KB of nested arrays: read, it became
+ * 2.5 GB of output (nbformat's layout indents each level). */
+static void
+test_notebook_with_deep_metadata_is_refused(void)
+{
+  g_autofree char *deep = cx_test_nested_json(50000, "0");
+  g_autofree char *text = g_strdup_printf(
+    "{\"cells\": [], \"metadata\": {\"x\": %s}, \"nbformat\": 4, \"nbformat_minor\": 5}", deep);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "deep.ipynb", &error);
+  CU_ASSERT_PTR_NULL(notebook);
+  CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
+  CX_ASSERT_CONTAINS(error->message, "deep.ipynb: ");
+  assert_too_deep(error);
+}
+
+static void
+test_notebook_run_refuses_hostile_file(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "0");
+  g_autofree char *text = g_strdup_printf(
+    "{\"cells\": [{\"cell_type\": \"code\", \"source\": \"1\", \"metadata\": {}, "
+    "\"outputs\": %s, \"execution_count\": null}], \"metadata\": {}, \"nbformat\": 4, "
+    "\"nbformat_minor\": 4}", deep);
+  g_autofree char *path = cx_test_write_file(dir, "hostile.ipynb", text);
+  g_autofree char *out = g_build_filename(dir, "out.ipynb", NULL);
+  g_auto(cx_test_cli_run) run =
+    cx_test_cellexec(NULL, "notebook", "run", "-b", "fake", path, "-o", out, NULL);
+  CU_ASSERT_EQUAL(run.status, 2);
+  CX_ASSERT_CONTAINS(run.err, "nested deeper than");
+  CU_ASSERT_PTR_EQUAL(strchr(run.err, '\n'), run.err + strlen(run.err) - 1); /* one line */
+  CU_ASSERT_FALSE(g_file_test(out, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_notebook_parameter_too_deep_fails(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(
+    "{\"cells\": [], \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 5}", -1, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "0");
+  g_autofree char *assignment = g_strdup_printf("x=%s", deep);
+  const char *const assignments[] = { assignment, NULL };
+  CU_ASSERT_FALSE(cx_notebook_inject_parameters(notebook, assignments, &error));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  CX_ASSERT_CONTAINS(error->message, "parameter 'x': ");
+  assert_too_deep(error);
+}
+
+static void
+test_record_check_refuses_hostile_line(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "0");
+  g_autofree char *line = g_strdup_printf(
+    "{\"backend\": \"local\", \"code\": \"1\", \"result\": {\"stdout\": \"\", \"x\": %s}}\n", deep);
+  g_autofree char *path = cx_test_write_file(dir, "hostile.jsonl", line);
+  for (guint i = 0; i < 2; i++) {
+    g_auto(cx_test_cli_run) r =
+      cx_test_cellexec(NULL, "record", i == 0 ? "check" : "show", path, NULL);
+    CU_ASSERT_EQUAL(r.status, 1);
+    g_autofree char *where = g_strdup_printf("%s:1: ", path);
+    CX_ASSERT_CONTAINS(r.err, where);
+    CX_ASSERT_CONTAINS(r.err, "nested deeper than");
+  }
+}
+
+static void
+test_fake_refuses_hostile_responses(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "{}");
+  g_autofree char *path = cx_test_write_file(dir, "responses.json", deep);
+  g_autoptr(GError) error = fake_open_error(path);
+  CX_ASSERT_CONTAINS(error->message, path);
+  assert_too_deep(error);
+}
+
+void
+cx_test_register(void)
+{
+  static const cx_test_case json_tests[] = {
+    { "test_json_from_string_refuses_hostile_nesting", test_json_from_string_refuses_hostile_nesting },
+    { "test_json_from_string_reads_up_to_the_limit", test_json_from_string_reads_up_to_the_limit },
+    { "test_json_brackets_in_strings_do_not_nest", test_json_brackets_in_strings_do_not_nest },
+    { "test_result_json_refuses_hostile_nesting", test_result_json_refuses_hostile_nesting },
+    { NULL, NULL },
+  };
+  cx_test_add_suite("json_depth", json_tests);
+  static const cx_test_case input_tests[] = {
+    { "test_notebook_with_deep_metadata_is_refused", test_notebook_with_deep_metadata_is_refused },
+    { "test_notebook_run_refuses_hostile_file", test_notebook_run_refuses_hostile_file },
+    { "test_notebook_parameter_too_deep_fails", test_notebook_parameter_too_deep_fails },
+    { "test_record_check_refuses_hostile_line", test_record_check_refuses_hostile_line },
+    { "test_fake_refuses_hostile_responses", test_fake_refuses_hostile_responses },
+    { NULL, NULL },
+  };
+  cx_test_add_suite("hostile_inputs", input_tests);
+}
