@@ -65,6 +65,12 @@ static void check_sigint_disposition_first_cell(cx_backend *, const char *, cons
 static void check_stopped_fork_server(cx_backend *, const char *, const adversarial_case *);
 
 #define SPIN "while True:\n    pass\n"
+/* A cell writing a frame of TYPE (a one-letter string) with PAYLOAD (a
+ * Python bytes expression) to its channel, then waiting to be stopped. */
+#define FORGE_FRAME(type, payload)                                                  \
+  "import os, struct, time\npayload = " payload "\n"                              \
+  "frame = struct.pack('>IB', len(payload), ord('" type "')) + payload\n"         \
+  "while frame:\n    frame = frame[os.write(3, frame):]\ntime.sleep(5)"
 #define THEN_OK "print('ok')"
 
 static const adversarial_case cases[] = {
@@ -114,6 +120,14 @@ static const adversarial_case cases[] = {
   { "crash_garbage_on_channel", ON_SUBPROCESS, 0,
     "import os, time\nos.write(3, b'garbage')\ntime.sleep(5)",
     NULL, 0, "WorkerCrashed", "protocol", NULL, 4, NULL, THEN_OK },
+  /* Frames a cell forges on its channel, nested past what json-glib's
+   * parser survives (it recursed until the host crashed). */
+  { "crash_deep_display_frame", ON_SUBPROCESS, 0,
+    FORGE_FRAME("P", "b'[' * 100000 + b']' * 100000"),
+    NULL, 0, "WorkerCrashed", "nested deeper than", NULL, 4, NULL, THEN_OK },
+  { "crash_deep_result_frame", ON_SUBPROCESS, 0,
+    FORGE_FRAME("D", "b'{\"x\": ' + b'[{\"y\": ' * 50000 + b'0' + b'}]' * 50000 + b'}'"),
+    NULL, 0, "WorkerCrashed", "nested deeper than", NULL, 4, NULL, THEN_OK },
 
   /* Processes a cell leaves behind. */
   { "orphan_setsid_child", ON_SUBPROCESS, 0,

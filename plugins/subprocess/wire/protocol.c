@@ -36,25 +36,31 @@ cx__wire_decode_output(const guint8 *payload, gsize len, int *stream, guint64 *o
   return TRUE;
 }
 
-/* PAYLOAD as a JSON object; MUTABLE: nodes the caller may change. */
+/* PAYLOAD as a JSON object; MUTABLE: nodes the caller may change.  A cell
+ * can write frames to its channel itself, so the payload is hostile:
+ * cx_json_from_string refuses the nesting that would overflow json-glib's
+ * parser (and reads \u0000 and lone surrogates as U+FFFD).  Both ends link
+ * libcellexec (the plugin, as every plugin does, and the worker), so this
+ * library reads JSON through the one public entry point too. */
 static JsonNode *
 parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutable,
              GError **error)
 {
-  g_autoptr(JsonParser) parser = mutable ? json_parser_new() : json_parser_new_immutable();
   g_autoptr(GError) parse_error = NULL;
-  if (!json_parser_load_from_data(parser, (const char *)payload, (gssize)len, &parse_error)) {
+  g_autoptr(JsonNode) root = cx_json_from_string((const char *)payload, (gssize)len, &parse_error);
+  if (root == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed %s message from the worker: %s",
                 what, parse_error->message);
     return NULL;
   }
-  JsonNode *root = json_parser_get_root(parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+  if (!JSON_NODE_HOLDS_OBJECT(root)) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "malformed %s message from the worker: not a JSON object", what);
     return NULL;
   }
-  return json_node_ref(root);
+  if (!mutable)
+    json_node_seal(root); /* as json_parser_new_immutable() would have */
+  return g_steal_pointer(&root);
 }
 
 JsonNode *
