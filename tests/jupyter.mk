@@ -7,6 +7,15 @@ tests_test_jupyter_SOURCES = tests/test_jupyter.c tests/test_jupyter_server.c \
 	tests/test_jupyter_server.h
 tests_test_jupyter_CFLAGS = $(TEST_CFLAGS)
 tests_test_jupyter_LDADD = $(TEST_LDADD)
+
+# Its message decoding, linked in: untrusted messages without a kernel.
+check_PROGRAMS += tests/test_jupyter_message
+TESTS += tests/test_jupyter_message
+tests_test_jupyter_message_SOURCES = tests/test_jupyter_message.c plugins/jupyter/message.c \
+	plugins/jupyter/outputs.c
+tests_test_jupyter_message_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
+tests_test_jupyter_message_CFLAGS = $(TEST_CFLAGS) $(ZMQ_CFLAGS)
+tests_test_jupyter_message_LDADD = $(TEST_LDADD) $(ZMQ_LIBS)
 endif
 # A kernel that speaks the protocol badly, run by test_jupyter.
 EXTRA_DIST += tests/hostile_kernel.py

@@ -240,7 +240,7 @@ fake_query(cx_backend_instance *instance, const char *what, GError **error)
     g_autofree char *text = cx_json_to_string(calls, FALSE);
     json_node_unref(calls);
     g_mutex_unlock(&backend->lock);
-    return json_from_string(text, error);
+    return cx_json_from_string(text, -1, error);
   }
   if (strcmp(what, "codes") == 0) {
     json_builder_begin_array(builder);

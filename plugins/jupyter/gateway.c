@@ -104,13 +104,13 @@ call(SoupSession *session, const char *method, const char *base, const char *pat
   const char *data = g_bytes_get_data(reply, &len);
   if (len == 0)
     return json_node_init_null(json_node_alloc());
-  g_autoptr(JsonParser) parser = json_parser_new();
-  if (!json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: %s %s%s: the answer is not JSON", method,
-                base, path);
-    return NULL;
-  }
-  return json_node_copy(json_parser_get_root(parser));
+  g_autoptr(GError) parse_error = NULL;
+  JsonNode *answer = cx_json_from_string(data, (gssize)len, &parse_error);
+  if (answer == NULL)
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                "jupyter: %s %s%s: the answer cannot be read as JSON (%s)", method, base, path,
+                parse_error->message);
+  return answer;
 }
 
 /* A session for the server at URL.  A loopback server is reached

@@ -268,7 +268,7 @@ on_input(const char *prompt, const char *msg_id, gpointer data)
   g_autoptr(JsonBuilder) b = json_builder_new();
   json_builder_begin_object(b);
   g_autoptr(JsonNode) request = g_str_has_prefix(prompt, HOST_CALL_PREFIX)
-                                  ? json_from_string(prompt + strlen(HOST_CALL_PREFIX), NULL) : NULL;
+                                  ? cx_json_from_string(prompt + strlen(HOST_CALL_PREFIX), -1, NULL) : NULL;
   JsonObject *call = request != NULL && JSON_NODE_HOLDS_OBJECT(request) ? json_node_get_object(request) : NULL;
   host_function *f = call != NULL && session->host_functions != NULL
     ? g_hash_table_lookup(session->host_functions,
@@ -382,7 +382,7 @@ helper_call(jupyter_session *session, const char *call, GError **error)
                                              : direct_call(session, call, error);
   if (text == NULL)
     return NULL;
-  g_autoptr(JsonNode) parsed = json_from_string(text, NULL);
+  g_autoptr(JsonNode) parsed = cx_json_from_string(text, -1, NULL);
   JsonArray *answer = parsed != NULL && JSON_NODE_HOLDS_ARRAY(parsed) ? json_node_get_array(parsed) : NULL;
   const char *status = answer != NULL && json_array_get_length(answer) >= 2
                          ? json_array_get_string_element(answer, 0) : NULL;
