@@ -225,31 +225,13 @@ read_bounded(const char *path, gsize *length, GError **error)
                 g_strerror(saved));
     return NULL;
   }
-  gsize size = 0, capacity = 4096;
-  g_autofree char *data = g_malloc(capacity + 1);
-  while (size <= CX__CONFIG_MAX_SIZE) {
-    if (size == capacity) {
-      capacity = MIN(capacity * 2, (gsize)CX__CONFIG_MAX_SIZE + 1);
-      data = g_realloc(data, capacity + 1);
-    }
-    gssize n = read(fd, data + size, capacity - size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      int saved = errno;
-      close(fd);
-      g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "cannot read config file %s: %s", path,
-                  g_strerror(saved));
-      return NULL;
-    }
-    if (n == 0)
-      break;
-    size += (gsize)n;
-  }
+  int saved = 0;
+  char *data = cx__read_fd_bounded(fd, CX__CONFIG_MAX_SIZE, 4096, length, &saved);
   close(fd);
-  data[size] = '\0';
-  *length = size;
-  return g_steal_pointer(&data);
+  if (data == NULL)
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "cannot read config file %s: %s", path,
+                g_strerror(saved));
+  return data;
 }
 
 cx_config *

@@ -197,6 +197,11 @@ int cx__safe_file_open_append(const char *path, const char *what, gboolean trunc
 /* A copy of CONFIG, for a backend to keep. */
 cx_config *cx__config_copy(const cx_config *config);
 
+/* Up to MAX + 1 bytes of FD (the one more tells it is longer than MAX),
+ * NUL-terminated, their number in *LENGTH; a first buffer of SIZE_HINT + 1
+ * bytes.  NULL with *SAVED_ERRNO when read() failed (file_read.c). */
+char *cx__read_fd_bounded(int fd, gsize max, gsize size_hint, gsize *length, int *saved_errno);
+
 /* The largest config file read, in bytes (config.c). */
 #define CX__CONFIG_MAX_SIZE (1024 * 1024)
 

@@ -6,6 +6,7 @@ libcellexec_la_SOURCES = \
 	lib/result.c \
 	lib/json_text.c \
 	lib/json_exact.c \
+	lib/file_read.c \
 	lib/options.c \
 	lib/run_options.c \
 	lib/registry.c \

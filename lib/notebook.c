@@ -170,8 +170,8 @@ cx_notebook_load(const char *path, GError **error)
   g_autofree char *data = NULL;
   gsize length = 0;
   g_autoptr(GError) read_error = NULL;
-  if (!g_file_get_contents(path, &data, &length, &read_error)) {
-    notebook_error(error, path, "cannot read it (%s)", read_error->message);
+  if (!cx_file_get_contents(path, &data, &length, &read_error)) {
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_NOTEBOOK, read_error->message);
     return NULL;
   }
   cx_notebook *notebook = cx_notebook_load_data(data, (gssize)length, path, error);

@@ -462,11 +462,8 @@ cx_recording_load(const char *path, GError **error)
   g_return_val_if_fail(path != NULL, NULL);
   g_autofree char *contents = NULL;
   gsize length = 0;
-  g_autoptr(GError) read_error = NULL;
-  if (!g_file_get_contents(path, &contents, &length, &read_error)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot read the recording: %s", read_error->message);
+  if (!cx_file_get_contents(path, &contents, &length, error))
     return NULL;
-  }
   return cx_recording_load_data(contents, (gssize)length, path, error);
 }
 

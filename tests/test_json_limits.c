@@ -1,4 +1,4 @@
-/* Untrusted JSON cannot crash the host.
+/* Untrusted JSON and untrusted files cannot crash or exhaust the host.
  *
  * json-glib's parser recurses once per level of arrays and objects: about
  * 100,000 levels of "[" overflowed the stack and killed the process
@@ -6,10 +6,18 @@
  * deeper than CX_JSON_MAX_DEPTH with an error, and every way JSON comes
  * into the host goes through it: each is tried here with HOSTILE_LEVELS,
  * which crashed the test program before.
+ *
+ * Notebooks, recordings and responses files are read with
+ * cx_file_get_contents: only regular files, at most CX_FILE_MAX_SIZE
+ * (`cellexec record check /dev/zero` grew to 4.7 GB in 8 s; a FIFO no one
+ * writes to blocked forever).
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cx_test.h"
 
@@ -195,6 +203,71 @@ test_fake_refuses_hostile_responses(void)
   assert_too_deep(error);
 }
 
+static void
+test_record_check_refuses_dev_zero(void)
+{
+  g_auto(cx_test_cli_run) r = cx_test_cellexec(NULL, "record", "check", "/dev/zero", NULL);
+  CU_ASSERT_EQUAL(r.status, 1);
+  CU_ASSERT_STRING_EQUAL(r.err, "cellexec: cannot read /dev/zero: it is a character device, not a "
+                                "regular file; save its contents to a file and give that\n");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_recording) recording = cx_recording_load("/dev/zero", &error);
+  CU_ASSERT_PTR_NULL(recording);
+  CX_ASSERT_ERROR(error, CX_ERROR_FAILED);
+}
+
+/* A FIFO no one writes to: refused at once, where opening it waited. */
+static void
+test_notebook_from_fifo_is_refused(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *path = g_build_filename(dir, "fifo.ipynb", NULL);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load(path, &error);
+  CU_ASSERT_PTR_NULL(notebook);
+  CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
+  g_autofree char *expected = g_strdup_printf("cannot read %s: it is a FIFO, not a regular file", path);
+  CX_ASSERT_CONTAINS(error->message, expected);
+}
+
+static void
+test_fake_responses_directory_is_refused(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autoptr(GError) error = fake_open_error(dir);
+  g_autofree char *expected = g_strdup_printf("cannot read %s: it is a directory", dir);
+  CX_ASSERT_CONTAINS(error->message, expected);
+}
+
+/* A file past the limit is refused by its size, before a byte is read (a
+ * sparse file: it takes no disk). */
+static void
+test_file_larger_than_limit_is_refused(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *path = g_build_filename(dir, "huge.ipynb", NULL);
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  CU_ASSERT_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL(ftruncate(fd, (off_t)CX_FILE_MAX_SIZE + 1), 0);
+  close(fd);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load(path, &error);
+  CU_ASSERT_PTR_NULL(notebook);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  g_autofree char *expected = g_strdup_printf("cannot read %s: it is larger than 256 MiB", path);
+  CX_ASSERT_CONTAINS(error->message, expected);
+
+  /* Within the limit, the same file is read whole. */
+  fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  CU_ASSERT_EQUAL(ftruncate(fd, 16), 0);
+  close(fd);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  CU_ASSERT_TRUE(cx_file_get_contents(path, &contents, &length, NULL));
+  CU_ASSERT_EQUAL(length, 16);
+}
+
 void
 cx_test_register(void)
 {
@@ -215,4 +288,12 @@ cx_test_register(void)
     { NULL, NULL },
   };
   cx_test_add_suite("hostile_inputs", input_tests);
+  static const cx_test_case file_tests[] = {
+    { "test_record_check_refuses_dev_zero", test_record_check_refuses_dev_zero },
+    { "test_notebook_from_fifo_is_refused", test_notebook_from_fifo_is_refused },
+    { "test_fake_responses_directory_is_refused", test_fake_responses_directory_is_refused },
+    { "test_file_larger_than_limit_is_refused", test_file_larger_than_limit_is_refused },
+    { NULL, NULL },
+  };
+  cx_test_add_suite("input_files", file_tests);
 }

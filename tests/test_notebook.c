@@ -615,7 +615,8 @@ test_notebook_command_exit_statuses_and_files(void)
   g_autofree char *missing = g_build_filename(dir, "missing.ipynb", NULL);
   g_auto(cx_test_cli_run) absent = cx_test_cellexec(NULL, "notebook", "run", missing, NULL);
   CU_ASSERT_EQUAL(absent.status, 2);
-  CX_ASSERT_CONTAINS(absent.err, "cannot read it");
+  g_autofree char *unreadable = g_strdup_printf("cannot read %s: ", missing);
+  CX_ASSERT_CONTAINS(absent.err, unreadable);
 
   const char *const failing[] = { "1 / 0", NULL };
   g_autofree char *failing_text = notebook_text(failing, NULL);

@@ -74,6 +74,19 @@ CX_EXPORT JsonNode *cx_json_from_string(const char *text, gssize length, GError 
  * json-glib reads and frees it in less than 2 MiB of stack. */
 #define CX_JSON_MAX_DEPTH 10000
 
+/* ABI 1.1: the largest file cx_file_get_contents reads: 256 MiB. */
+#define CX_FILE_MAX_SIZE (256 * 1024 * 1024)
+
+/* ABI 1.1: g_file_get_contents() made safe for a path from anyone: the
+ * contents of the regular file PATH, NUL-terminated, in *CONTENTS (g_free
+ * it) and their size in *LENGTH (may be NULL).  A directory, a FIFO, a
+ * device (/dev/zero would be read until memory runs out) or a file larger
+ * than CX_FILE_MAX_SIZE is refused, with CX_ERROR_FAILED and one sentence
+ * naming PATH, as is a file that cannot be read.  Notebooks, recordings and
+ * the fake backend's responses are read with it. */
+CX_EXPORT gboolean cx_file_get_contents(const char *path, char **contents, gsize *length,
+                                        GError **error);
+
 /* The library version at run time ("0.1.0"); compare with CX_VERSION_STRING. */
 CX_EXPORT const char *cx_version(void);
 

@@ -128,9 +128,8 @@ fake_script_load(const char *path, GError **error)
   g_autofree char *contents = NULL;
   gsize length = 0;
   g_autoptr(GError) parse_error = NULL;
-  if (!g_file_get_contents(path, &contents, &length, &parse_error)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_JSON, "responses file %s: %s", path,
-                parse_error->message);
+  if (!cx_file_get_contents(path, &contents, &length, &parse_error)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_JSON, "responses file: %s", parse_error->message);
     return NULL;
   }
   /* A script is one JSON array; anything else must be a recording (JSON
