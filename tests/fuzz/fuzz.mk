@@ -1,5 +1,6 @@
 # tests/fuzz: libFuzzer targets (clang -fsanitize=fuzzer): the config
-# parser, cx_result_from_json, the subprocess wire's frames and messages,
+# parser, cx_result_from_json, JSON text nested past the depth limit
+# (cx_json_from_string), the subprocess wire's frames and messages,
 # the executor's value conversion (pyembed/convert.c), the jupyter
 # backend's messages (when it is built).
 # `make fuzz` builds them with clang (tests/fuzz/run.sh) and runs each for

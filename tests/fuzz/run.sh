@@ -17,6 +17,7 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}
 TARGETS="
 config
 result_json
+json_text
 wire plugins/subprocess/wire/frame.c plugins/subprocess/wire/protocol.c plugins/subprocess/wire/output_limit.c
 convert pyembed/convert.c
 "
