@@ -133,9 +133,11 @@ beyond_a_double(JsonNode *node)
 static gboolean
 append_parameter_value(GString *out, const char *item, const char *value, GError **error)
 {
+  /* Named without its value, which is too long to show. */
+  g_autofree char *name = g_strndup(item, (gsize)(value - 1 - item));
   g_autoptr(GError) too_deep = NULL;
   if (!cx__json_check_depth(value, strlen(value), &too_deep)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "parameter '%s': %s", item, too_deep->message);
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "parameter '%s': %s", name, too_deep->message);
     return FALSE;
   }
   g_autoptr(JsonNode) root = *value != '\0' ? cx__json_from_string_exact(value, -1, NULL) : NULL;

@@ -285,7 +285,7 @@ cwd_in_view(subprocess_backend *backend, const cx_run_options *run, GError **err
     if (g_str_has_prefix(path, root) && (path[n] == '\0' || path[n] == '/' || n == 1))
       return TRUE;
   }
-  g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
               "subprocess: the cwd %s is outside what isolation = sandbox shows the cells (its "
               "`cwd`, `writable-paths` and `read-only-paths`, fixed when the backend opened); "
               "add it to `writable-paths` or set `cwd` to it",

@@ -203,9 +203,13 @@ reap_children(void)
     gpointer channel;
     if (pid > 0 && WIFSTOPPED(status)) {
       /* A spare some cell stopped would take the next cell and never run
-       * it: replace it.  (A stopped cell is the host's, by its deadline.) */
+       * it: replace it.  One stopped just after it was handed a cell (the
+       * signal had not taken effect yet) is continued: no one else may
+       * stop a cell, which has no terminal for job control. */
       if (GPOINTER_TO_INT(g_hash_table_lookup(children, GINT_TO_POINTER(pid))) == -1)
         drop_stopped_spare(pid);
+      else
+        kill(pid, SIGCONT);
       continue;
     }
     if (pid < 0 || !g_hash_table_steal_extended(children, GINT_TO_POINTER(pid), NULL, &channel))
