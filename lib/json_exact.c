@@ -98,6 +98,7 @@ needs_keeping(const char *token, gsize length)
 typedef struct {
   gboolean used[N_SPARES]; /* the noncharacters the text holds */
   guint rewrites;          /* how many \u0000 escapes and number tokens to rewrite */
+  gboolean numbers;        /* keep numbers too (else NUL only) */
 } scan_result;
 
 static void
@@ -119,7 +120,7 @@ scan_text(const char *text, gsize len, scan_result *scan, GString *out, gunichar
   while (p < end) {
     const char *from = p;
     gsize step = 1;
-    if (!in_string && (g_ascii_isdigit(*p) || *p == '-')) {
+    if (!in_string && scan->numbers && (g_ascii_isdigit(*p) || *p == '-')) {
       step = token_length(p, end);
       if (needs_keeping(p, step)) {
         scan->rewrites++;
@@ -246,12 +247,14 @@ unused_spare(const scan_result *scan, gunichar after)
   return 0;
 }
 
-JsonNode *
-cx__json_from_string_exact(const char *text, gssize length, GError **error)
+/* TEXT read with \u0000 as the NUL marker and, with NUMBERS, the numbers
+ * json-glib cannot hold as the number marker and their text. */
+static JsonNode *
+read_keeping(const char *text, gssize length, gboolean numbers, GError **error)
 {
   g_return_val_if_fail(text != NULL, NULL);
   gsize len = length < 0 ? strlen(text) : (gsize)length;
-  scan_result scan = { { FALSE }, 0 };
+  scan_result scan = { { FALSE }, 0, numbers };
   scan_text(text, len, &scan, NULL, 0, 0);
   if (scan.rewrites == 0)
     return cx_json_from_string(text, (gssize)len, error);
@@ -275,4 +278,16 @@ cx__json_from_string_exact(const char *text, gssize length, GError **error)
   spare.number[g_unichar_to_utf8(number_spare, spare.number)] = '\0';
   restore_node(root, &spare);
   return root;
+}
+
+JsonNode *
+cx__json_from_string_exact(const char *text, gssize length, GError **error)
+{
+  return read_keeping(text, length, TRUE, error);
+}
+
+JsonNode *
+cx_json_from_string_keeping_nul(const char *text, gssize length, GError **error)
+{
+  return read_keeping(text, length, FALSE, error);
 }

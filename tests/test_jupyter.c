@@ -170,7 +170,18 @@ plain_of(const cx_result *result, guint index)
 
 /* A cell printing a NUL, and what a kernel's stream gives of it. */
 #define NUL_CELL "print('a\\x00b\\udcff'); print('after')"
-#define NUL_CELL_STDOUT "a\xef\xbf\xbd" "b\xef\xbf\xbd\nafter\n"
+#define NUL_CELL_STDOUT "a\0b\xef\xbf\xbd\nafter\n"
+
+/* RESULT's stdout is NUL_CELL_STDOUT, byte for byte: the NUL kept, the
+ * lone surrogate as U+FFFD. */
+#define ASSERT_NUL_CELL_STDOUT(result)                                             \
+  do {                                                                             \
+    gsize len_;                                                                    \
+    const char *out_ = cx_result_get_stdout((result), &len_);                      \
+    CU_ASSERT_EQUAL(len_, sizeof NUL_CELL_STDOUT - 1);                             \
+    CU_ASSERT_TRUE(len_ == sizeof NUL_CELL_STDOUT - 1 &&                           \
+                   memcmp(out_, NUL_CELL_STDOUT, len_) == 0);                      \
+  } while (0)
 
 static void
 test_jupyter_runs_cells(void)
@@ -193,11 +204,13 @@ test_jupyter_runs_cells(void)
   g_autoptr(cx_result) stderr_cell = cx_test_run_cell(shared(), "import sys; print('e', file=sys.stderr)", NULL);
   CU_ASSERT_STRING_EQUAL(cx_result_get_stderr(stderr_cell, NULL), "e\n");
 
-  /* A NUL in a stream: json-glib cannot hold it in a string, so it comes
-   * as U+FFFD, and what follows it is kept; a lone surrogate (json-glib
-   * would drop the whole message) too, as nbclient shows it. */
+  /* A NUL in a stream is kept as the cell wrote it, and what follows it;
+   * a lone surrogate (json-glib would drop the whole message) comes as
+   * U+FFFD, as nbclient shows it.  An error's message keeps its NUL too. */
   g_autoptr(cx_result) nul = cx_test_run_cell(shared(), NUL_CELL, NULL);
-  CX_ASSERT_STDOUT(nul, NUL_CELL_STDOUT);
+  ASSERT_NUL_CELL_STDOUT(nul);
+  g_autoptr(cx_result) nul_error = cx_test_run_cell(shared(), "raise ValueError('a\\x00b')", NULL);
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(nul_error), "a" CX_RESULT_NUL "b");
 
   /* Help pages come as the extra "payload", as on the other backends,
    * without the kernel's colour codes. */
@@ -951,7 +964,7 @@ test_jupyter_gateway_runs_cells(void)
     g_autoptr(cx_result) fresh = cx_test_run_cell(backend, "print('result' in globals())", NULL);
     CX_ASSERT_STDOUT(fresh, "False\n");
     g_autoptr(cx_result) nul = cx_test_run_cell(backend, NUL_CELL, NULL);
-    CX_ASSERT_STDOUT(nul, NUL_CELL_STDOUT);
+    ASSERT_NUL_CELL_STDOUT(nul);
 
     g_autoptr(GError) error = NULL;
     g_autoptr(cx_session) session = session_keeping_state(backend);

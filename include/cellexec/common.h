@@ -66,6 +66,16 @@ CX_EXPORT char *cx_json_to_string(JsonNode *node, gboolean pretty);
  * stack on them and crash the program.  Use it wherever JSON comes into a
  * program. */
 CX_EXPORT JsonNode *cx_json_from_string(const char *text, gssize length, GError **error);
+/* Like cx_json_from_string(), but a \u0000 in a string (or a member
+ * name) is read as CX_RESULT_NUL, the two bytes C0 80 that no UTF-8 text
+ * holds, instead of U+FFFD: for text a plugin passes on whole, such as a
+ * kernel's stream output (turn the marker back into NUL before
+ * cx_result_append_stdout()) or an exception's message
+ * (cx_result_set_error() takes the marker as NUL).  The rare text that
+ * holds a NUL and every character from U+FDD0 to U+FDEF fails with
+ * CX_ERROR_UNSUPPORTED.  Free with json_node_unref(). */
+CX_EXPORT JsonNode *cx_json_from_string_keeping_nul(const char *text, gssize length,
+                                                    GError **error);
 
 /* ABI 1.1: the deepest nesting of arrays and objects cx_json_from_string
  * reads.  Python's json module (and so nbformat and Jupyter's messages)

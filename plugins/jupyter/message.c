@@ -183,20 +183,27 @@ recv_frames(void *socket, int flags)
   }
 }
 
-JsonObject *
-jk_json_parse_object(const char *data, gsize len)
+/* A kernel encodes text holding undecodable bytes with surrogateescape,
+ * so a message may carry bytes that are not UTF-8; jupyter_client reads
+ * them as U+FFFD (decode('utf8', 'replace')), and so do we, instead of
+ * dropping the message.  JSON read from DATA, KEEPING_NUL or not. */
+static JsonNode *
+parse_text(const char *data, gsize len, gboolean keeping_nul)
 {
-  /* A kernel encodes text holding undecodable bytes with surrogateescape,
-   * so a message may carry bytes that are not UTF-8; jupyter_client reads
-   * them as U+FFFD (decode('utf8', 'replace')), and so do we, instead of
-   * dropping the message. */
   g_autofree char *valid = g_utf8_validate_len(data, len, NULL) ? NULL
                                                                  : g_utf8_make_valid(data, (gssize)len);
   if (valid != NULL) {
     data = valid;
     len = strlen(valid);
   }
-  g_autoptr(JsonNode) root = cx_json_from_string(data, (gssize)len, NULL);
+  return keeping_nul ? cx_json_from_string_keeping_nul(data, (gssize)len, NULL)
+                     : cx_json_from_string(data, (gssize)len, NULL);
+}
+
+JsonObject *
+jk_json_parse_object(const char *data, gsize len)
+{
+  g_autoptr(JsonNode) root = parse_text(data, len, FALSE);
   return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_object_ref(json_node_get_object(root)) : NULL;
 }
 
@@ -206,6 +213,35 @@ parse_object(GBytes *bytes)
   gsize len;
   const char *data = g_bytes_get_data(bytes, &len);
   return jk_json_parse_object(data, len);
+}
+
+/* Of a stream's text and an error's name, value and traceback, a NUL the
+ * kernel sent is kept (as CX_RESULT_NUL; outputs.c gives stream text its
+ * NUL byte back), not turned into U+FFFD: those reach the result as the
+ * cell wrote them.  Read again only when DATA holds an escaped NUL. */
+static JsonObject *
+content_keeping_nul(const char *type, const char *data, gsize len, const char *member)
+{
+  if (!g_str_equal(type, "stream") && !g_str_equal(type, "error"))
+    return NULL;
+  if (g_strstr_len(data, (gssize)len, "\\u0000") == NULL)
+    return NULL;
+  g_autoptr(JsonNode) root = parse_text(data, len, TRUE);
+  JsonNode *content = root != NULL && JSON_NODE_HOLDS_OBJECT(root) && member != NULL
+                        ? json_object_get_member(json_node_get_object(root), member)
+                        : root;
+  return content != NULL && JSON_NODE_HOLDS_OBJECT(content)
+           ? json_object_ref(json_node_get_object(content)) : NULL;
+}
+
+static void
+keep_nul_of_content(jk_message *m, const char *data, gsize len, const char *member)
+{
+  JsonObject *kept = content_keeping_nul(m->msg_type, data, len, member);
+  if (kept != NULL) {
+    json_object_unref(m->content);
+    m->content = kept;
+  }
 }
 
 /* M's type and ids from its header and parent; FALSE (M unusable) when
@@ -257,6 +293,9 @@ jk_message_decode(const char *key, GPtrArray *frames, jk_counters *counters, jk_
     g_atomic_int_inc(&counters->malformed);
     return JK_RECV_DROPPED;
   }
+  gsize content_len;
+  const char *content = g_bytes_get_data((GBytes *)json[3], &content_len);
+  keep_nul_of_content(m, content, content_len, NULL);
   *message = g_steal_pointer(&m);
   return JK_RECV_OK;
 }
@@ -303,5 +342,6 @@ jk_message_from_websocket(const char *text, gsize len, jk_counters *counters)
     g_atomic_int_inc(&counters->malformed);
     return NULL;
   }
+  keep_nul_of_content(m, text, len, "content");
   return g_steal_pointer(&m);
 }

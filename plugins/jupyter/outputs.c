@@ -200,7 +200,17 @@ handle_stream(jk_exec_state *state, JsonObject *c)
   void (*append)(cx_result *, const char *, gssize) =
     err ? cx_result_append_stderr : cx_result_append_stdout;
   cx__output_buffer *buffer = &state->streams[err ? 2 : 1];
-  gsize len = strlen(text);
+  /* A NUL the cell wrote came as CX_RESULT_NUL (message.c): the byte. */
+  g_auto(GStrv) parts = strstr(text, CX_RESULT_NUL) != NULL ? g_strsplit(text, CX_RESULT_NUL, -1)
+                                                           : NULL;
+  g_autoptr(GString) with_nul = NULL;
+  if (parts != NULL) {
+    with_nul = g_string_new(parts[0]);
+    for (char **part = parts + 1; *part != NULL; part++)
+      g_string_append_len(g_string_append_c(with_nul, '\0'), *part, (gssize)strlen(*part));
+    text = with_nul->str;
+  }
+  gsize len = with_nul != NULL ? with_nul->len : strlen(text);
   if (buffer->limit == 0) {
     append(state->exec->result, text, (gssize)len);
     return;
