@@ -637,24 +637,32 @@ test_cli_json_carries_every_control_character(void)
 }
 
 /* An exception's message holding NUL: kept whole in the error and its
- * error output (a C string ended it at the NUL: the message was 'a'). */
+ * error output (a C string ended it at the NUL: the message was 'a'), on
+ * the local backend and through the subprocess backend's worker. */
 static void
 test_error_message_keeps_nul(void)
 {
-  g_autoptr(cx_backend) backend = cx_test_open_backend("local", NULL, NULL);
-  g_autoptr(cx_result) result = cx_test_run_cell(backend, "raise ValueError('a\\x00b')", NULL);
-  CX_ASSERT_ERROR_TYPE(result, "ValueError");
-  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "a" CX_RESULT_NUL "b");
-  static const char want[] = "a\0b|a\0b|ValueError: a\0b|ValueError: a\0b";
-  assert_python_gives("the error of local", cx_result_to_json(result, FALSE),
-                      "'|'.join([v['error']['message'], v['outputs'][-1]['evalue'], "
-                      "v['error']['traceback'].splitlines()[-1], "
-                      "v['outputs'][-1]['traceback'][-1]])", want, sizeof want - 1);
+  static const char *const backends[][3] = {
+    { "local", NULL, NULL }, { "subprocess", NULL, NULL }, { "subprocess", "mode", "spawn" }
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(backends); i++) {
+    g_autoptr(cx_backend) backend =
+      cx_test_open_backend(backends[i][0], backends[i][1], backends[i][2], NULL);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "raise ValueError('a\\x00b')", NULL);
+    CX_ASSERT_ERROR_TYPE(result, "ValueError");
+    CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "a" CX_RESULT_NUL "b");
+    static const char want[] = "a\0b|a\0b|ValueError: a\0b|ValueError: a\0b";
+    g_autofree char *what = g_strdup_printf("the error of %s", backends[i][0]);
+    assert_python_gives(what, cx_result_to_json(result, FALSE),
+                        "'|'.join([v['error']['message'], v['outputs'][-1]['evalue'], "
+                        "v['error']['traceback'].splitlines()[-1], "
+                        "v['outputs'][-1]['traceback'][-1]])", want, sizeof want - 1);
 
-  /* The JsonNode forms hold no NUL: U+FFFD there, as for stdout. */
-  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
-  JsonObject *error = json_array_get_object_element(outputs, json_array_get_length(outputs) - 1);
-  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(error, "evalue"), "a\xef\xbf\xbd" "b");
+    /* The JsonNode forms hold no NUL: U+FFFD there, as for stdout. */
+    g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
+    JsonObject *error = json_array_get_object_element(outputs, json_array_get_length(outputs) - 1);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(error, "evalue"), "a\xef\xbf\xbd" "b");
+  }
 }
 
 /* ---- Random bytes ------------------------------------------------------------ */

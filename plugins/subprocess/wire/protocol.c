@@ -44,10 +44,12 @@ cx__wire_decode_output(const guint8 *payload, gsize len, int *stream, guint64 *o
  * library reads JSON through the one public entry point too. */
 static JsonNode *
 parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutable,
-             GError **error)
+             gboolean keeping_nul, GError **error)
 {
   g_autoptr(GError) parse_error = NULL;
-  g_autoptr(JsonNode) root = cx_json_from_string((const char *)payload, (gssize)len, &parse_error);
+  g_autoptr(JsonNode) root =
+    keeping_nul ? cx_json_from_string_keeping_nul((const char *)payload, (gssize)len, &parse_error)
+                : cx_json_from_string((const char *)payload, (gssize)len, &parse_error);
   if (root == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed %s message from the worker: %s",
                 what, parse_error->message);
@@ -66,14 +68,20 @@ parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutabl
 JsonNode *
 cx__wire_parse_object(const guint8 *payload, gsize len, const char *what, GError **error)
 {
-  return parse_object(payload, len, what, FALSE, error);
+  return parse_object(payload, len, what, FALSE, FALSE, error);
+}
+
+JsonNode *
+cx__wire_parse_result(const guint8 *payload, gsize len, GError **error)
+{
+  return parse_object(payload, len, "RESULT", FALSE, TRUE, error);
 }
 
 JsonNode *
 cx__wire_parse_mutable_object(const guint8 *payload, gsize len, const char *what,
                               GError **error)
 {
-  return parse_object(payload, len, what, TRUE, error);
+  return parse_object(payload, len, what, TRUE, FALSE, error);
 }
 
 JsonArray *

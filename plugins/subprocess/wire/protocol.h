@@ -88,6 +88,10 @@ JsonNode *cx__wire_parse_object(const guint8 *payload, gsize len, const char *wh
                                 GError **error);
 JsonNode *cx__wire_parse_mutable_object(const guint8 *payload, gsize len, const char *what,
                                         GError **error);
+/* A RESULT payload: a NUL of its error's message or traceback (an
+ * exception's str() may hold one) read as CX_RESULT_NUL, as
+ * cx_result_set_error() takes it, not as U+FFFD. */
+JsonNode *cx__wire_parse_result(const guint8 *payload, gsize len, GError **error);
 
 /* The length of NODE's compact JSON text (what a frame of it would carry). */
 gsize cx__wire_json_size(JsonNode *node);

@@ -431,6 +431,23 @@ bound_result(guint64 limit, JsonObject *object)
 }
 
 /* Send the output the streamer has not, then the result without it. */
+/* The node form reads a NUL of the error's message and traceback as
+ * U+FFFD; the frame carries them with CX_RESULT_NUL, which the frame's
+ * writer gives as \u0000 and the host reads back (cx__wire_parse_result). */
+static void
+keep_error_nul(JsonObject *object, const cx_result *result)
+{
+  JsonObject *error = cx__wire_get_object(object, "error");
+  const char *message = cx_result_get_error_message(result);
+  const char *traceback = cx_result_get_error_traceback(result);
+  if (error == NULL || message == NULL)
+    return;
+  if (strstr(message, CX_RESULT_NUL) != NULL)
+    json_object_set_string_member(error, "message", message);
+  if (traceback != NULL && strstr(traceback, CX_RESULT_NUL) != NULL)
+    json_object_set_string_member(error, "traceback", traceback);
+}
+
 static void
 send_result(channel_state *channel, cx_result *result)
 {
@@ -438,6 +455,7 @@ send_result(channel_state *channel, cx_result *result)
   cx__py_peek_finished(&channel->cursor, result, send_output_directly, channel);
   g_autoptr(JsonNode) node = cx_result_to_json_node(result);
   JsonObject *object = json_node_get_object(node);
+  keep_error_nul(object, result);
   json_object_set_string_member(object, "stdout", "");
   json_object_set_string_member(object, "stderr", "");
   json_object_set_array_member(object, "rich_outputs", json_array_new());
