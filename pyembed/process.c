@@ -186,3 +186,28 @@ cx__py_discard_interrupt(void)
     PyErr_Clear();
   cx__py_gil_release(gil);
 }
+
+gboolean
+cx__py_set_cwd_importable(gboolean importable, GError **error)
+{
+  PyGILState_STATE gil = cx__py_gil_acquire();
+  PyObject *path = PySys_GetObject("path"); /* borrowed */
+  PyObject *empty = PyUnicode_FromString("");
+  gboolean ok = path != NULL && PyList_Check(path) && empty != NULL;
+  /* Every "" entry out; then, if asked and not isolated, one first. */
+  for (Py_ssize_t i = ok ? PyList_GET_SIZE(path) - 1 : -1; ok && i >= 0; i--) {
+    int equal = PyObject_RichCompareBool(PyList_GET_ITEM(path, i), empty, Py_EQ);
+    ok = equal >= 0 && (equal == 0 || PySequence_DelItem(path, i) == 0);
+  }
+  PyObject *flags = PySys_GetObject("flags"); /* borrowed */
+  PyObject *isolated = ok && importable && flags != NULL
+                         ? PyObject_GetAttrString(flags, "isolated") : NULL;
+  if (ok && importable)
+    ok = isolated != NULL && (PyObject_IsTrue(isolated) || PyList_Insert(path, 0, empty) == 0);
+  Py_XDECREF(isolated);
+  if (!ok)
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot set sys.path");
+  Py_XDECREF(empty);
+  cx__py_gil_release(gil);
+  return ok;
+}

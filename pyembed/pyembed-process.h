@@ -79,6 +79,13 @@ void cx__py_import_threading_on_demand(void);
  * thread that runs Python.  0, or the error number of pthread_create(). */
 int cx__py_start_thread(void *(*main)(void *), void *data);
 
+/* Whether modules in the current directory import (sys.path's "" entry,
+ * as in `python3 -c`; never with -I).  A fork server turns it off for
+ * itself, so that what it imports to warm up (and the preloads) cannot be
+ * shadowed by a file a cell left in its working directory, and each
+ * process it forks for cells turns it back on.  Takes the GIL. */
+gboolean cx__py_set_cwd_importable(gboolean importable, GError **error);
+
 /* Make os._exit(STATUS) in cells end the process, as in python3, instead
  * of raising SystemExit as it does in a host process.  BEFORE_EXIT (may be
  * NULL) is called first, with the GIL held, e.g. to send the output seen so

@@ -223,6 +223,34 @@ test_escape_tmp_is_bounded_and_goes_with_the_cell(void)
   }
 }
 
+/* A module a cell leaves in its working directory, named like one the
+ * fork server imports when it starts (tokenize), must not run in the next
+ * fork server, which is outside every cell's confinement; the cells' own
+ * modules still import from there, as in python3. */
+static void
+test_escape_no_module_planted_for_the_server(void)
+{
+  for (int sandbox = 0; sandbox < 2; sandbox++) {
+    g_autofree char *cwd = cx_test_tmpdir();
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_backend) planter = cx_test_sandbox_open(sandbox ? "sandbox" : "none", &error,
+                                                         "cwd", cwd, NULL, NULL, NULL, NULL);
+    CX_ASSERT_NO_ERROR(error);
+    g_autofree char *planted = cx_test_sandbox_probe(
+      planter, "open('tokenize.py', 'w').write(\"open('ran-in-server', 'w').write('x')\\n\")\n"
+               "open('mine.py', 'w').write('x = 42\\n')\n"
+               "print('planted')\n");
+    CU_ASSERT_STRING_EQUAL(planted, "planted");
+    g_autoptr(cx_backend) next = cx_test_sandbox_open(sandbox ? "sandbox" : "none", &error, "cwd",
+                                                      cwd, NULL, NULL, NULL, NULL);
+    CX_ASSERT_NO_ERROR(error);
+    g_autofree char *mine = cx_test_sandbox_probe(next, "import mine\nprint(mine.x)");
+    CU_ASSERT_STRING_EQUAL(mine, "42");
+    g_autofree char *marker = g_build_filename(cwd, "ran-in-server", NULL);
+    CU_ASSERT_FALSE(g_file_test(marker, G_FILE_TEST_EXISTS));
+  }
+}
+
 /* io_uring's operations do not pass through the filter. */
 static void
 test_escape_no_io_uring(void)
@@ -337,6 +365,8 @@ cx_test_register(void)
     { "test_escape_no_tmp_shared_between_cells", test_escape_no_tmp_shared_between_cells },
     { "test_escape_tmp_is_bounded_and_goes_with_the_cell",
       test_escape_tmp_is_bounded_and_goes_with_the_cell },
+    { "test_escape_no_module_planted_for_the_server",
+      test_escape_no_module_planted_for_the_server },
     { "test_escape_no_io_uring", test_escape_no_io_uring },
     { "test_escape_no_vsock_nor_uevents", test_escape_no_vsock_nor_uevents },
     { "test_escape_foreign_abi_call_ends_the_cell", test_escape_foreign_abi_call_ends_the_cell },

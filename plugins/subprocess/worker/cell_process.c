@@ -658,6 +658,9 @@ cx__worker_spare_main(int server_socket, pid_t server)
   g_mutex_init(&channel.state_lock);
   g_cond_init(&channel.state_changed);
   the_channel = &channel;
+  /* The cells' own modules import, as in python3 (not in the server). */
+  if (confined)
+    confined = cx__py_set_cwd_importable(TRUE, &confine_error);
   if (confined) {
     /* While this is the only thread: later the kernel would make the first
      * cell wait for it (see the function). */

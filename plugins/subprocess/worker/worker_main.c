@@ -144,7 +144,8 @@ main(int argc, char **argv)
   cx__py_import_threading_on_demand();
   if (!cx__py_start(isolated, &error))
     return fail(control, "cannot start Python", error);
-  if (!set_up_signals(&error) || !cx__py_use_process_exit(cx__worker_before_exit, &error))
+  if (!set_up_signals(&error) || !cx__py_use_process_exit(cx__worker_before_exit, &error) ||
+      !cx__py_set_cwd_importable(FALSE, &error))
     return fail(control, "cannot set up the worker", error);
 
   g_autoptr(cx_run_options) run = cx_run_options_new();
