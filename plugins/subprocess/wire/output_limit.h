@@ -16,10 +16,6 @@
 
 G_BEGIN_DECLS
 
-/* The names the worker's cell process gives the core's rule. */
-#define cx__wire_split_output cx__output_split
-#define cx__wire_bound_string cx__output_bound_string
-
 /* Largest part an event or a result whose frame would be too long keeps,
  * whatever output-limit says. */
 #define CX__WIRE_PART_MAX (CX__WIRE_MAX_PAYLOAD / 4)

@@ -27,12 +27,6 @@
 #define STREAM_INTERVAL_US (20 * 1000)
 /* Largest OUTPUT frame. */
 #define OUTPUT_CHUNK (1024 * 1024)
-/* A cell is stopped once one stream passed this many times output-limit,
- * and at least STOP_FLOOR bytes: the worker holds a cell's whole output
- * until it ends.  The floor keeps a small limit from stopping ordinary
- * cells, depending on whether the streamer happened to look mid-cell. */
-#define STOP_FACTOR 16
-#define STOP_FLOOR (16 * 1024 * 1024)
 
 /* The channel fd once the process is set up. */
 #define CHANNEL_FD 3
@@ -86,7 +80,7 @@ send_output_locked(channel_state *channel, int stream, const char *data, gsize l
   guint64 before = channel->written[stream];
   channel->written[stream] += len;
   gsize in_head, omitted;
-  cx__wire_split_output(channel->output_limit, before, len, &in_head, &omitted);
+  cx__output_split(channel->output_limit, before, len, &in_head, &omitted);
   if (in_head == len) {
     send_chunk_locked(channel, stream, 0, data, len);
     return;
@@ -212,17 +206,15 @@ report_output_limit(channel_state *channel)
 {
   if (channel->limit_reported || channel->output_limit == 0)
     return;
-  guint64 stop_at = MAX(channel->output_limit * STOP_FACTOR, (guint64)STOP_FLOOR);
+  guint64 stop_at = cx__output_stop_threshold(channel->output_limit);
   int stream = channel->written[1] > stop_at ? 1 : channel->written[2] > stop_at ? 2 : 0;
   if (stream == 0)
     return;
   channel->limit_reported = TRUE;
   JsonObject *limit = json_object_new();
   json_object_set_string_member(limit, "type", "OutputLimitExceeded");
-  g_autofree char *message = g_strdup_printf(
-    "the cell wrote more than %" G_GUINT64_FORMAT " bytes to %s, more than the worker "
-    "holds for a cell (%d times output-limit, at least 16 MiB); raise output-limit or "
-    "print less", stop_at, stream == 1 ? "stdout" : "stderr", STOP_FACTOR);
+  g_autofree char *message =
+    cx__output_stop_message(stop_at, stream == 1 ? "stdout" : "stderr");
   json_object_set_string_member(limit, "message", message);
   cx__wire_send_object(channel->channel, CX__WIRE_MSG_LIMIT, limit, -1, NULL);
 }
@@ -381,8 +373,8 @@ send_error(channel_state *channel, const char *message)
 static void
 bound_error(JsonObject *error, guint64 limit, JsonArray *truncated)
 {
-  cx__wire_bound_string(error, "message", "message", limit, truncated);
-  cx__wire_bound_string(error, "traceback", "traceback", limit, truncated);
+  cx__output_bound_string(error, "message", "message", limit, truncated);
+  cx__output_bound_string(error, "traceback", "traceback", limit, truncated);
 }
 
 /* Bound the error message and traceback of the RESULT payload OBJECT as
