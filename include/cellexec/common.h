@@ -66,7 +66,7 @@ CX_EXPORT char *cx_json_to_string(JsonNode *node, gboolean pretty);
  * stack on them and crash the program.  Use it wherever JSON comes into a
  * program. */
 CX_EXPORT JsonNode *cx_json_from_string(const char *text, gssize length, GError **error);
-/* Like cx_json_from_string(), but a \u0000 in a string (or a member
+/* ABI 1.1: like cx_json_from_string(), but a \u0000 in a string (or a member
  * name) is read as CX_RESULT_NUL, the two bytes C0 80 that no UTF-8 text
  * holds, instead of U+FFFD: for text a plugin passes on whole, such as a
  * kernel's stream output (turn the marker back into NUL before
