@@ -211,6 +211,15 @@ test_jupyter_runs_cells(void)
   ASSERT_NUL_CELL_STDOUT(nul);
   g_autoptr(cx_result) nul_error = cx_test_run_cell(shared(), "raise ValueError('a\\x00b')", NULL);
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(nul_error), "a" CX_RESULT_NUL "b");
+  /* One in a display's data cannot be kept: never silently U+FFFD, but
+   * listed in "dropped_outputs". */
+  g_autoptr(cx_result) nul_display =
+    cx_test_run_cell(shared(), "display({'text/plain': 'a\\x00b'}, raw=True)", NULL);
+  CX_ASSERT_CELL_OK(nul_display);
+  JsonNode *dropped = cx_result_get_extra(nul_display, "dropped_outputs");
+  g_autofree char *listed = dropped != NULL ? cx_json_to_string(dropped, FALSE) : g_strdup("");
+  CX_ASSERT_CONTAINS(listed, "a NUL character of its data");
+  CX_ASSERT_CONTAINS(listed, "display_data");
 
   /* Help pages come as the extra "payload", as on the other backends,
    * without the kernel's colour codes. */

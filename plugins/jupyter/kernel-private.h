@@ -44,6 +44,7 @@ typedef struct {
   char *msg_id;
   char *parent_id;           /* "" when none */
   JsonObject *header, *parent, *metadata, *content;
+  gboolean nul_replaced;     /* content held a NUL, read as U+FFFD (message.c) */
 } jk_message;
 
 void jk_message_free(jk_message *message);

@@ -215,32 +215,54 @@ parse_object(GBytes *bytes)
   return jk_json_parse_object(data, len);
 }
 
-/* Of a stream's text and an error's name, value and traceback, a NUL the
- * kernel sent is kept (as CX_RESULT_NUL; outputs.c gives stream text its
- * NUL byte back), not turned into U+FFFD: those reach the result as the
- * cell wrote them.  Read again only when DATA holds an escaped NUL. */
-static JsonObject *
-content_keeping_nul(const char *type, const char *data, gsize len, const char *member)
+/* Whether NODE holds CX_RESULT_NUL in a string or a member name. */
+static gboolean
+holds_nul_marker(JsonNode *node)
 {
-  if (!g_str_equal(type, "stream") && !g_str_equal(type, "error"))
-    return NULL;
+  if (JSON_NODE_HOLDS_OBJECT(node)) {
+    JsonObjectIter iter;
+    const char *name;
+    JsonNode *member;
+    json_object_iter_init(&iter, json_node_get_object(node));
+    while (json_object_iter_next(&iter, &name, &member))
+      if (strstr(name, CX_RESULT_NUL) != NULL || holds_nul_marker(member))
+        return TRUE;
+    return FALSE;
+  }
+  if (JSON_NODE_HOLDS_ARRAY(node)) {
+    JsonArray *array = json_node_get_array(node);
+    for (guint i = 0; i < json_array_get_length(array); i++)
+      if (holds_nul_marker(json_array_get_element(array, i)))
+        return TRUE;
+    return FALSE;
+  }
+  return JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING &&
+         strstr(json_node_get_string(node), CX_RESULT_NUL) != NULL;
+}
+
+/* A NUL the kernel sent in M's content (DATA, or its MEMBER): json-glib
+ * cannot hold one, so the first read gave U+FFFD.  A stream's text and an
+ * error's name, value and traceback reach the result as the cell wrote
+ * them: read again keeping it (as CX_RESULT_NUL; outputs.c gives stream
+ * text its NUL byte back).  In any other content it stays U+FFFD, and
+ * M->nul_replaced says so (outputs.c lists it).  Read again only when DATA
+ * holds an escaped NUL. */
+static void
+keep_nul_of_content(jk_message *m, const char *data, gsize len, const char *member)
+{
   if (g_strstr_len(data, (gssize)len, "\\u0000") == NULL)
-    return NULL;
+    return;
   g_autoptr(JsonNode) root = parse_text(data, len, TRUE);
   JsonNode *content = root != NULL && JSON_NODE_HOLDS_OBJECT(root) && member != NULL
                         ? json_object_get_member(json_node_get_object(root), member)
                         : root;
-  return content != NULL && JSON_NODE_HOLDS_OBJECT(content)
-           ? json_object_ref(json_node_get_object(content)) : NULL;
-}
-
-static void
-keep_nul_of_content(jk_message *m, const char *data, gsize len, const char *member)
-{
-  JsonObject *kept = content_keeping_nul(m->msg_type, data, len, member);
-  if (kept != NULL) {
+  if (content == NULL || !JSON_NODE_HOLDS_OBJECT(content))
+    return;
+  if (g_str_equal(m->msg_type, "stream") || g_str_equal(m->msg_type, "error")) {
     json_object_unref(m->content);
-    m->content = kept;
+    m->content = json_object_ref(json_node_get_object(content));
+  } else {
+    m->nul_replaced = holds_nul_marker(content);
   }
 }
 

@@ -257,6 +257,9 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
     const char *display_id = display_id_of(c);
     if (data == NULL)
       return FALSE;
+    if (m->nul_replaced)
+      note_dropped(state, type, "a NUL character of its data or metadata: given as U+FFFD, "
+                                "since a JSON-GLib string cannot hold one");
     /* Bounded as one output: its data and its metadata. */
     g_autoptr(JsonObject) output = json_object_new();
     json_object_set_object_member(output, "data", g_steal_pointer(&data));
