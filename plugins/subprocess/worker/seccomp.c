@@ -147,14 +147,20 @@ cx__worker_seccomp_prepare(GError **error)
       failed = "clone(CLONE_NEW*)";
   if (failed == NULL && !RULE(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0))
     failed = "clone3";
-  /* Sockets: no path to the hypervisor; of netlink, routing only. */
+  /* Sockets: no path to the hypervisor; of netlink, routing only.  The
+   * arguments are ints: the kernel reads their low 32 bits, so the rules
+   * compare those only (a value with high bits set must not slip past).
+   * A netlink protocol is below 32 or refused by the kernel: one rule per
+   * low bit denies every one but NETLINK_ROUTE (0). */
   if (failed == NULL &&
-      !RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_VSOCK)))
+      !RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+            SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_VSOCK)))
     failed = "socket(AF_VSOCK)";
-  if (failed == NULL &&
-      !RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
-            SCMP_A2(SCMP_CMP_NE, NETLINK_ROUTE)))
-    failed = "socket(AF_NETLINK)";
+  for (guint bit = 1; failed == NULL && bit < 32; bit <<= 1)
+    if (!RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+              SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_NETLINK),
+              SCMP_A2(SCMP_CMP_MASKED_EQ, bit, bit)))
+      failed = "socket(AF_NETLINK)";
   if (failed == NULL && seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0)
     failed = "calls of another ABI";
   gboolean exported = failed == NULL && export_program(ctx);
