@@ -56,7 +56,10 @@ cx__worker_limits_apply(const cx__worker_limits *limits, GError **error)
       !set_limit(RLIMIT_AS, "the memory limit (RLIMIT_AS)", limits->memory_bytes,
                  limits->memory_bytes, error))
     return FALSE;
-  if (limits->processes > 0 &&
+  /* In the sandbox the cell's cgroup bounds its tree (pids.max); there,
+   * RLIMIT_NPROC would count every process of the cells' user, so the
+   * spares and every other cell, against each one. */
+  if (limits->processes > 0 && !cx__worker_sandboxed &&
       !set_limit(RLIMIT_NPROC, "the process limit (RLIMIT_NPROC)", limits->processes,
                  limits->processes, error))
     return FALSE;
