@@ -25,6 +25,8 @@ cx_option_type_name(cx_option_type type)
   case CX_OPTION_SIZE: return "size";
   case CX_OPTION_PATH: return "path";
   case CX_OPTION_ENV: return "env";
+  case CX_OPTION_COUNT: return "count";
+  case CX_OPTION_SIZE_LIMIT: return "size-limit";
   }
   return "unknown";
 }
@@ -39,6 +41,10 @@ type_expectation(cx_option_type type)
   case CX_OPTION_SIZE: return "a size such as 4096, 512K, 512M or 2G";
   case CX_OPTION_PATH: return "a non-empty path";
   case CX_OPTION_ENV: return "KEY=VALUE pairs separated by ';'";
+  case CX_OPTION_COUNT: return "an integer from 1 (leave the option unset for no limit)";
+  case CX_OPTION_SIZE_LIMIT:
+    return "a size of at least 1 byte, such as 4096, 512K or 2G (leave the option unset for "
+           "no limit)";
   case CX_OPTION_STRING: break;
   }
   return "a string";
@@ -136,6 +142,14 @@ cx__option_value_check(cx_option_type type, const char *value, GError **error)
   case CX_OPTION_INT:
     ok = g_ascii_string_to_signed(value, 10, G_MININT64, G_MAXINT64, NULL, NULL);
     break;
+  case CX_OPTION_COUNT:
+    ok = g_ascii_string_to_signed(value, 10, 1, G_MAXINT64, NULL, NULL);
+    break;
+  case CX_OPTION_SIZE_LIMIT: {
+    guint64 s;
+    ok = parse_size(value, &s) && s >= 1;
+    break;
+  }
   case CX_OPTION_DOUBLE: {
     double d;
     ok = parse_double(value, &d);
@@ -158,39 +172,6 @@ cx__option_value_check(cx_option_type type, const char *value, GError **error)
   if (!ok)
     g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "expected %s", type_expectation(type));
   return ok;
-}
-
-/* An option schema has no room for bounds (cx_option_spec is an array
- * element of the plugin ABI, its size fixed), so the types carry the rule:
- * an int or a size counts something (processes, seconds, bytes, kernels)
- * and is never negative; one without a default is unset for "none" (no
- * limit), so it is at least 1, as 0 would be a limit no cell can meet. */
-static gboolean
-check_range(const cx_option_spec *spec, const char *value, GError **error)
-{
-  gint64 minimum = spec->default_value == NULL ? 1 : 0;
-  const char *unset = minimum == 1 ? "; leave the option unset for none" : "";
-  if (spec->type == CX_OPTION_INT) {
-    gint64 number = 0;
-    g_ascii_string_to_signed(value, 10, G_MININT64, G_MAXINT64, &number, NULL);
-    if (number >= minimum)
-      return TRUE;
-    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
-                "expected an integer from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT "%s",
-                minimum, G_MAXINT64, unset);
-    return FALSE;
-  }
-  if (spec->type == CX_OPTION_SIZE) {
-    guint64 bytes = 0;
-    parse_size(value, &bytes);
-    if (bytes >= (guint64)minimum)
-      return TRUE;
-    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
-                "expected a size of at least %" G_GINT64_FORMAT " byte, such as 4096, 512K or 2G%s",
-                minimum, unset);
-    return FALSE;
-  }
-  return TRUE;
 }
 
 static const cx_option_spec *
@@ -271,8 +252,7 @@ cx_options_set(cx_options *options, const char *key, const char *value, GError *
                   options->backend);
       return FALSE;
     }
-  } else if (!cx__option_value_check(spec->type, value, &type_error) ||
-             !check_range(spec, value, &type_error)) {
+  } else if (!cx__option_value_check(spec->type, value, &type_error)) {
     g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
                 "bad value '%s' for option '%s' of backend '%s': %s", value, key,
                 options->backend, type_error->message);
@@ -287,8 +267,11 @@ static const char *
 lookup(const cx_options *options, const char *key, cx_option_type type)
 {
   const cx_option_spec *spec = find_spec(options->schema, key);
+  /* A path reads as a string, a count as an int, a size limit as a size. */
   gboolean type_ok = spec != NULL &&
-                     (spec->type == type || (type == CX_OPTION_STRING && spec->type == CX_OPTION_PATH));
+                     (spec->type == type || (type == CX_OPTION_STRING && spec->type == CX_OPTION_PATH) ||
+                      (type == CX_OPTION_INT && spec->type == CX_OPTION_COUNT) ||
+                      (type == CX_OPTION_SIZE && spec->type == CX_OPTION_SIZE_LIMIT));
   if (!type_ok) {
     g_critical("cellexec: backend '%s' reads option '%s' as %s, but its schema %s",
                options->backend, key, cx_option_type_name(type),

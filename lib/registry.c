@@ -136,7 +136,7 @@ check_schema(cx_plugin_info *info, const cx_option_spec *schema)
                  spec->name);
       return FALSE;
     }
-    if ((guint)spec->type > CX_OPTION_ENV) {
+    if ((guint)spec->type > CX_OPTION_SIZE_LIMIT) {
       set_faulty(info, CX_ERROR_INVALID_PLUGIN,
                  "option '%s' has unknown type %d; rebuild the plugin against cellexec %s",
                  spec->name, (int)spec->type, CX_VERSION_STRING);

@@ -238,10 +238,10 @@ test_config_limits_out_of_range_are_refused_early(void)
   static const struct { const char *text, *expected; } cases[] = {
     { "[cellexec]\nbackend = subprocess\n[subprocess]\nmemory-limit = 0\n",
       "bad value '0' for option 'memory-limit' of backend 'subprocess': expected a size of "
-      "at least 1 byte, such as 4096, 512K or 2G; leave the option unset for none" },
+      "at least 1 byte, such as 4096, 512K or 2G (leave the option unset for no limit)" },
     { "[cellexec]\nbackend = subprocess\n[subprocess]\nmax-processes = -5\n",
       "bad value '-5' for option 'max-processes' of backend 'subprocess': expected an integer "
-      "from 1 to 9223372036854775807; leave the option unset for none" },
+      "from 1 (leave the option unset for no limit)" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autoptr(cx_config) config = config_from(cases[i].text);

@@ -10,7 +10,8 @@ static const cx_option_spec schema[] = {
   { "timeout", CX_OPTION_DOUBLE, NULL, "seconds" },
   { "retries", CX_OPTION_INT, "3", "count" },
   { "isolated", CX_OPTION_BOOL, "false", "flag" },
-  { "memory-limit", CX_OPTION_SIZE, NULL, "bytes" },
+  { "memory-limit", CX_OPTION_SIZE_LIMIT, NULL, "bytes" },
+  { "processes", CX_OPTION_COUNT, NULL, "limit" },
   { "cwd", CX_OPTION_PATH, NULL, "directory" },
   { "env", CX_OPTION_ENV, NULL, "variables" },
   { "name", CX_OPTION_STRING, "x", "text" },
@@ -34,14 +35,14 @@ test_options_parse_each_type(void)
   g_autoptr(cx_options) options = cx_options_new("demo", schema);
   g_autoptr(GError) error = NULL;
   CU_ASSERT_TRUE(cx_options_set(options, "timeout", "2.5", &error));
-  CU_ASSERT_TRUE(cx_options_set(options, "retries", "4", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "retries", "-4", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "isolated", "yes", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "memory-limit", "512M", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "cwd", "~/work", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "env", "A=1; B=two words\nC=", &error));
   CX_ASSERT_NO_ERROR(error);
   CU_ASSERT_DOUBLE_EQUAL(cx_options_get_double(options, "timeout", 0), 2.5, 1e-9);
-  CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", 0), 4);
+  CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", 0), -4);
   CU_ASSERT_TRUE(cx_options_get_bool(options, "isolated", FALSE));
   CU_ASSERT_EQUAL(cx_options_get_size(options, "memory-limit", 0), 512ull << 20);
   g_autofree char *home_work = g_build_filename(g_get_home_dir(), "work", NULL);
@@ -82,10 +83,11 @@ test_options_bad_value_names_key_value_and_type(void)
     { "isolated", "maybe", "true or false" },
     { "memory-limit", "12X", "a size" },
     { "memory-limit", "-1M", "a size" },
-    /* An int or size is never negative; without a default, at least 1. */
-    { "retries", "-4", "expected an integer from 0 to 9223372036854775807" },
-    { "memory-limit", "0", "expected a size of at least 1 byte, such as 4096, 512K or 2G; "
-                           "leave the option unset for none" },
+    /* A limit where 0 (or less) is one nothing can meet. */
+    { "memory-limit", "0", "expected a size of at least 1 byte, such as 4096, 512K or 2G "
+                           "(leave the option unset for no limit)" },
+    { "processes", "0", "expected an integer from 1 (leave the option unset for no limit)" },
+    { "processes", "-5", "expected an integer from 1" },
     { "env", "NOEQUALS", "KEY=VALUE" },
     { "env", "=1", "KEY=VALUE" },
     { "cwd", "", "a non-empty path" },
@@ -102,8 +104,8 @@ test_options_bad_value_names_key_value_and_type(void)
   }
 }
 
-/* The lowest value of each range is accepted: 0 for an int with a
- * default, 1 for a size without one. */
+/* The lowest value of each limit is accepted, and an int may be 0 or
+ * negative. */
 static void
 test_options_accept_the_ends_of_their_ranges(void)
 {
@@ -111,9 +113,11 @@ test_options_accept_the_ends_of_their_ranges(void)
   g_autoptr(GError) error = NULL;
   CU_ASSERT_TRUE(cx_options_set(options, "retries", "0", &error));
   CU_ASSERT_TRUE(cx_options_set(options, "memory-limit", "1", &error));
+  CU_ASSERT_TRUE(cx_options_set(options, "processes", "1", &error));
   CX_ASSERT_NO_ERROR(error);
   CU_ASSERT_EQUAL(cx_options_get_int(options, "retries", -1), 0);
   CU_ASSERT_EQUAL(cx_options_get_size(options, "memory-limit", 0), 1);
+  CU_ASSERT_EQUAL(cx_options_get_int(options, "processes", 0), 1);
 }
 
 static void

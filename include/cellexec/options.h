@@ -18,12 +18,17 @@ G_BEGIN_DECLS
 typedef enum {
   CX_OPTION_STRING = 0, /* any text */
   CX_OPTION_BOOL,       /* true/false, yes/no, on/off, 1/0 */
-  CX_OPTION_INT,        /* a decimal integer (gint64), from 0; from 1 without a default */
+  CX_OPTION_INT,        /* a decimal integer (gint64) */
   CX_OPTION_DOUBLE,     /* a decimal number, e.g. seconds: 2.5 */
-  CX_OPTION_SIZE,       /* bytes with an optional K, M, G or T suffix (powers of 1024): 512M;
-                         * at least 1 without a default */
+  CX_OPTION_SIZE,       /* bytes with an optional K, M, G or T suffix (powers of 1024): 512M */
   CX_OPTION_PATH,       /* a file or directory name; "~/" is expanded */
   CX_OPTION_ENV,        /* KEY=VALUE pairs separated by ';' or newlines */
+  /* ABI 1.1: limits, where 0 (or less) would be one nothing can meet and
+   * "no limit" is the option left unset.  A value out of range is refused
+   * when it is set (`config check`, -o), not when a cell first runs.  A
+   * core older than 1.1 reports a plugin using them as faulty. */
+  CX_OPTION_COUNT,      /* an integer from 1 (processes, seconds); read with get_int */
+  CX_OPTION_SIZE_LIMIT, /* a size of at least 1 byte; read with get_size */
 } cx_option_type;
 
 /* One entry of a plugin's option schema.  All strings are static. */
