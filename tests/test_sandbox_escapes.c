@@ -255,6 +255,37 @@ test_escape_no_module_planted_for_the_server(void)
   }
 }
 
+/* max-processes bounds each cell's own tree (its cgroup), not every
+ * process of the cells' user together: one session's children leave the
+ * next session its whole limit. */
+static void
+test_escape_process_limit_is_per_cell(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend =
+    cx_test_sandbox_open("sandbox", &error, "max-processes", "12", NULL, NULL, NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  static const char spawn[] =
+    "import subprocess\n"
+    "children = []\n"
+    "try:\n"
+    "    for _ in range(8):\n"
+    "        children.append(subprocess.Popen(['sleep', '60']))\n"
+    "except OSError as e:\n"
+    "    print('refused after', len(children), e)\n"
+    "else:\n"
+    "    print('started', len(children))\n";
+  g_autoptr(cx_session) first = cx_session_open(backend, &error);
+  g_autoptr(cx_session) second = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  for (int i = 0; i < 2; i++) {
+    g_autoptr(cx_result) result = cx_session_run_cell(i == 0 ? first : second, spawn, NULL, &error);
+    CX_ASSERT_NO_ERROR(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+    CX_ASSERT_STDOUT(result, "started 8\n");
+  }
+}
+
 /* io_uring's operations do not pass through the filter. */
 static void
 test_escape_no_io_uring(void)
@@ -286,6 +317,16 @@ test_escape_no_vsock_nor_uevents(void)
     "        made.append(name)\n"
     "    except OSError:\n"
     "        pass\n"
+    /* The kernel reads an int argument's low 32 bits: high ones set must
+     * not get the call past the filter. */
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "for name, args in (('vsock, high bits', (1 << 32 | 40, 1, 0)),\n"
+    "                   ('uevent, high bits', (16, 3, 1 << 32 | 15))):\n"
+    "    fd = libc.syscall(41, *(ctypes.c_long(a) for a in args))\n"
+    "    if fd >= 0:\n"
+    "        os.close(fd)\n"
+    "        made.append(name)\n"
     "socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()  # routing stays\n"
     "print('ALLOWED' if made else 'DENIED', made)\n",
     NULL, NULL, NULL, NULL);
@@ -371,6 +412,7 @@ cx_test_register(void)
       test_escape_tmp_is_bounded_and_goes_with_the_cell },
     { "test_escape_no_module_planted_for_the_server",
       test_escape_no_module_planted_for_the_server },
+    { "test_escape_process_limit_is_per_cell", test_escape_process_limit_is_per_cell },
     { "test_escape_no_io_uring", test_escape_no_io_uring },
     { "test_escape_no_vsock_nor_uevents", test_escape_no_vsock_nor_uevents },
     { "test_escape_foreign_abi_call_ends_the_cell", test_escape_foreign_abi_call_ends_the_cell },

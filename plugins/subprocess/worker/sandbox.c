@@ -47,7 +47,6 @@
 #define _GNU_SOURCE
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -68,6 +67,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "plugins/subprocess/wire/protocol.h"
 #include "plugins/subprocess/worker/worker.h"
 
 #ifndef SECBIT_NOROOT
@@ -93,6 +93,9 @@
 static struct {
   gboolean change_user; /* the host is root: become CELL_ID */
   gboolean private_tmp; /* FALSE when the config binds the host's /tmp itself */
+  int landlock;         /* the Landlock ruleset each spare restricts itself by, or -1 */
+  char *tmp_options;    /* the mount options of a spare's /tmp */
+  GPtrArray *tmp_entries; /* what the shared /tmp holds, a directory's name ending in '/' */
   guint64 tmp_size;     /* bytes of the spare's /tmp; 0: tmpfs's default */
   char *cwd;
 } confinement;
@@ -471,8 +474,7 @@ static gboolean
 bind_list(JsonObject *config, const char *key, gboolean writable, const char *measure,
           GError **error)
 {
-  JsonArray *list = json_object_has_member(config, key)
-                      ? json_object_get_array_member(config, key) : NULL;
+  JsonArray *list = cx__wire_get_array(config, key);
   for (guint i = 0; list != NULL && i < json_array_get_length(list); i++) {
     const char *path = json_array_get_string_element(list, i);
     if (path == NULL || path[0] != '/') {
@@ -550,8 +552,7 @@ check_writable(JsonObject *config, const char *cwd, GError **error)
                 "set `cwd` to a directory of the cells' own", cwd);
     return FALSE;
   }
-  JsonArray *writable = json_object_has_member(config, "writable")
-                          ? json_object_get_array_member(config, "writable") : NULL;
+  JsonArray *writable = cx__wire_get_array(config, "writable");
   for (guint i = 0; writable != NULL && i < json_array_get_length(writable); i++) {
     const char *path = json_array_get_string_element(writable, i);
     if (path != NULL && covers_system(path)) {
@@ -585,6 +586,33 @@ build_dev(GError **error)
   return TRUE;
 }
 
+/* What each spare rebinds below its /tmp (private_tmp()), listed once:
+ * the shared /tmp is read-only and complete when the view is built. */
+static gboolean
+list_shared_tmp(GError **error)
+{
+  confinement.tmp_options =
+    confinement.tmp_size > 0 ? g_strdup_printf("mode=1777,size=%" G_GUINT64_FORMAT,
+                                               confinement.tmp_size)
+                             : g_strdup("mode=1777");
+  confinement.tmp_entries = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GDir) dir = g_dir_open(NEW_ROOT "/tmp", 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+    g_autofree char *path = g_build_filename(NEW_ROOT "/tmp", name, NULL);
+    struct stat st;
+    if (lstat(path, &st) < 0)
+      return fail_errno(error, "private /tmp", path);
+    if (S_ISLNK(st.st_mode)) {
+      errno = ELOOP;
+      return fail_errno(error, "private /tmp", path);
+    }
+    g_ptr_array_add(confinement.tmp_entries, g_strconcat(name, S_ISDIR(st.st_mode) ? "/" : "",
+                                                         NULL));
+  }
+  return dir != NULL || fail_errno(error, "private /tmp", "/tmp");
+}
+
 static gboolean
 is_tmp(const char *path)
 {
@@ -601,8 +629,7 @@ binds_host_tmp(JsonObject *config, const char *cwd)
     return TRUE;
   static const char *const lists[] = { "read_only", "writable" };
   for (guint l = 0; l < G_N_ELEMENTS(lists); l++) {
-    JsonArray *list = json_object_has_member(config, lists[l])
-                        ? json_object_get_array_member(config, lists[l]) : NULL;
+    JsonArray *list = cx__wire_get_array(config, lists[l]);
     for (guint i = 0; list != NULL && i < json_array_get_length(list); i++)
       if (is_tmp(json_array_get_string_element(list, i)))
         return TRUE;
@@ -660,8 +687,7 @@ build_root(JsonObject *config, const char *cwd, GError **error)
   for (const char *const *secret = etc_secrets; *secret != NULL; secret++)
     if (!hide_path(*secret, "hidden-paths", error))
       return FALSE;
-  JsonArray *hidden = json_object_has_member(config, "hidden")
-                        ? json_object_get_array_member(config, "hidden") : NULL;
+  JsonArray *hidden = cx__wire_get_array(config, "hidden");
   for (guint i = 0; hidden != NULL && i < json_array_get_length(hidden); i++) {
     const char *path = json_array_get_string_element(hidden, i);
     if (path == NULL || path[0] != '/') {
@@ -681,7 +707,7 @@ build_root(JsonObject *config, const char *cwd, GError **error)
        mount(NULL, NEW_ROOT "/tmp", NULL,
              MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0))
     return fail_errno(error, "filesystem view (private /tmp)", NULL);
-  return TRUE;
+  return !confinement.private_tmp || list_shared_tmp(error);
 }
 
 static gboolean
@@ -700,6 +726,45 @@ switch_root(GError **error)
 
 /* ---- the PID namespace's init ------------------------------------------------- */
 
+#define REPORT_OK "ok"
+
+/* A child's report to its parent on FD (then closed): FAILURE's message,
+ * or REPORT_OK when it is NULL. */
+static void
+send_report(int fd, const GError *failure)
+{
+  const char *text = failure != NULL ? failure->message : REPORT_OK;
+  if (write(fd, text, strlen(text)) < 0)
+    _exit(1);
+  close(fd);
+}
+
+/* The report on FD (then closed): TRUE for REPORT_OK, else *ERROR with
+ * it, or naming WHAT when the child died before it said anything. */
+static gboolean
+receive_report(int fd, const char *what, GError **error)
+{
+  g_autoptr(GString) message = g_string_new(NULL);
+  char buffer[512];
+  gssize n;
+  while ((n = read(fd, buffer, sizeof buffer)) != 0) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      break;
+    g_string_append_len(message, buffer, n);
+  }
+  close(fd);
+  if (g_str_equal(message->str, REPORT_OK))
+    return TRUE;
+  if (message->len == 0)
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: the process died before it said "
+                "whether it could be set up", what);
+  else
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s", message->str);
+  return FALSE;
+}
+
 static void
 on_child(int signal_number)
 {
@@ -711,21 +776,21 @@ G_GNUC_NORETURN static void
 init_main(int report)
 {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  char status = 0;
   /* A process is shown only to those that may trace it: in the sandbox,
-   * to the processes of its own Landlock domain (its cell) and user. */
+   * to the processes of its own Landlock domain (its cell) and user.  Then
+   * the init goes under the filter like everything in the sandbox, before
+   * it says it is ready. */
+  g_autoptr(GError) failure = NULL;
   if (mount("proc", NEW_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
             "hidepid=invisible") < 0)
-    status = (char)errno;
-  if (write(report, &status, 1) != 1 || status != 0)
+    fail_errno(&failure, "/proc of the new PID namespace", NULL);
+  else if (drop_privileges(FALSE, &failure))
+    cx__worker_seccomp_load(&failure);
+  send_report(report, failure);
+  if (failure != NULL)
     _exit(1);
-  close(report);
   close_range(0, ~0U, 0);
   prctl(PR_SET_NAME, "cellexec-init");
-  /* Under the filter like everything in the sandbox; unable to, it must
-   * not run at all (the server then fails to fork cells into it). */
-  if (!drop_privileges(FALSE, NULL) || !cx__worker_seccomp_load(NULL))
-    _exit(1);
   struct sigaction action = { .sa_handler = on_child };
   sigemptyset(&action.sa_mask);
   sigaction(SIGCHLD, &action, NULL);
@@ -752,15 +817,39 @@ start_init(GError **error)
     init_main(pipe_fds[1]);
   }
   close(pipe_fds[1]);
-  char status = 1;
-  gssize n = read(pipe_fds[0], &status, 1);
-  close(pipe_fds[0]);
-  if (n != 1 || status != 0) {
-    errno = n == 1 ? status : EIO;
-    return fail_errno(error, "/proc of the new PID namespace", NULL);
-  }
+  if (!receive_report(pipe_fds[0], "the PID namespace's init", error))
+    return FALSE;
   cx__worker_sandbox_init = pid;
   return TRUE;
+}
+
+/* Confine a child as every spare will and wait for it: a measure that
+ * cannot be had fails opening the backend, naming it, instead of every
+ * cell later. */
+static gboolean
+try_confinement(GError **error)
+{
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+    return fail_errno(error, "a cell's confinement", NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return fail_errno(error, "a cell's confinement", NULL);
+  }
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    g_autoptr(GError) failure = NULL;
+    cx__worker_sandbox_confine(&failure);
+    send_report(pipe_fds[1], failure);
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  gboolean ok = receive_report(pipe_fds[0], "a cell's confinement", error);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  return ok;
 }
 
 /* ---- privileges ----------------------------------------------------------------- */
@@ -851,8 +940,13 @@ enter_user_namespace(GError **error)
     return fail_errno(error, "user namespace", NULL);
   pid_t parent = getpid();
   pid_t mapper = fork();
-  if (mapper < 0)
+  if (mapper < 0) {
+    int saved = errno;
+    close(go[0]);
+    close(go[1]);
+    errno = saved;
     return fail_errno(error, "user namespace", NULL);
+  }
   if (mapper == 0) {
     close(go[1]);
     char byte;
@@ -910,36 +1004,40 @@ landlock_abi(void)
   return abi > 0 ? (int)abi : 0;
 }
 
-/* A Landlock domain of this process's own.  Its ruleset handles one
- * right (making block devices, which no cell may do anyway) and allows
- * it nowhere: the domain is what counts, for the kernel lets no process
- * in it trace, open the memory of, or (hidepid) see a process outside it,
- * and from ABI 6 signal one or reach its abstract sockets.  Without
- * Landlock the process is made non-dumpable, which does as much for it
- * but not for the programs it executes. */
+/* The ruleset of every spare's Landlock domain (confinement.landlock),
+ * made once: it handles one right (making block devices, which no cell
+ * may do anyway) and allows it nowhere, for the domain is what counts:
+ * the kernel lets no process in it trace, open the memory of, or (with
+ * hidepid) see a process outside it, and from ABI 6 signal one or reach
+ * its abstract sockets.  -1 without Landlock. */
 static gboolean
-enter_landlock_domain(GError **error)
+prepare_landlock(GError **error)
 {
+  confinement.landlock = -1;
   int abi = landlock_abi();
-  if (abi == 0) {
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-      return fail_errno(error, "non-dumpable", NULL);
+  if (abi == 0)
     return TRUE;
-  }
   struct landlock_attr attr = { .handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK };
   gsize size = sizeof attr.handled_access_fs;
   if (abi >= 6) {
     attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
     size = sizeof attr;
   }
-  int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
-  if (ruleset < 0)
-    return fail_errno(error, "Landlock (ruleset)", NULL);
-  long restricted = syscall(SYS_landlock_restrict_self, ruleset, 0);
-  int saved = errno;
-  close(ruleset);
-  errno = saved;
-  return restricted == 0 || fail_errno(error, "Landlock (domain)", NULL);
+  confinement.landlock = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+  return confinement.landlock >= 0 || fail_errno(error, "Landlock (ruleset)", NULL);
+}
+
+/* A Landlock domain of this process's own.  Without Landlock the process
+ * is made non-dumpable, which does as much for it but not for the
+ * programs it executes.  (The ruleset's descriptor goes with the others
+ * a spare closes before any cell runs.) */
+static gboolean
+enter_landlock_domain(GError **error)
+{
+  if (confinement.landlock < 0)
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 || fail_errno(error, "non-dumpable", NULL);
+  return syscall(SYS_landlock_restrict_self, confinement.landlock, 0) == 0 ||
+         fail_errno(error, "Landlock (domain)", NULL);
 }
 
 /* ---- entry ---------------------------------------------------------------------- */
@@ -947,13 +1045,12 @@ enter_landlock_domain(GError **error)
 gboolean
 cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new();
-  if (!json_parser_load_from_data(parser, spec, -1, NULL) ||
-      !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+  g_autoptr(JsonNode) root = cx_json_from_string(spec, -1, NULL);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the sandbox description is not a JSON object");
     return FALSE;
   }
-  JsonObject *config = json_node_get_object(json_parser_get_root(parser));
+  JsonObject *config = json_node_get_object(root);
   gboolean loopback = g_strcmp0(json_object_get_string_member_with_default(config, "network",
                                                                            "none"), "loopback") == 0;
   guint64 memory = MAX(json_object_get_int_member_with_default(config, "memory", 0), 0);
@@ -970,7 +1067,7 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
   if (processes > 0)
     g_ptr_array_add(measures, g_strdup("cgroup-pids"));
 
-  if (!cx__worker_seccomp_prepare(error))
+  if (!cx__worker_seccomp_prepare(error) || !prepare_landlock(error))
     return FALSE;
   confinement.change_user = getuid() == 0;
   /* Half the memory limit: a full /tmp is then an OSError (ENOSPC) the
@@ -1008,9 +1105,11 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
     return FALSE;
   g_ptr_array_add(measures, g_strdup("no-new-privs"));
   g_ptr_array_add(measures, g_strdup("capabilities-dropped"));
-  g_ptr_array_add(measures, g_strdup(landlock_abi() > 0 ? "landlock-domain" : "non-dumpable"));
-  g_ptr_array_add(measures, g_strdup("seccomp"));
   cx__worker_sandboxed = TRUE;
+  if (!try_confinement(error))
+    return FALSE;
+  g_ptr_array_add(measures, g_strdup(confinement.landlock >= 0 ? "landlock-domain" : "non-dumpable"));
+  g_ptr_array_add(measures, g_strdup("seccomp"));
   return TRUE;
 }
 
@@ -1018,42 +1117,26 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
 
 /* A tmpfs of the spare's own over the shared /tmp, with the paths bound
  * below the shared one (the cwd, the worker's libraries when they live
- * there) bound again below it.  Its pages are charged to the cgroup of the
- * process that writes them, the cell's. */
+ * there: confinement.tmp_entries) bound again below it.  Its pages are
+ * charged to the cgroup of the process that writes them, the cell's. */
 static gboolean
 private_tmp(GError **error)
 {
-  g_autofree char *options = confinement.tmp_size > 0
-                               ? g_strdup_printf("mode=1777,size=%" G_GUINT64_FORMAT, confinement.tmp_size)
-                               : g_strdup("mode=1777");
   if (unshare(CLONE_NEWNS) < 0 ||
-      mount("tmpfs", CELL_TMP, "tmpfs", MS_NOSUID | MS_NODEV, options) < 0)
+      mount("tmpfs", CELL_TMP, "tmpfs", MS_NOSUID | MS_NODEV, confinement.tmp_options) < 0)
     return fail_errno(error, "private /tmp", NULL);
-  DIR *dir = opendir("/tmp");
-  if (dir == NULL)
-    return fail_errno(error, "private /tmp", "/tmp");
-  struct dirent *entry;
-  gboolean ok = TRUE;
-  while (ok && (entry = readdir(dir)) != NULL) {
-    if (g_str_equal(entry->d_name, ".") || g_str_equal(entry->d_name, ".."))
-      continue;
-    g_autofree char *source = g_build_filename("/tmp", entry->d_name, NULL);
-    g_autofree char *target = g_build_filename(CELL_TMP, entry->d_name, NULL);
-    struct stat st;
-    ok = lstat(source, &st) == 0 && !S_ISLNK(st.st_mode);
-    if (ok && S_ISDIR(st.st_mode)) {
-      ok = mkdir(target, 0755) == 0;
-    } else if (ok) {
-      int fd = open(target, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-      ok = fd >= 0 && close(fd) == 0;
-    }
-    ok = ok && mount(source, target, NULL, MS_BIND | MS_REC, NULL) == 0;
-    if (!ok)
-      fail_errno(error, "private /tmp", source);
+  for (guint i = 0; i < confinement.tmp_entries->len; i++) {
+    const char *name = g_ptr_array_index(confinement.tmp_entries, i);
+    gboolean dir = g_str_has_suffix(name, "/");
+    g_autofree char *source = g_build_filename("/tmp", name, NULL);
+    g_autofree char *target = g_build_filename(CELL_TMP, name, NULL);
+    int fd = -1;
+    gboolean ok = dir ? mkdir(target, 0755) == 0
+                      : (fd = open(target, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644)) >= 0 &&
+                          close(fd) == 0;
+    if (!ok || mount(source, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+      return fail_errno(error, "private /tmp", source);
   }
-  closedir(dir);
-  if (!ok)
-    return FALSE;
   if (mount(CELL_TMP, "/tmp", NULL, MS_MOVE, NULL) < 0)
     return fail_errno(error, "private /tmp", NULL);
   /* The cwd again, through the new mounts if it lies below /tmp. */
