@@ -125,9 +125,11 @@ worker_path_from(const cx_options *options)
 }
 
 /* isolation = sandbox: the description the worker applies (worker/sandbox.c),
- * as JSON; NULL with *ERROR unset for isolation = none. */
+ * as JSON, and in *VIEW the directories of it a cell may work in (its cwd
+ * first, then writable-paths and read-only-paths, canonical); NULL with
+ * *ERROR unset for isolation = none. */
 static char *
-sandbox_from(const cx_options *options, GError **error)
+sandbox_from(const cx_options *options, char ***view, GError **error)
 {
   const char *isolation = cx_options_get_string(options, "isolation", "none");
   const char *network = cx_options_get_string(options, "network", "none");
@@ -162,6 +164,11 @@ sandbox_from(const cx_options *options, GError **error)
   }
   g_autoptr(JsonObject) sandbox = json_object_new();
   json_object_set_string_member(sandbox, "network", network);
+  const char *cwd = cx_options_get_string(options, "cwd", NULL);
+  g_autofree char *host_cwd = cwd == NULL ? g_get_current_dir() : NULL;
+  json_object_set_string_member(sandbox, "cwd", cwd != NULL ? cwd : host_cwd);
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(dirs, g_canonicalize_filename(cwd != NULL ? cwd : host_cwd, NULL));
   static const struct { const char *option, *key; } lists[] = {
     { "read-only-paths", "read_only" }, { "writable-paths", "writable" },
     { "hidden-paths", "hidden" },
@@ -180,12 +187,11 @@ sandbox_from(const cx_options *options, GError **error)
         return NULL;
       }
       json_array_add_string_element(array, *path);
+      if (!g_str_equal(lists[i].key, "hidden"))
+        g_ptr_array_add(dirs, g_canonicalize_filename(*path, NULL));
     }
     json_object_set_array_member(sandbox, lists[i].key, array);
   }
-  const char *cwd = cx_options_get_string(options, "cwd", NULL);
-  g_autofree char *host_cwd = cwd == NULL ? g_get_current_dir() : NULL;
-  json_object_set_string_member(sandbox, "cwd", cwd != NULL ? cwd : host_cwd);
   if (cx_options_has(options, "memory-limit"))
     json_object_set_int_member(sandbox, "memory",
                                (gint64)cx_options_get_size(options, "memory-limit", 0));
@@ -193,6 +199,8 @@ sandbox_from(const cx_options *options, GError **error)
     json_object_set_int_member(sandbox, "processes",
                                cx_options_get_int(options, "max-processes", 0));
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), sandbox);
+  g_ptr_array_add(dirs, NULL);
+  *view = (char **)g_ptr_array_free(g_steal_pointer(&dirs), FALSE);
   return cx_json_to_string(node, FALSE);
 }
 
@@ -246,29 +254,6 @@ open_channel(subprocess_backend *backend, cx__sp_worker_process **server, JsonOb
 
 /* ---- Requests ------------------------------------------------------------------ */
 
-/* The directories of the sandbox's view that a cell may work in: its cwd,
- * writable-paths and read-only-paths (SANDBOX is their JSON). */
-static char **
-view_of(const char *sandbox)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) node = cx_json_from_string(sandbox, -1, &error);
-  g_autoptr(GPtrArray) dirs = g_ptr_array_new();
-  JsonObject *object = node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node)
-                                                                     : NULL;
-  if (object != NULL && json_object_has_member(object, "cwd"))
-    g_ptr_array_add(dirs, g_strdup(json_object_get_string_member(object, "cwd")));
-  static const char *const lists[] = { "writable", "read_only" };
-  for (guint l = 0; object != NULL && l < G_N_ELEMENTS(lists); l++) {
-    JsonArray *list = json_object_has_member(object, lists[l])
-                        ? json_object_get_array_member(object, lists[l]) : NULL;
-    for (guint i = 0; list != NULL && i < json_array_get_length(list); i++)
-      g_ptr_array_add(dirs, g_strdup(json_array_get_string_element(list, i)));
-  }
-  g_ptr_array_add(dirs, NULL);
-  return (char **)g_ptr_array_free(g_steal_pointer(&dirs), FALSE);
-}
-
 /* A cwd asked for one call must lie in the sandbox's view, which was made
  * when the worker started: say so, and what to set, rather than let the
  * cell fail to find it. */
@@ -278,11 +263,11 @@ cwd_in_view(subprocess_backend *backend, const cx_run_options *run, GError **err
   const char *cwd = cx_run_options_get_cwd(run);
   if (backend->view == NULL || cwd == NULL)
     return TRUE;
-  g_autofree char *path = g_canonicalize_filename(cwd, NULL);
+  /* As the worker resolves it: from the cells' cwd, the view's first. */
+  g_autofree char *path = g_canonicalize_filename(cwd, backend->view[0]);
   for (char **dir = backend->view; *dir != NULL; dir++) {
-    g_autofree char *root = g_canonicalize_filename(*dir, NULL);
-    gsize n = strlen(root);
-    if (g_str_has_prefix(path, root) && (path[n] == '\0' || path[n] == '/' || n == 1))
+    gsize n = strlen(*dir);
+    if (g_str_has_prefix(path, *dir) && (path[n] == '\0' || path[n] == '/' || n == 1))
       return TRUE;
   }
   g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
@@ -423,7 +408,8 @@ subprocess_create(const cx_options *options, GError **error)
   if (limits == NULL)
     return NULL;
   g_autoptr(GError) sandbox_error = NULL;
-  g_autofree char *sandbox = sandbox_from(options, &sandbox_error);
+  g_auto(GStrv) view = NULL;
+  g_autofree char *sandbox = sandbox_from(options, &view, &sandbox_error);
   if (sandbox_error != NULL) {
     g_propagate_error(error, g_steal_pointer(&sandbox_error));
     return NULL;
@@ -452,7 +438,7 @@ subprocess_create(const cx_options *options, GError **error)
   backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
   backend->limits = g_steal_pointer(&limits);
   backend->sandbox = g_steal_pointer(&sandbox);
-  backend->view = backend->sandbox != NULL ? view_of(backend->sandbox) : NULL;
+  backend->view = g_steal_pointer(&view);
   backend->output_limit = cx_options_get_size(options, "output-limit", 0);
 
   /* Start the server now: a worker that cannot start fails here, and the
@@ -493,10 +479,6 @@ static cx_result *
 run_stateless_once(subprocess_backend *backend, const char *code, const cx_run_options *run,
                    cx__sp_call_outcome *outcome, GError **error)
 {
-  if (!cwd_in_view(backend, run, error)) {
-    *outcome = CX__SP_CALL_DONE;
-    return NULL;
-  }
   JsonObject *request = open_request(backend, "cell");
   json_object_set_object_member(request, "cell", cell_request(backend, code, run));
   if (strlen(code) > CX__WIRE_MAX_PAYLOAD / 8 && !request_fits(request, error)) {
@@ -549,6 +531,8 @@ subprocess_run_cell(cx_backend_instance *instance, const char *code, const cx_ru
   subprocess_backend *backend = instance;
   cx__sp_call_outcome outcome;
   g_autoptr(GError) first_error = NULL;
+  if (!cwd_in_view(backend, run, error))
+    return NULL;
   cx_result *result = run_stateless_once(backend, code, run, &outcome, &first_error);
   /* The server died with the request: the cell never ran, so run it on a
    * new server. */
@@ -732,6 +716,8 @@ subprocess_session_run_cell(cx_session_instance *instance, const char *code,
 {
   subprocess_session *session = instance;
   subprocess_backend *backend = session->backend;
+  if (!cwd_in_view(backend, run, error))
+    return NULL;
   g_rec_mutex_lock(&session->lock);
   gboolean restarted;
   if (!cx__sp_session_revive(session, &restarted, error)) {
@@ -741,10 +727,6 @@ subprocess_session_run_cell(cx_session_instance *instance, const char *code,
 
   cx_result *result = NULL;
   cx__sp_call_outcome outcome = CX__SP_CALL_PROCESS_GONE;
-  if (!cwd_in_view(backend, run, error)) {
-    g_rec_mutex_unlock(&session->lock);
-    return NULL;
-  }
   JsonObject *cell = cell_request(backend, code, run);
   if (strlen(code) > CX__WIRE_MAX_PAYLOAD / 8 && !request_fits(cell, error)) {
     json_object_unref(cell);
