@@ -848,12 +848,30 @@ read_error(JsonObject *object, cx_result *result, GError **error)
   return TRUE;
 }
 
+/* Where a string of a bundle may hold CX_RESULT_NUL: only the error's
+ * message and traceback (cx_result_set_error takes it as NUL there), as
+ * a reader keeping NUL (cx_json_from_string_keeping_nul) gives it. */
+typedef enum { NUL_NOWHERE, NUL_IN_ERROR_TEXTS, NUL_HERE } nul_marker_place;
+
+static gboolean
+text_is_valid(const char *text, gboolean nul_marker)
+{
+  if (!nul_marker || strstr(text, CX_RESULT_NUL) == NULL)
+    return g_utf8_validate(text, -1, NULL);
+  g_auto(GStrv) parts = g_strsplit(text, CX_RESULT_NUL, -1);
+  for (char **part = parts; *part != NULL; part++)
+    if (!g_utf8_validate(*part, -1, NULL))
+      return FALSE;
+  return TRUE;
+}
+
 /* NODE's values, checked for what JSON text cannot hold: a number that
  * overflowed to infinity (json-glib reads 1e999 so), and a string that is
  * not UTF-8 (json-glib lets a malformed \u escape through as raw bytes).
- * Either way the bundle could not be written back as it came. */
+ * Either way the bundle could not be written back as it came.  PLACE:
+ * where the NUL marker may stand (the bundle's root: in its error). */
 static gboolean
-check_values(JsonNode *node, GError **error)
+check_values(JsonNode *node, nul_marker_place place, GError **error)
 {
   switch (JSON_NODE_TYPE(node)) {
   case JSON_NODE_OBJECT: {
@@ -861,19 +879,26 @@ check_values(JsonNode *node, GError **error)
     const char *name;
     JsonNode *member;
     json_object_iter_init(&iter, json_node_get_object(node));
-    while (json_object_iter_next(&iter, &name, &member))
-      if (!g_utf8_validate(name, -1, NULL) || !check_values(member, error)) {
+    while (json_object_iter_next(&iter, &name, &member)) {
+      nul_marker_place inner = NUL_NOWHERE;
+      if (place == NUL_IN_ERROR_TEXTS)
+        inner = g_str_equal(name, "error") ? NUL_HERE : NUL_NOWHERE;
+      else if (place == NUL_HERE)
+        inner = g_str_equal(name, "message") || g_str_equal(name, "traceback") ? NUL_HERE
+                                                                                : NUL_NOWHERE;
+      if (!g_utf8_validate(name, -1, NULL) || !check_values(member, inner, error)) {
         if (error != NULL && *error == NULL)
           g_set_error(error, CX_ERROR, CX_ERROR_JSON,
                       "result bundle: a key is not valid UTF-8 (a malformed \\u escape?)");
         return FALSE;
       }
+    }
     return TRUE;
   }
   case JSON_NODE_ARRAY: {
     JsonArray *array = json_node_get_array(node);
     for (guint i = 0; i < json_array_get_length(array); i++)
-      if (!check_values(json_array_get_element(array, i), error))
+      if (!check_values(json_array_get_element(array, i), NUL_NOWHERE, error))
         return FALSE;
     return TRUE;
   }
@@ -885,7 +910,7 @@ check_values(JsonNode *node, GError **error)
       return FALSE;
     }
     if (json_node_get_value_type(node) == G_TYPE_STRING &&
-        !g_utf8_validate(json_node_get_string(node), -1, NULL)) {
+        !text_is_valid(json_node_get_string(node), place == NUL_HERE)) {
       g_set_error(error, CX_ERROR, CX_ERROR_JSON,
                   "result bundle: a string is not valid UTF-8 (a malformed \\u escape?)");
       return FALSE;
@@ -906,7 +931,7 @@ cx_result_from_json_node(JsonNode *node, GError **error)
     return NULL;
   }
   JsonObject *object = json_node_get_object(node);
-  if (!check_values(node, error))
+  if (!check_values(node, NUL_IN_ERROR_TEXTS, error))
     return NULL;
   g_autoptr(cx_result) result = cx_result_new();
   if (!read_text(object, "stdout", result, result->out, error) ||

@@ -176,7 +176,9 @@ CX_EXPORT char **cx_result_list_extras(const cx_result *result);
  * cannot promise (NUL reads as U+FFFD there).  cx_result_from_json*() accept
  * exactly the schema above plus extra keys ("outputs" in the form above;
  * when missing it is made from the other keys), and fail with CX_ERROR_JSON
- * naming the offending key otherwise. */
+ * naming the offending key otherwise.  ABI 1.1: cx_result_from_json_node()
+ * also takes CX_RESULT_NUL in the error's message and traceback, as
+ * cx_json_from_string_keeping_nul() reads a \u0000 there. */
 CX_EXPORT JsonNode *cx_result_to_json_node(const cx_result *result);
 CX_EXPORT char *cx_result_to_json(const cx_result *result, gboolean pretty);
 CX_EXPORT cx_result *cx_result_from_json_node(JsonNode *node, GError **error);

@@ -36,7 +36,6 @@ typedef struct {
   guint stream_switches;     /* between stdout and stderr frames so far */
   GPtrArray *events;         /* of output_event, in order */
   JsonNode *result;          /* the RESULT payload */
-  JsonNode *result_nul;      /* the same, NUL kept (when it has one), or NULL */
   JsonNode *exited;          /* the EXITED payload */
   char *worker_error;        /* an ERROR message */
   char *protocol_error;      /* the channel broke the protocol */
@@ -260,9 +259,7 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
     return;
   }
   case CX__WIRE_MSG_RESULT:
-    call->result = cx__wire_parse_object(payload, len, "RESULT", &error);
-    if (call->result != NULL && g_strstr_len((const char *)payload, (gssize)len, "\\u0000"))
-      call->result_nul = cx__wire_parse_result(payload, len, NULL);
+    call->result = cx__wire_parse_result(payload, len, &error);
     if (call->result == NULL)
       call->protocol_error = g_strdup(error->message);
     call->finished = TRUE;
@@ -367,12 +364,6 @@ merge_worker_result(cx_result *result, call_state *call, JsonNode *node, GError 
                       ? call->params->output_limit + HOST_BOUND_SLACK : 0;
     const char *message = cx_result_get_error_message(worker);
     const char *traceback = cx_result_get_error_traceback(worker);
-    /* What the result reader gave as U+FFFD, with its NUL. */
-    JsonObject *with_nul = call->result_nul != NULL
-                             ? cx__wire_get_object(json_node_get_object(call->result_nul), "error")
-                             : NULL;
-    message = cx__wire_get_string(with_nul, "message", message);
-    traceback = cx__wire_get_string(with_nul, "traceback", traceback);
     guint64 omitted;
     g_autofree char *cut_message = cx__output_cut_text(message, strlen(message), limit, &omitted);
     g_autofree char *cut_traceback = cx__output_cut_text(traceback, strlen(traceback), limit,
@@ -601,7 +592,6 @@ cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
   json_array_unref(call.truncated_outputs);
   g_clear_pointer(&call.live, cx_result_free);
   g_clear_pointer(&call.result, json_node_unref);
-  g_clear_pointer(&call.result_nul, json_node_unref);
   g_clear_pointer(&call.exited, json_node_unref);
   g_free(call.worker_error);
   g_free(call.protocol_error);
