@@ -422,7 +422,6 @@ bound_result(guint64 limit, JsonObject *object)
   }
 }
 
-/* Send the output the streamer has not, then the result without it. */
 /* The node form reads a NUL of the error's message and traceback as
  * U+FFFD; the frame carries them with CX_RESULT_NUL, which the frame's
  * writer gives as \u0000 and the host reads back (cx__wire_parse_result). */
@@ -440,6 +439,7 @@ keep_error_nul(JsonObject *object, const cx_result *result)
     json_object_set_string_member(error, "traceback", traceback);
 }
 
+/* Send the output the streamer has not, then the result without it. */
 static void
 send_result(channel_state *channel, cx_result *result)
 {
@@ -636,10 +636,13 @@ receive_request(int server_socket, int *channel_fd, gint64 *host_pid)
 void
 cx__worker_spare_main(int server_socket, pid_t server)
 {
-  /* Confined before anything else, Python included, runs here; first,
-   * for changing the user clears the parent-death signal set below. */
-  g_autoptr(GError) confine_error = NULL;
-  gboolean confined = cx__worker_sandbox_confine(&confine_error);
+  /* Confined before the warm-up or any cell runs here (only Python's own
+   * at-fork handlers ran, in cx__py_fork); first, for changing the user
+   * clears the parent-death signal set below. */
+  g_autoptr(GError) setup_error = NULL;
+  gboolean confined = cx__worker_sandbox_confine(&setup_error);
+  if (!confined)
+    g_prefix_error(&setup_error, "isolation = sandbox: cannot confine the cell's process: ");
   /* The server's socket sits where the channel will: nothing else stays open. */
   become_cell_process(server_socket, server);
 
@@ -651,9 +654,10 @@ cx__worker_spare_main(int server_socket, pid_t server)
   g_cond_init(&channel.state_changed);
   the_channel = &channel;
   /* The cells' own modules import, as in python3 (not in the server). */
-  if (confined)
-    confined = cx__py_set_cwd_importable(TRUE, &confine_error);
-  if (confined) {
+  gboolean ready = confined && cx__py_set_cwd_importable(TRUE, &setup_error);
+  if (confined && !ready)
+    g_prefix_error(&setup_error, "cannot set up the cell's process: ");
+  if (ready) {
     /* While this is the only thread: later the kernel would make the first
      * cell wait for it (see the function). */
     cx__py_fdcapture_reserve();
@@ -678,11 +682,8 @@ cx__worker_spare_main(int server_socket, pid_t server)
   json_object_set_int_member(started, "pid", host_pid);
   if (!cx__wire_send_object(channel.channel, CX__WIRE_MSG_STARTED, started, -1, NULL))
     _exit(0); /* the host gave up on this cell already */
-  if (!confined) {
-    g_autofree char *message =
-      g_strdup_printf("isolation = sandbox: cannot confine the cell's process: %s",
-                      confine_error->message);
-    send_error(&channel, message);
+  if (!ready) {
+    send_error(&channel, setup_error->message);
     _exit(1);
   }
 

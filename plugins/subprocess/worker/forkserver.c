@@ -118,33 +118,11 @@ refill_spares(void)
     ;
 }
 
-/* Kill and drop the spares that are stopped, their stop not reaped yet
- * (a cell stopped them just now): each would take a cell and never run
- * it.  reap_children() reaps them. */
-static void
-drop_stopped_spares(void)
-{
-  for (GList *l = spares.head; l != NULL;) {
-    GList *next = l->next;
-    spare *s = l->data;
-    siginfo_t info = { 0 };
-    if (waitid(P_PID, (id_t)s->pid, &info, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
-        info.si_pid == s->pid) {
-      kill(s->pid, SIGKILL);
-      close(s->socket);
-      g_free(s);
-      g_queue_delete_link(&spares, l);
-    }
-    l = next;
-  }
-}
-
 /* Hand the open request PAYLOAD and CHANNEL to a spare. */
 static void
 open_channel(int channel, const guint8 *payload, gsize len)
 {
   g_autoptr(GError) error = NULL;
-  drop_stopped_spares();
   for (int attempt = 0; attempt < 3; attempt++) {
     if (g_queue_is_empty(&spares) && !fork_spare(&error))
       break;
