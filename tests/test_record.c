@@ -439,6 +439,18 @@ test_record_threads_never_interleave_lines(void)
   assert_all_records(path, G_N_ELEMENTS(writers) * CELLS_PER_WRITER);
 }
 
+/* A writer child's end.  Under valgrind, exit's leak check would find in
+ * the child what the parent's other threads hold (a jupyter kernel pool's
+ * from an earlier test): they do not exist after fork(), so nothing there
+ * refers to their memory.  exec ends the child without that check; the
+ * parent runs the same code under it. */
+static void G_GNUC_NORETURN
+end_writer_child(gboolean ok)
+{
+  execl(ok ? "/bin/true" : "/bin/false", ok ? "true" : "false", (char *)NULL);
+  _exit(ok ? 0 : 1);
+}
+
 static void
 test_record_processes_never_interleave_lines(void)
 {
@@ -450,11 +462,12 @@ test_record_processes_never_interleave_lines(void)
     CU_ASSERT_TRUE_FATAL(children[i] >= 0);
     if (children[i] == 0) {
       /* Each process opens the file itself, as separate programs do. */
-      if (!cx_backend_record(backend, path, NULL))
-        _exit(1);
-      writer w = { backend, i == 0 ? "first" : "second" };
-      write_cells(&w);
-      _exit(0);
+      gboolean recording = cx_backend_record(backend, path, NULL);
+      if (recording) {
+        writer w = { backend, i == 0 ? "first" : "second" };
+        write_cells(&w);
+      }
+      end_writer_child(recording);
     }
   }
   g_autoptr(GError) error = NULL;
