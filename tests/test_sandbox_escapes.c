@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +399,71 @@ test_escape_stopped_spares_are_replaced(void)
   }
 }
 
+/* The worker keeps copies of its fds 1 and 2 while a cell runs, to put
+ * them back after: in the sandbox neither may be the host's stderr file,
+ * which a cell could then read, truncate or rewrite. */
+static void
+test_escape_no_descriptor_of_the_host_stderr(void)
+{
+  struct stat host;
+  CU_ASSERT_EQUAL_FATAL(fstat(STDERR_FILENO, &host), 0);
+  g_autofree char *code = g_strdup_printf(
+    "import os\n"
+    "found = []\n"
+    "for fd in range(4096):\n"
+    "    try:\n"
+    "        st = os.fstat(fd)\n"
+    "    except OSError:\n"
+    "        continue\n"
+    "    if (st.st_dev, st.st_ino) == (%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "):\n"
+    "        found.append(fd)\n"
+    "print('ALLOWED' if found else 'DENIED', found)\n",
+    (guint64)host.st_dev, (guint64)host.st_ino);
+  cx_test_sandbox_check_both(code, NULL, NULL, NULL, NULL);
+}
+
+/* What a session's process writes on its own stderr between cells (here
+ * a thread a cell left behind) still reaches the host's stderr, through
+ * the relay in the sandbox. */
+static void
+test_escape_host_stderr_still_gets_the_worker_output(void)
+{
+  for (int sandbox = 0; sandbox < 2; sandbox++) {
+    g_autofree char *dir = cx_test_tmpdir();
+    g_autofree char *path = g_build_filename(dir, "stderr", NULL);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int file = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    CU_ASSERT_TRUE_FATAL(saved >= 0 && file >= 0);
+    dup2(file, STDERR_FILENO);
+    close(file);
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(cx_backend) backend = cx_test_sandbox_open(sandbox ? "sandbox" : "none", &error,
+                                                           NULL, NULL, NULL, NULL, NULL, NULL);
+      CX_ASSERT_NO_ERROR(error);
+      g_autoptr(cx_session) session = backend ? cx_session_open(backend, &error) : NULL;
+      CX_ASSERT_NO_ERROR(error);
+      if (session != NULL) {
+        g_autoptr(cx_result) left = cx_session_run_cell(
+          session, "import os, threading, time\n"
+                   "threading.Thread(target=lambda: (time.sleep(0.3), "
+                   "os.write(2, b'written-between-cells\\n'))).start()\n",
+          NULL, &error);
+        CX_ASSERT_NO_ERROR(error);
+        /* No cell runs while it writes: a cell's fd 2 is its capture. */
+        g_usleep(G_USEC_PER_SEC);
+      }
+    }
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    g_autofree char *written = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &written, NULL, NULL));
+    CX_ASSERT_CONTAINS(written, "written-between-cells\n");
+    g_unlink(path);
+  }
+}
+
 void
 cx_test_register(void)
 {
@@ -417,6 +483,10 @@ cx_test_register(void)
     { "test_escape_no_vsock_nor_uevents", test_escape_no_vsock_nor_uevents },
     { "test_escape_foreign_abi_call_ends_the_cell", test_escape_foreign_abi_call_ends_the_cell },
     { "test_escape_stopped_spares_are_replaced", test_escape_stopped_spares_are_replaced },
+    { "test_escape_no_descriptor_of_the_host_stderr",
+      test_escape_no_descriptor_of_the_host_stderr },
+    { "test_escape_host_stderr_still_gets_the_worker_output",
+      test_escape_host_stderr_still_gets_the_worker_output },
     { NULL }
   };
   cx_test_add_suite("subprocess sandbox escapes", cases);

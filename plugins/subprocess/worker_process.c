@@ -13,11 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "plugins/subprocess/wire/protocol.h"
@@ -78,22 +80,81 @@ cx__sp_worker_environment(gboolean inherit, const char *const *configured)
   return environment;
 }
 
+/* Copy what a sandboxed worker writes on its fds 1 and 2 to the host's
+ * stderr until every process holding the pipe has closed it.  A plain
+ * pthread that allocates nothing: a process the host forks meanwhile
+ * inherits no memory of it. */
+static void *
+relay_stderr(void *data)
+{
+  int from = GPOINTER_TO_INT(data);
+  char buffer[4096];
+  ssize_t got;
+  while ((got = read(from, buffer, sizeof buffer)) != 0) {
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    for (ssize_t done = 0; done < got;) {
+      ssize_t wrote = write(STDERR_FILENO, buffer + done, got - done);
+      if (wrote < 0 && errno == EINTR)
+        continue;
+      if (wrote <= 0)
+        break; /* the host's stderr is gone: keep draining */
+      done += wrote;
+    }
+  }
+  close(from);
+  return NULL;
+}
+
+/* The worker's fds 1 and 2.  Its stdout is the host's stderr too: between
+ * cells a session's fds 1 and 2 are the worker's own, and what a thread or
+ * child a cell left behind writes then must not land in the host's stdout
+ * (a `cellexec run --json` document, say).  A sandboxed worker gets a pipe
+ * that a thread relays instead of the host's stderr itself: the worker
+ * keeps copies of its fds 1 and 2 while a cell runs (to restore them
+ * after), and a cell holding a descriptor of the host's stderr file could
+ * read, truncate or rewrite it.  *RELAY is the pipe's read end, or -1. */
+static gboolean
+set_up_output(posix_spawn_file_actions_t *actions, gboolean sandboxed, int *relay,
+              int *relay_writer, GError **error)
+{
+  *relay = *relay_writer = -1;
+  if (sandboxed) {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) < 0) {
+      int saved = errno;
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "cannot create the sandboxed worker's stderr pipe: %s", g_strerror(saved));
+      return FALSE;
+    }
+    *relay = ends[0];
+    *relay_writer = ends[1];
+    posix_spawn_file_actions_adddup2(actions, ends[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(actions, ends[1], STDERR_FILENO);
+  } else if (fcntl(STDERR_FILENO, F_GETFD) >= 0) {
+    posix_spawn_file_actions_adddup2(actions, STDERR_FILENO, STDOUT_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  }
+  return TRUE;
+}
+
 static pid_t
 spawn(const char *path, gboolean isolated, const char *preload, const char *sandbox,
-      char **environment, int remote, GError **error)
+      char **environment, int remote, int *relay, GError **error)
 {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, remote, 3);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  /* Its stdout is the host's stderr: between cells a session's fds 1 and
-   * 2 are the worker's own, and what a thread or child a cell left behind
-   * writes then must not land in the host's stdout (a `cellexec run
-   * --json` document, say). */
-  if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
-    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  else
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  int relay_writer;
+  if (!set_up_output(&actions, sandbox != NULL, relay, &relay_writer, error)) {
+    posix_spawn_file_actions_destroy(&actions);
+    return -1;
+  }
   posix_spawn_file_actions_addclosefrom_np(&actions, 4);
 
   posix_spawnattr_t attributes;
@@ -124,6 +185,12 @@ spawn(const char *path, gboolean isolated, const char *preload, const char *sand
   int failed = posix_spawn(&pid, path, &actions, &attributes, (char **)argv->pdata, environment);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
+  if (relay_writer >= 0)
+    close(relay_writer);
+  if (failed && *relay >= 0) {
+    close(*relay);
+    *relay = -1;
+  }
   if (failed) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "cannot start the subprocess worker %s: %s; check the `worker` option "
@@ -197,23 +264,34 @@ cx__sp_worker_process_start(const char *path, gboolean isolated, const char *pre
                 g_strerror(saved));
     return NULL;
   }
-  pid_t pid = spawn(path, isolated, preload, sandbox, environment, sockets[1], error);
+  int relay;
+  pid_t pid = spawn(path, isolated, preload, sandbox, environment, sockets[1], &relay, error);
   close(sockets[1]);
   if (pid < 0) {
     close(sockets[0]);
     return NULL;
   }
-  JsonNode *hello = read_hello(sockets[0], path, error);
-  if (hello == NULL) {
-    close(sockets[0]);
-    kill(pid, SIGKILL);
-    reap(pid);
-    return NULL;
-  }
   cx__sp_worker_process *worker = g_new0(cx__sp_worker_process, 1);
   worker->pid = pid;
   worker->control = sockets[0];
-  worker->hello = hello;
+  if (relay >= 0) {
+    int failed = pthread_create(&worker->relay, NULL, relay_stderr, GINT_TO_POINTER(relay));
+    if (failed) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
+                  "cannot start the thread relaying the sandboxed worker's stderr: %s",
+                  g_strerror(failed));
+      close(relay);
+      cx__sp_worker_process_stop(worker);
+      return NULL;
+    }
+    worker->relaying = TRUE;
+  }
+  worker->hello = read_hello(sockets[0], path, error);
+  if (worker->hello == NULL) {
+    kill(pid, SIGKILL);
+    cx__sp_worker_process_stop(worker);
+    return NULL;
+  }
   return worker;
 }
 
@@ -253,6 +331,23 @@ cx__sp_worker_process_alive(cx__sp_worker_process *worker)
   return TRUE;
 }
 
+/* Wait for the relay to copy what the worker wrote last (its reason for
+ * failing, say) before the host reports its own error.  The worker's
+ * processes are gone with it; a descendant that still holds the pipe
+ * leaves the relay to end on its own. */
+static void
+finish_relay(cx__sp_worker_process *worker)
+{
+  if (!worker->relaying)
+    return;
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += STOP_TIMEOUT_US / G_USEC_PER_SEC;
+  if (pthread_timedjoin_np(worker->relay, NULL, &deadline) != 0)
+    pthread_detach(worker->relay);
+  worker->relaying = FALSE;
+}
+
 void
 cx__sp_worker_process_stop(cx__sp_worker_process *worker)
 {
@@ -276,6 +371,8 @@ cx__sp_worker_process_stop(cx__sp_worker_process *worker)
       reap(worker->pid);
     }
   }
-  json_node_unref(worker->hello);
+  finish_relay(worker);
+  if (worker->hello != NULL)
+    json_node_unref(worker->hello);
   g_free(worker);
 }

@@ -3,6 +3,7 @@
 #ifndef CX__SP_WORKER_PROCESS_H
 #define CX__SP_WORKER_PROCESS_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include <cellexec/common.h>
@@ -13,6 +14,8 @@ typedef struct {
   pid_t pid;
   int control;        /* the host's end of the control channel */
   JsonNode *hello;    /* the worker's HELLO payload */
+  pthread_t relay;    /* a sandboxed worker's stderr relay (worker_process.c) */
+  gboolean relaying;  /* RELAY runs and is to be joined */
 } cx__sp_worker_process;
 
 /* The environment a worker starts with: from the host's environment only
