@@ -20,11 +20,37 @@ if [ ! -d "$builddir/tests/stage" ]; then
   echo "test_example: 0 passed, 1 failed"; exit 1
 fi
 cp -a "$builddir/tests/stage" "$tmp/root"
+
+# No installed program or library searches the build tree for libraries:
+# a stale or planted libcellexec there would be loaded first.
+leaks=
+for file in $(find "$tmp/root" -type f); do
+  runpath=$(readelf -d "$file" 2>/dev/null | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]/\1/p')
+  case ":$runpath:" in
+    *"$builddir/"*|*"$builddir:"*) leaks="$leaks ${file#$tmp/root}=$runpath" ;;
+  esac
+done
+if [ -z "$leaks" ]; then
+  echo "ok   test_installed_files_search_no_build_tree"; passed=$((passed + 1))
+else
+  echo "FAIL test_installed_files_search_no_build_tree:"; printf '  %s\n' $leaks
+  failed=$((failed + 1))
+fi
 pc=$(find "$tmp/root" -name cellexec.pc)
 prefix=$(sed -n 's/^prefix=//p' "$pc")
 sed -i "s|^prefix=.*|prefix=$tmp/root$prefix|" "$pc"
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs cellexec)
 libdir=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=libdir cellexec)
+# The installed worker runs cells, with the staged library (the worker
+# passes on only an allowlist of the environment unless inherit-env).
+worker=$(find "$tmp/root" -type f -name cellexec-worker)
+out=$(LD_LIBRARY_PATH="$libdir" CELLEXEC_WORKER="$worker" CELLEXEC_PLUGIN_PATH="$builddir/plugins/.libs" \
+      "$builddir/tools/cellexec" run -b subprocess -o inherit-env=true -c 'print(6 * 7)' 2>&1)
+if [ "$out" = 42 ]; then
+  echo "ok   test_installed_worker_runs_cells"; passed=$((passed + 1))
+else
+  echo "FAIL test_installed_worker_runs_cells: $out"; failed=$((failed + 1))
+fi
 # EXAMPLE_CFLAGS: a sanitizer build's library needs a sanitized program.
 if ${CC:-cc} ${EXAMPLE_CFLAGS:-} -o "$tmp/executor_demo" "$srcdir/examples/executor_demo.c" $flags; then
   echo "ok   test_example_builds_with_pkg_config"; passed=$((passed + 1))

@@ -29,14 +29,24 @@ plugins_subprocess_la_LDFLAGS = $(PLUGIN_LDFLAGS)
 plugins_subprocess_la_LIBADD = plugins/subprocess/wire/libcxwire.la lib/libcxoutput.la \
 	$(PLUGIN_LIBADD)
 
-# The worker, in $(libexecdir)/cellexec.  -no-fast-install: the uninstalled
-# binary (.libs/cellexec-worker, what CELLEXEC_WORKER names in `make check`)
-# finds the build tree's libcellexec without a wrapper script or
-# LD_LIBRARY_PATH, which would leak into the cells' environment.
+# The worker, in $(libexecdir)/cellexec, linked twice from one set of
+# objects.  plugins/subprocess/cellexec-worker is the build tree's:
+# -no-fast-install makes its .libs/cellexec-worker (what CELLEXEC_WORKER
+# names in `make check`) find the build tree's libcellexec through its
+# RUNPATH, without a wrapper script or LD_LIBRARY_PATH, which would leak
+# into the cells' environment.  That RUNPATH names the build directory,
+# which an installed program must not search (a stale or planted
+# libcellexec there would be loaded first), so what is installed is
+# plugins/subprocess/installed/cellexec-worker, linked as programs
+# normally are.
 # -fPIC: data of the libraries (PyExc_*, g_ascii_table) is reached through
 # the GOT, not copied into the program, which would then have to export
 # it; the worker exports no symbol (tests/check_symbols.sh).
-pkglibexec_PROGRAMS += plugins/subprocess/cellexec-worker
+noinst_PROGRAMS += plugins/subprocess/cellexec-worker
+pkglibexec_PROGRAMS += plugins/subprocess/installed/cellexec-worker
+plugins_subprocess_installed_cellexec_worker_SOURCES =
+plugins_subprocess_installed_cellexec_worker_LDADD = $(plugins_subprocess_cellexec_worker_OBJECTS) \
+	$(plugins_subprocess_cellexec_worker_LDADD)
 plugins_subprocess_cellexec_worker_SOURCES = \
 	plugins/subprocess/worker/worker.h \
 	plugins/subprocess/worker/worker_main.c \
