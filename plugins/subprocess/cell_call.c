@@ -266,10 +266,13 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
     return;
   case CX__WIRE_MSG_LIMIT: {
     g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "LIMIT", &error);
-    const char *message = node != NULL ? json_object_get_string_member_with_default(
-                                           json_node_get_object(node), "message", NULL) : NULL;
+    if (node == NULL) {
+      call->protocol_error = g_strdup(error->message);
+      return;
+    }
     begin_stop(call, STOP_OUTPUT_LIMIT,
-               g_strdup(message != NULL ? message : "the cell wrote too much output"));
+               g_strdup(cx__wire_get_string(json_node_get_object(node), "message",
+                                            "the cell wrote too much output")));
     return;
   }
   case CX__WIRE_MSG_EXITED:
@@ -280,8 +283,11 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
     return;
   case CX__WIRE_MSG_ERROR: {
     g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "ERROR", &error);
-    call->worker_error = g_strdup(
-      cx__wire_error_message(node != NULL ? json_node_get_object(node) : NULL));
+    if (node == NULL) {
+      call->protocol_error = g_strdup(error->message);
+      return;
+    }
+    call->worker_error = g_strdup(cx__wire_error_message(json_node_get_object(node)));
     call->finished = TRUE;
     return;
   }
@@ -473,6 +479,12 @@ set_crash_error(cx_result *result, call_state *call)
     cx_result_set_error(result, "WorkerCrashed", message, "");
     return;
   }
+  if (call->worker_error != NULL) {
+    g_autofree char *message = g_strdup_printf(
+      "the cell's process failed after the cell wrote output: %s", call->worker_error);
+    cx_result_set_error(result, "WorkerCrashed", message, "");
+    return;
+  }
   if (call->exited == NULL) {
     cx_result_set_error(result, "WorkerCrashed",
                         "the cell's process ended without a result, and the worker did not "
@@ -517,6 +529,14 @@ make_result(call_state *call, GError **error)
   }
   mark_truncation(result, call);
   return g_steal_pointer(&result);
+}
+
+/* TRUE once the cell's output began to arrive: a failure then is the
+ * cell's, with that output, not the backend's. */
+static gboolean
+wrote_output(const call_state *call)
+{
+  return call->last_stream != 0 || call->events->len > 0;
 }
 
 cx_result *
@@ -570,13 +590,16 @@ cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
     *outcome = CX__SP_CALL_NEVER_STARTED;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "the subprocess worker closed the channel before running the cell");
-  } else if (call.worker_error != NULL && call.stop == STOP_NONE) {
+  } else if (call.worker_error != NULL && call.stop == STOP_NONE && !wrote_output(&call)) {
     *outcome = call.started && !params->one_shot ? CX__SP_CALL_DONE : CX__SP_CALL_PROCESS_GONE;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker cannot run the cell: %s",
                 call.worker_error);
   } else {
+    /* An ERROR after output (one the cell wrote on its channel itself,
+     * say) fails the cell, keeping the output, not the backend. */
     gboolean gone = params->one_shot || call.exited != NULL || call.eof || call.killed ||
-                    call.protocol_error != NULL || call.result == NULL;
+                    call.protocol_error != NULL ||
+                    (call.result == NULL && call.worker_error == NULL);
     *outcome = gone ? CX__SP_CALL_PROCESS_GONE : CX__SP_CALL_DONE;
     stream_live_rest(&call);
     result = make_result(&call, error);
