@@ -171,16 +171,18 @@ load_text(const char *data, gsize length, const char *origin, GError **error)
   g_autoptr(cx_config) config = cx_config_new_empty();
   g_free(config->origin);
   config->origin = g_strdup(origin != NULL ? origin : "config");
+  /* Measured before a byte order mark is taken off: the readers stop one
+   * byte past the limit, and what they cut must not pass for the end. */
+  if (length > CX__CONFIG_MAX_SIZE) {
+    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: larger than %d bytes; a config file is "
+                "a few lines of text", config->origin, CX__CONFIG_MAX_SIZE);
+    return NULL;
+  }
   /* Editors on Windows start UTF-8 files with a byte order mark, which
    * GKeyFile would take for a stray character of the first line. */
   if (length >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
     data += 3;
     length -= 3;
-  }
-  if (length > CX__CONFIG_MAX_SIZE) {
-    g_set_error(error, CX_ERROR, CX_ERROR_CONFIG, "%s: larger than %d bytes; a config file is "
-                "a few lines of text", config->origin, CX__CONFIG_MAX_SIZE);
-    return NULL;
   }
   const char *nul = memchr(data, '\0', length);
   if (nul != NULL) {

@@ -305,6 +305,20 @@ test_config_larger_than_1_mib_is_refused(void)
   CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
   CX_ASSERT_CONTAINS(error->message, "larger than 1048576 bytes");
   g_clear_error(&error);
+  /* A byte order mark does not buy room: the file was cut after the
+   * limit's byte, and what is left must not pass for all of it. */
+  GString *marked = g_string_new("\xEF\xBB\xBF[cellexec]\nbackend = echo\n");
+  while (marked->len < 1024 * 1024)
+    g_string_append(marked, "# padding padding padding padding padding padding padding\n");
+  g_string_truncate(marked, 1024 * 1024);
+  g_string_append(marked, "\n[cut]\nkey = 1\n"); /* the limit's byte ends a line */
+  g_autofree char *marked_path = write_bytes(dir, "marked.conf", marked->str, marked->len);
+  g_string_free(marked, TRUE);
+  g_autoptr(cx_config) from_marked = cx_config_load_file(marked_path, &error);
+  CU_ASSERT_PTR_NULL(from_marked);
+  CX_ASSERT_ERROR(error, CX_ERROR_CONFIG);
+  CX_ASSERT_CONTAINS(error->message, "marked.conf: larger than 1048576 bytes");
+  g_clear_error(&error);
   /* A device that never ends is read no further than the limit. */
   if (g_file_test("/dev/zero", G_FILE_TEST_EXISTS)) {
     g_autoptr(cx_config) zero = cx_config_load_file("/dev/zero", &error);
