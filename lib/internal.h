@@ -130,6 +130,12 @@ void cx__record_cell(cx_backend *backend, cx_session *session, guint cell, const
  * number marker and its text; otherwise as cx_json_from_string()
  * (json_exact.c).  CX_ERROR_UNSUPPORTED for a text it cannot keep so. */
 JsonNode *cx__json_from_string_exact(const char *text, gssize length, GError **error);
+/* The JSON text of the number NODE keeps (the number marker's string), or
+ * NULL when NODE is something else. */
+const char *cx__json_kept_number(JsonNode *node);
+/* TRUE when NODE is a string value that is text, not a kept number: what a
+ * reader of an exactly read document checks where JSON has a string. */
+gboolean cx__json_node_is_text(JsonNode *node);
 /* The value of the four hex digits at P (which has four bytes), or -1. */
 int cx__json_hex4(const char *p);
 

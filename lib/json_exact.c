@@ -291,3 +291,20 @@ cx_json_from_string_keeping_nul(const char *text, gssize length, GError **error)
 {
   return read_keeping(text, length, FALSE, error);
 }
+
+const char *
+cx__json_kept_number(JsonNode *node)
+{
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_STRING)
+    return NULL;
+  const char *text = json_node_get_string(node);
+  return g_str_has_prefix(text, CX__JSON_NUMBER_MARKER) ? text + strlen(CX__JSON_NUMBER_MARKER)
+                                                       : NULL;
+}
+
+gboolean
+cx__json_node_is_text(JsonNode *node)
+{
+  return node != NULL && JSON_NODE_HOLDS_VALUE(node) &&
+         json_node_get_value_type(node) == G_TYPE_STRING && cx__json_kept_number(node) == NULL;
+}

@@ -455,8 +455,8 @@ append_python_json(GString *text, JsonNode *node, guint indent, guint depth)
     break;
   }
   GType type = json_node_get_value_type(node);
-  if (type == G_TYPE_STRING && g_str_has_prefix(json_node_get_string(node), CX__JSON_NUMBER_MARKER)) {
-    g_string_append(text, json_node_get_string(node) + strlen(CX__JSON_NUMBER_MARKER));
+  if (cx__json_kept_number(node) != NULL) {
+    g_string_append(text, cx__json_kept_number(node));
   } else if (type == G_TYPE_STRING) {
     append_python_json_string(text, json_node_get_string(node));
   } else if (type == G_TYPE_BOOLEAN) {

@@ -44,13 +44,12 @@ is_multiline_string(JsonNode *node)
   if (node == NULL)
     return FALSE;
   if (JSON_NODE_HOLDS_VALUE(node))
-    return json_node_get_value_type(node) == G_TYPE_STRING;
+    return cx__json_node_is_text(node);
   if (!JSON_NODE_HOLDS_ARRAY(node))
     return FALSE;
   JsonArray *lines = json_node_get_array(node);
   for (guint i = 0; i < json_array_get_length(lines); i++) {
-    JsonNode *line = json_array_get_element(lines, i);
-    if (!JSON_NODE_HOLDS_VALUE(line) || json_node_get_value_type(line) != G_TYPE_STRING)
+    if (!cx__json_node_is_text(json_array_get_element(lines, i)))
       return FALSE;
   }
   return TRUE;
@@ -107,9 +106,8 @@ check_notebook(JsonNode *root, const char *origin, GError **error)
   for (guint i = 0; i < json_array_get_length(list); i++) {
     JsonNode *cell = json_array_get_element(list, i);
     JsonObject *object = JSON_NODE_HOLDS_OBJECT(cell) ? json_node_get_object(cell) : NULL;
-    const char *type = object != NULL && json_object_has_member(object, "cell_type")
-                         ? json_object_get_string_member_with_default(object, "cell_type", NULL)
-                         : NULL;
+    JsonNode *type_node = object != NULL ? json_object_get_member(object, "cell_type") : NULL;
+    const char *type = cx__json_node_is_text(type_node) ? json_node_get_string(type_node) : NULL;
     if (type == NULL) {
       notebook_error(error, origin, "cell %u has no \"cell_type\"", i + 1);
       return FALSE;
@@ -253,8 +251,7 @@ static void
 split_member(JsonObject *object, const char *key)
 {
   JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE(node) ||
-      json_node_get_value_type(node) != G_TYPE_STRING)
+  if (!cx__json_node_is_text(node))
     return;
   JsonArray *lines = json_array_new();
   const char *start = json_node_get_string(node);
@@ -362,8 +359,7 @@ cx__notebook_cell_has_tag(JsonObject *cell, const char *tag)
   JsonArray *list = json_node_get_array(tags);
   for (guint i = 0; i < json_array_get_length(list); i++) {
     JsonNode *item = json_array_get_element(list, i);
-    if (JSON_NODE_HOLDS_VALUE(item) && json_node_get_value_type(item) == G_TYPE_STRING &&
-        strcmp(json_node_get_string(item), tag) == 0)
+    if (cx__json_node_is_text(item) && strcmp(json_node_get_string(item), tag) == 0)
       return TRUE;
   }
   return FALSE;

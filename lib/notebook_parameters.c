@@ -88,11 +88,10 @@ append_python_literal(GString *out, JsonNode *node)
   GType type = json_node_get_value_type(node);
   if (type == G_TYPE_BOOLEAN) {
     g_string_append(out, json_node_get_boolean(node) ? "True" : "False");
-  } else if (type == G_TYPE_STRING &&
-             g_str_has_prefix(json_node_get_string(node), CX__JSON_NUMBER_MARKER)) {
+  } else if (cx__json_kept_number(node) != NULL) {
     /* An integer beyond 64 bits (see beyond_a_double): its digits are
      * Python's int literal for it, exactly. */
-    g_string_append(out, json_node_get_string(node) + strlen(CX__JSON_NUMBER_MARKER));
+    g_string_append(out, cx__json_kept_number(node));
   } else if (type == G_TYPE_STRING) {
     append_python_string(out, json_node_get_string(node));
   } else {
@@ -119,11 +118,8 @@ beyond_a_double(JsonNode *node)
     }
     return NULL;
   }
-  if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_STRING ||
-      !g_str_has_prefix(json_node_get_string(node), CX__JSON_NUMBER_MARKER))
-    return NULL;
-  const char *number = json_node_get_string(node) + strlen(CX__JSON_NUMBER_MARKER);
-  return strpbrk(number, ".eE") != NULL ? number : NULL;
+  const char *number = cx__json_kept_number(node);
+  return number != NULL && strpbrk(number, ".eE") != NULL ? number : NULL;
 }
 
 /* VALUE (of the parameter ITEM) as a Python literal: its JSON value,

@@ -135,6 +135,17 @@ test_notebook_rejects_what_is_not_an_nbformat_4_notebook(void)
   assert_load_fails("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, "
                     "\"cells\": [{\"cell_type\": \"code\", \"source\": 5}]}",
                     "cell 1 has no \"source\"");
+  /* Numbers a double cannot hold are kept as text inside; still numbers. */
+  assert_load_fails("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, "
+                    "\"cells\": [{\"cell_type\": \"code\", \"source\": 1e400}]}",
+                    "cell 1 has no \"source\"");
+  assert_load_fails("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, "
+                    "\"cells\": [{\"cell_type\": \"code\", \"source\": [\"a\", 1e400]}]}",
+                    "cell 1 has no \"source\"");
+  assert_load_fails("{\"nbformat\": 4, \"nbformat_minor\": 5, \"metadata\": {}, "
+                    "\"cells\": [{\"cell_type\": 123456789012345678901234567890, "
+                    "\"source\": \"\"}]}",
+                    "cell 1 has no \"cell_type\"");
   assert_load_fails("\xff\xfe", "not UTF-8");
   assert_load_fails("", "empty file");
 }
