@@ -97,7 +97,8 @@ needs_keeping(const char *token, gsize length)
 
 typedef struct {
   gboolean used[N_SPARES]; /* the noncharacters the text holds */
-  guint rewrites;          /* how many \u0000 escapes and number tokens to rewrite */
+  guint nuls;              /* how many \u0000 escapes to rewrite */
+  guint kept_numbers;      /* how many number tokens to rewrite */
   gboolean numbers;        /* keep numbers too (else NUL only) */
 } scan_result;
 
@@ -123,7 +124,7 @@ scan_text(const char *text, gsize len, scan_result *scan, GString *out, gunichar
     if (!in_string && scan->numbers && (g_ascii_isdigit(*p) || *p == '-')) {
       step = token_length(p, end);
       if (needs_keeping(p, step)) {
-        scan->rewrites++;
+        scan->kept_numbers++;
         if (out != NULL) {
           g_string_append_printf(out, "\"\\u%04x", number_spare);
           g_string_append_len(out, p, (gssize)step);
@@ -142,7 +143,7 @@ scan_text(const char *text, gsize len, scan_result *scan, GString *out, gunichar
         note_spare(scan, (gunichar)code);
       }
       if (code == 0) {
-        scan->rewrites++;
+        scan->nuls++;
         if (out != NULL) {
           g_string_append_printf(out, "\\u%04x", nul_spare);
           p += step;
@@ -161,8 +162,8 @@ scan_text(const char *text, gsize len, scan_result *scan, GString *out, gunichar
 }
 
 typedef struct {
-  char nul[8];    /* the UTF-8 of the spare standing for NUL */
-  char number[8]; /* the UTF-8 of the spare that begins a kept number */
+  char nul[8];    /* the UTF-8 of the spare standing for NUL ("": none) */
+  char number[8]; /* the UTF-8 of the spare that begins a kept number ("": none) */
 } spares;
 
 /* TEXT with each NUL spare as the NUL marker (g_free it), or NULL when it
@@ -170,7 +171,7 @@ typedef struct {
 static char *
 restore_nul(const char *text, const spares *spare)
 {
-  if (strstr(text, spare->nul) == NULL)
+  if (spare->nul[0] == '\0' || strstr(text, spare->nul) == NULL)
     return NULL;
   g_auto(GStrv) parts = g_strsplit(text, spare->nul, -1);
   return g_strjoinv(CX__JSON_NUL_MARKER, parts);
@@ -189,7 +190,7 @@ restore_object(JsonNode *node, const spares *spare)
   json_object_iter_init(&iter, object);
   while (json_object_iter_next(&iter, &name, &member)) {
     restore_node(member, spare);
-    renamed = renamed || strstr(name, spare->nul) != NULL;
+    renamed = renamed || (spare->nul[0] != '\0' && strstr(name, spare->nul) != NULL);
   }
   if (!renamed)
     return;
@@ -225,7 +226,7 @@ restore_node(JsonNode *node, const spares *spare)
   if (json_node_get_value_type(node) != G_TYPE_STRING)
     return;
   const char *text = json_node_get_string(node);
-  if (g_str_has_prefix(text, spare->number)) {
+  if (spare->number[0] != '\0' && g_str_has_prefix(text, spare->number)) {
     g_autofree char *number = g_strconcat(CX__JSON_NUMBER_MARKER, text + strlen(spare->number),
                                           NULL);
     json_node_set_string(node, number);
@@ -254,13 +255,14 @@ read_keeping(const char *text, gssize length, gboolean numbers, GError **error)
 {
   g_return_val_if_fail(text != NULL, NULL);
   gsize len = length < 0 ? strlen(text) : (gsize)length;
-  scan_result scan = { { FALSE }, 0, numbers };
+  scan_result scan = { { FALSE }, 0, 0, numbers };
   scan_text(text, len, &scan, NULL, 0, 0);
-  if (scan.rewrites == 0)
+  if (scan.nuls == 0 && scan.kept_numbers == 0)
     return cx_json_from_string(text, (gssize)len, error);
-  gunichar nul_spare = unused_spare(&scan, 0);
-  gunichar number_spare = nul_spare != 0 ? unused_spare(&scan, nul_spare) : 0;
-  if (number_spare == 0) {
+  /* A spare only for what the text has to rewrite. */
+  gunichar nul_spare = scan.nuls > 0 ? unused_spare(&scan, 0) : 0;
+  gunichar number_spare = scan.kept_numbers > 0 ? unused_spare(&scan, nul_spare) : 0;
+  if ((scan.nuls > 0 && nul_spare == 0) || (scan.kept_numbers > 0 && number_spare == 0)) {
     /* Valid JSON all the same: not CX_ERROR_JSON. */
     g_set_error_literal(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
                         "it holds a NUL character or a number beyond 64 bits, and every "
@@ -268,14 +270,16 @@ read_keeping(const char *text, gssize length, gboolean numbers, GError **error)
                         "remove one of them");
     return NULL;
   }
-  g_autoptr(GString) rewritten = g_string_sized_new(len + 16 * scan.rewrites);
+  g_autoptr(GString) rewritten = g_string_sized_new(len + 16 * (scan.nuls + scan.kept_numbers));
   scan_text(text, len, &scan, rewritten, nul_spare, number_spare);
   JsonNode *root = cx_json_from_string(rewritten->str, (gssize)rewritten->len, error);
   if (root == NULL)
     return NULL;
-  spares spare;
-  spare.nul[g_unichar_to_utf8(nul_spare, spare.nul)] = '\0';
-  spare.number[g_unichar_to_utf8(number_spare, spare.number)] = '\0';
+  spares spare = { "", "" };
+  if (nul_spare != 0)
+    spare.nul[g_unichar_to_utf8(nul_spare, spare.nul)] = '\0';
+  if (number_spare != 0)
+    spare.number[g_unichar_to_utf8(number_spare, spare.number)] = '\0';
   restore_node(root, &spare);
   return root;
 }

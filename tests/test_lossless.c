@@ -531,7 +531,26 @@ test_notebook_keeps_nul_characters(void)
   CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
   CX_ASSERT_CONTAINS(error->message, "all.ipynb: it holds a NUL character");
   CU_ASSERT_PTR_NULL(strstr(error->message, "not valid JSON"));
+  g_clear_error(&error);
   g_string_free(all, TRUE);
+
+  /* One stand-in left is enough for a text with NULs and no number to
+   * keep (or numbers and no NUL). */
+  for (int kind = 0; kind < 2; kind++) {
+    GString *most = g_string_new("{\"cells\": [], \"metadata\": {\"s\": \"");
+    g_string_append(most, kind == 0 ? "\\u0000" : "\", \"n\": 1e400, \"t\": \"");
+    for (gunichar c = 0xfdd0; c < 0xfdef; c++)
+      g_string_append_unichar(most, c);
+    g_string_append(most, "\"}, \"nbformat\": 4, \"nbformat_minor\": 4}");
+    g_autoptr(cx_notebook) kept = cx_notebook_load_data(most->str, -1, "most.ipynb", &error);
+    CX_ASSERT_NO_ERROR(error);
+    CU_ASSERT_PTR_NOT_NULL(kept);
+    if (kept != NULL) {
+      g_autofree char *again = cx_notebook_to_json(kept);
+      CX_ASSERT_CONTAINS(again, kind == 0 ? "\"\\u0000\xef\xb7\x90" : "\"n\": 1e400");
+    }
+    g_string_free(most, TRUE);
+  }
 }
 
 /* What a cell writes, NUL included, is what the executed notebook holds
