@@ -122,6 +122,29 @@ beyond_a_double(JsonNode *node)
   return number != NULL && strpbrk(number, ".eE") != NULL ? number : NULL;
 }
 
+/* CPython's tokenizer refuses more nested brackets (MAXLEVEL) with
+ * "too many nested parentheses". */
+#define PYTHON_MAX_NESTING 200
+
+/* How many arrays and objects NODE nests (a scalar: 0), counted up to
+ * LIMIT: no deeper recursion than that. */
+static guint
+nesting_depth(JsonNode *node, guint limit)
+{
+  if (limit == 0 || (!JSON_NODE_HOLDS_ARRAY(node) && !JSON_NODE_HOLDS_OBJECT(node)))
+    return 0;
+  g_autoptr(GList) members = JSON_NODE_HOLDS_ARRAY(node)
+                               ? json_array_get_elements(json_node_get_array(node))
+                               : json_object_get_values(json_node_get_object(node));
+  guint deepest = 0;
+  for (GList *member = members; member != NULL && deepest + 1 < limit; member = member->next) {
+    guint depth = nesting_depth(member->data, limit - 1);
+    if (depth > deepest)
+      deepest = depth;
+  }
+  return deepest + 1;
+}
+
 /* VALUE (of the parameter ITEM) as a Python literal: its JSON value,
  * exactly, when it parses as JSON, else the string itself.  JSON nested
  * too deeply to read fails: taken as a string, it would silently mean
@@ -136,10 +159,25 @@ append_parameter_value(GString *out, const char *item, const char *value, GError
     g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "parameter '%s': %s", name, too_deep->message);
     return FALSE;
   }
-  g_autoptr(JsonNode) root = *value != '\0' ? cx__json_from_string_exact(value, -1, NULL) : NULL;
+  g_autoptr(GError) unreadable = NULL;
+  g_autoptr(JsonNode) root =
+    *value != '\0' ? cx__json_from_string_exact(value, -1, &unreadable) : NULL;
+  if (root == NULL && g_error_matches(unreadable, CX_ERROR, CX_ERROR_UNSUPPORTED)) {
+    /* Valid JSON that cannot be kept exactly: not a string to pass on. */
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "parameter '%s': %s", name,
+                unreadable->message);
+    return FALSE;
+  }
   if (root == NULL) {
     append_python_string(out, value);
     return TRUE;
+  }
+  if (nesting_depth(root, PYTHON_MAX_NESTING + 1) > PYTHON_MAX_NESTING) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "parameter '%s': nested more than %d levels deep, more than Python reads in a "
+                "literal; pass it as a file's path and read the file in the notebook",
+                name, PYTHON_MAX_NESTING);
+    return FALSE;
   }
   const char *huge = beyond_a_double(root);
   if (huge != NULL) {

@@ -461,6 +461,45 @@ test_notebook_parameters_keep_their_values_exactly(void)
     CX_ASSERT_CONTAINS(error->message, huge[i]);
     CX_ASSERT_CONTAINS(error->message, "beyond the range of a double");
   }
+
+  /* Valid JSON that cannot be kept exactly is refused, not passed on as
+   * the string of its text. */
+  GString *all = g_string_new("x=\"\\u0000");
+  for (gunichar c = 0xfdd0; c <= 0xfdef; c++)
+    g_string_append_unichar(all, c);
+  g_string_append_c(all, '"');
+  const char *const unkeepable[] = { all->str, NULL };
+  g_clear_error(&error);
+  CU_ASSERT_FALSE(cx_notebook_inject_parameters(notebook, unkeepable, &error));
+  CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+  CX_ASSERT_CONTAINS(error->message, "parameter 'x': it holds a NUL character");
+  g_string_free(all, TRUE);
+
+  /* As deep as Python reads, and one level more. */
+  for (int depth = 200; depth <= 201; depth++) {
+    GString *nested = g_string_new("x=");
+    for (int i = 0; i < depth; i++)
+      g_string_append_c(nested, '[');
+    for (int i = 0; i < depth; i++)
+      g_string_append_c(nested, ']');
+    const char *const one[] = { nested->str, NULL };
+    g_autoptr(cx_notebook) deep = notebook_of(sources, NULL);
+    g_clear_error(&error);
+    gboolean injected = cx_notebook_inject_parameters(deep, one, &error);
+    if (depth == 200) {
+      CX_ASSERT_NO_ERROR(error);
+      CU_ASSERT_TRUE(injected);
+      g_autofree char *code = cx_notebook_get_cell_source(deep, 0);
+      g_autoptr(cx_result) ran = cx_backend_run_cell(backend, code, NULL, &error);
+      CX_ASSERT_NO_ERROR(error);
+      CU_ASSERT_TRUE(ran != NULL && cx_result_get_success(ran));
+    } else {
+      CU_ASSERT_FALSE(injected);
+      CX_ASSERT_ERROR(error, CX_ERROR_OPTION);
+      CX_ASSERT_CONTAINS(error->message, "parameter 'x': nested more than 200 levels deep");
+    }
+    g_string_free(nested, TRUE);
+  }
 }
 
 /* ---- Writing and the command -------------------------------------------- */
