@@ -2,13 +2,17 @@
  * theirs to write (isolation = sandbox makes it so, and it is the host's
  * own cwd by default), so a notebook, recording or debug export there may
  * meet a symbolic link, a named pipe or a hard link a cell planted.  No
- * link is followed, in the directories of the path or at its end, and no
- * open blocks. */
+ * open blocks, and no link is followed, in the directories of the path or
+ * at its end, but the system's own: a link root made in a directory only
+ * root may change (/var/run, /dev/stdout), which no cell can plant, since
+ * cells never run as root outside isolation = none, where they are the
+ * host's user anyway. */
 #define _GNU_SOURCE /* O_PATH */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,12 +21,26 @@
 #include "lib/internal.h"
 
 #define OPEN_DIRECTORY (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* Links followed on one path at most, as the kernel's ELOOP limit. */
+#define MAX_LINKS 40
+
+/* TRUE when NAME in DIR is a symbolic link of the system's: root's, in a
+ * directory that is root's and that no one else may write. */
+static gboolean
+system_link(int dir, const char *name)
+{
+  struct stat link, parent;
+  return fstatat(dir, name, &link, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(link.st_mode) &&
+         link.st_uid == 0 && fstat(dir, &parent) == 0 && parent.st_uid == 0 &&
+         (parent.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
 
 static const char *
 kind_of(mode_t mode)
 {
   if (S_ISLNK(mode))
-    return "a symbolic link, which is never followed; remove it, or name the file it points to";
+    return "a symbolic link that is not the system's, so never followed; name the file it "
+           "points to";
   if (S_ISDIR(mode))
     return "a directory; name a file";
   if (S_ISFIFO(mode))
@@ -46,10 +64,33 @@ refuse(GError **error, const char *what, const char *path, const char *format, .
   g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "cannot write %s %s: %s", what, path, reason);
 }
 
+/* Where the link NAME in DIR points, or NULL. */
+static char *
+read_link_at(int dir, const char *name)
+{
+  char target[PATH_MAX];
+  ssize_t len = readlinkat(dir, name, target, sizeof target - 1);
+  if (len < 0)
+    return NULL;
+  target[len] = '\0';
+  return g_strdup(target);
+}
+
+/* Put the names of PATH at the head of NAMES, in order. */
+static void
+push_names(GQueue *names, const char *path)
+{
+  g_auto(GStrv) parts = g_strsplit(path, "/", -1);
+  for (guint i = g_strv_length(parts); i > 0; i--)
+    g_queue_push_head(names, g_strdup(parts[i - 1]));
+}
+
 /* A descriptor (O_PATH) of the directory PATH's last name is in, each
  * directory on the way opened with O_NOFOLLOW from the one before (as
  * openat2's RESOLVE_NO_SYMLINKS would, on every kernel and naming the link
- * it met); *NAME gets the last name.  -1 with ERROR set on failure. */
+ * it met); the system's links are walked the same way, name by name, from
+ * where they point.  *NAME gets the last name.  -1 with ERROR set on
+ * failure. */
 static int
 open_parent(const char *path, const char *what, char **name, GError **error)
 {
@@ -62,25 +103,41 @@ open_parent(const char *path, const char *what, char **name, GError **error)
   g_autofree char *dir = g_path_get_dirname(path);
   int fd = open(g_path_is_absolute(dir) ? "/" : ".", OPEN_DIRECTORY);
   g_autoptr(GString) reached = g_string_new(g_path_is_absolute(dir) ? "/" : "");
-  g_auto(GStrv) parts = g_strsplit(dir, "/", -1);
-  for (char **part = parts; fd >= 0 && *part != NULL; part++) {
-    if (**part == '\0' || strcmp(*part, ".") == 0)
+  GQueue names = G_QUEUE_INIT;
+  push_names(&names, dir);
+  int links = 0;
+  while (fd >= 0 && !g_queue_is_empty(&names)) {
+    g_autofree char *part = g_queue_pop_head(&names);
+    if (*part == '\0' || strcmp(part, ".") == 0)
       continue;
     if (reached->len > 0 && reached->str[reached->len - 1] != '/')
       g_string_append_c(reached, '/');
-    g_string_append(reached, *part);
-    int next = openat(fd, *part, OPEN_DIRECTORY);
+    g_string_append(reached, part);
+    int next = openat(fd, part, OPEN_DIRECTORY);
     int saved = errno;
     struct stat st;
-    if (next < 0 && fstatat(fd, *part, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-      refuse(error, what, path, "%s, a directory on its path, is a symbolic link, which is "
-             "never followed; give the path without links", reached->str);
+    gboolean link = next < 0 && fstatat(fd, part, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISLNK(st.st_mode);
+    g_autofree char *target = link && system_link(fd, part) && links++ < MAX_LINKS
+                                ? read_link_at(fd, part) : NULL;
+    if (target != NULL) {
+      if (g_path_is_absolute(target)) {
+        close(fd);
+        fd = open("/", OPEN_DIRECTORY);
+      }
+      push_names(&names, target);
+      continue;
+    }
+    if (link)
+      refuse(error, what, path, "%s, a directory on its path, is a symbolic link that is not "
+             "the system's, so never followed; give the path without links", reached->str);
     else if (next < 0)
       refuse(error, what, path, "cannot open the directory %s (%s)", reached->str,
              g_strerror(saved));
     close(fd);
     fd = next;
   }
+  g_queue_clear_full(&names, g_free);
   if (fd < 0 && error != NULL && *error == NULL)
     refuse(error, what, path, "cannot open its directory (%s)", g_strerror(errno));
   if (fd < 0)
@@ -104,21 +161,30 @@ write_all(int fd, const char *data, gsize length)
   return 0;
 }
 
-/* DATA into the character device NAME (a terminal, /dev/null): no rename
- * may replace a device, and no cell without CAP_MKNOD can make one. */
+/* DATA written in place into NAME: a character device (a terminal,
+ * /dev/null: no rename may replace a device, and no cell without
+ * CAP_MKNOD can make one), or, THROUGH_LINK, what a system link leads to
+ * (/dev/stdout: a terminal, a pipe or a file, which is emptied first). */
 static gboolean
-write_into_device(int dir, const char *name, const char *path, const char *what,
-                  const char *data, gsize length, GError **error)
+write_in_place(int dir, const char *name, gboolean through_link, const char *path,
+               const char *what, const char *data, gsize length, GError **error)
 {
-  int fd = openat(dir, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = openat(dir, name, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+                               (through_link ? 0 : O_NOFOLLOW));
   struct stat st;
   int saved = fd < 0 ? errno : 0;
-  if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISCHR(st.st_mode)) {
+  if (fd >= 0 && fstat(fd, &st) != 0)
+    saved = errno;
+  gboolean fits = saved != 0 || S_ISCHR(st.st_mode) ||
+                  (through_link && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)));
+  if (!fits) {
     refuse(error, what, path, "it is %s", kind_of(st.st_mode)); /* swapped meanwhile */
     close(fd);
     return FALSE;
   }
-  if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+  if (saved == 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    saved = errno;
+  if (saved == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
     saved = errno;
   if (saved == 0)
     saved = write_all(fd, data, length);
@@ -155,8 +221,9 @@ cx__safe_file_replace(const char *path, const char *what, const char *data, gsiz
     return FALSE;
   struct stat existing;
   gboolean exists = fstatat(dir, name, &existing, AT_SYMLINK_NOFOLLOW) == 0;
-  if (exists && S_ISCHR(existing.st_mode)) {
-    gboolean ok = write_into_device(dir, name, path, what, data, length, error);
+  gboolean through_link = exists && S_ISLNK(existing.st_mode) && system_link(dir, name);
+  if (exists && (S_ISCHR(existing.st_mode) || through_link)) {
+    gboolean ok = write_in_place(dir, name, through_link, path, what, data, length, error);
     close(dir);
     return ok;
   }
@@ -168,9 +235,10 @@ cx__safe_file_replace(const char *path, const char *what, const char *data, gsiz
   g_autofree char *temp = NULL;
   int fd = create_temporary(dir, name, &temp);
   int saved = fd < 0 ? errno : 0;
-  /* A replaced file keeps its permissions, and for root its owner. */
+  /* A replaced file keeps its permissions, and for root its owner; not a
+   * set-user or set-group id bit, which a file of a cell's may carry. */
   if (saved == 0 && exists) {
-    if (fchmod(fd, existing.st_mode & 07777) != 0)
+    if (fchmod(fd, existing.st_mode & 01777) != 0)
       saved = errno;
     else if (fchown(fd, existing.st_uid, existing.st_gid) != 0 && errno != EPERM)
       saved = errno;
@@ -205,7 +273,8 @@ cx__safe_file_open_append(const char *path, const char *what, gboolean truncate,
   /* O_NONBLOCK: a named pipe with no reader fails (ENXIO) instead of
    * blocking; it does nothing to a regular file, the only kind kept. */
   int fd = openat(dir, name,
-                  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                  O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+                    (system_link(dir, name) ? 0 : O_NOFOLLOW),
                   0666);
   int saved = errno;
   struct stat st;

@@ -721,7 +721,7 @@ test_cli_appends_through_no_planted_file(void)
   g_autofree char *outside = cx_test_write_file(dir, "outside.pth", "keep\n");
   g_autofree char *target = g_build_filename(dir, "runtime-debug.md", NULL);
   static const struct { const char *plant, *kind; } plants[] = {
-    { "os.symlink", "it is a symbolic link, which is never followed" },
+    { "os.symlink", "it is a symbolic link that is not the system's, so never followed" },
     { "os.link", "it has 2 hard links, so writing it would change a file elsewhere too" },
     { "os.mkfifo", "it is a named pipe, not a regular file" },
   };

@@ -722,12 +722,19 @@ test_notebook_save_keeps_modes_and_follows_no_link(void)
   g_autofree char *saved = NULL;
   CU_ASSERT_TRUE_FATAL(g_file_get_contents(real, &saved, NULL, NULL));
   CU_ASSERT_STRING_EQUAL(saved, expected);
+  /* Not a set-user-id bit, which a cell's file may carry. */
+  CU_ASSERT_EQUAL(chmod(real, 04755), 0);
+  CU_ASSERT_TRUE(cx_notebook_save(notebook, real, &error));
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL_FATAL(stat(real, &st), 0);
+  CU_ASSERT_EQUAL(st.st_mode & 07777, 0755);
   CU_ASSERT_TRUE(g_file_set_contents(real, "old", -1, NULL));
 
   static const struct { const char *name, *target, *expected; } links[] = {
-    { "link.ipynb", "real.ipynb", "link.ipynb: it is a symbolic link, which is never followed" },
+    { "link.ipynb", "real.ipynb",
+      "link.ipynb: it is a symbolic link that is not the system's, so never followed" },
     { "dangling.ipynb", "nowhere.ipynb", "dangling.ipynb: it is a symbolic link" },
-    { "sub", ".", "sub, a directory on its path, is a symbolic link" },
+    { "sub", ".", "sub, a directory on its path, is a symbolic link that is not the system's" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS(links); i++) {
     g_autofree char *link = g_build_filename(dir, links[i].name, NULL);
@@ -765,6 +772,80 @@ test_notebook_save_keeps_modes_and_follows_no_link(void)
   CX_ASSERT_CONTAINS(error->message, "is a directory");
 }
 
+/* TRUE when PATH is a symbolic link of root's in a directory only root may
+ * change: one of the system's, which saving follows. */
+static gboolean
+is_system_link(const char *path)
+{
+  struct stat link, parent;
+  g_autofree char *dir = g_path_get_dirname(path);
+  return lstat(path, &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid == 0 &&
+         stat(dir, &parent) == 0 && parent.st_uid == 0 &&
+         (parent.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* The system's links are followed (/dev/stdout, and as root one made in a
+ * directory only root may change); a link of anyone else's met on the way
+ * through them is still refused. */
+static void
+test_notebook_save_follows_the_system_links(void)
+{
+  const char *const sources[] = { "1", NULL };
+  g_autoptr(cx_notebook) notebook = notebook_of(sources, NULL);
+  g_autofree char *expected = cx_notebook_to_json(notebook);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = cx_test_tmpdir();
+
+  if (is_system_link("/dev/stdout")) {
+    g_autofree char *captured = cx_test_write_file(dir, "stdout.ipynb", "old and longer text");
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    int file = open(captured, O_WRONLY | O_CLOEXEC);
+    CU_ASSERT_TRUE_FATAL(saved >= 0 && file >= 0);
+    dup2(file, STDOUT_FILENO);
+    close(file);
+    gboolean ok = cx_notebook_save(notebook, "/dev/stdout", &error);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    CX_ASSERT_NO_ERROR(error);
+    CU_ASSERT_TRUE(ok);
+    g_autofree char *written = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(captured, &written, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(written, expected);
+  } else {
+    fprintf(stderr, "\n  (/dev/stdout is not a root's link in a root's directory here) ");
+  }
+
+  if (geteuid() != 0) {
+    fprintf(stderr, "\n  skipped: only root makes the system's links ");
+    return;
+  }
+  /* SYSTEM (0755, root's) holds run -> real and via -> ../planted, where
+   * planted is a link in the test's directory, which anyone may write. */
+  g_autofree char *system = g_build_filename(dir, "system", NULL);
+  g_autofree char *real = g_build_filename(system, "real", NULL);
+  CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(real, 0755), 0);
+  CU_ASSERT_EQUAL(chmod(system, 0755), 0);
+  g_autofree char *run = g_build_filename(system, "run", NULL);
+  g_autofree char *via = g_build_filename(system, "via", NULL);
+  g_autofree char *planted = g_build_filename(dir, "planted", NULL);
+  CU_ASSERT_EQUAL(symlink("real", run), 0);
+  CU_ASSERT_EQUAL(symlink("../planted", via), 0);
+  CU_ASSERT_EQUAL(symlink("system/real", planted), 0);
+  g_autofree char *through = g_build_filename(run, "out.ipynb", NULL);
+  CU_ASSERT_TRUE(cx_notebook_save(notebook, through, &error));
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *landed = g_build_filename(real, "out.ipynb", NULL);
+  g_autofree char *written = NULL;
+  CU_ASSERT_TRUE_FATAL(g_file_get_contents(landed, &written, NULL, NULL));
+  CU_ASSERT_STRING_EQUAL(written, expected);
+  g_autofree char *refused = g_build_filename(via, "other.ipynb", NULL);
+  CU_ASSERT_FALSE(cx_notebook_save(notebook, refused, &error));
+  CX_ASSERT_CONTAINS(error ? error->message : "", "is a symbolic link that is not the system's");
+  g_autofree char *other = g_build_filename(real, "other.ipynb", NULL);
+  CU_ASSERT_FALSE(g_file_test(other, G_FILE_TEST_EXISTS));
+}
+
 /* A cell that plants a symbolic link or a named pipe where `notebook run`
  * writes (-o, or the input itself with --inplace) gains nothing: the run
  * is refused with one sentence naming the file, the file outside is
@@ -794,7 +875,8 @@ test_notebook_command_writes_through_no_planted_file(void)
     CU_ASSERT_EQUAL(r.status, 2);
     g_autofree char *expected = g_strdup_printf(
       "cellexec: cannot write the notebook %s: it is %s", i == 0 ? output : i == 1 ? fifo : input,
-      i == 1 ? "a named pipe, not a regular file" : "a symbolic link, which is never followed");
+      i == 1 ? "a named pipe, not a regular file"
+             : "a symbolic link that is not the system's, so never followed");
     CX_ASSERT_CONTAINS(r.err, expected);
     g_autofree char *after = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(outside, &after, NULL, NULL));
@@ -910,6 +992,7 @@ cx_test_register(void)
   static const cx_test_case tests[] = {
     { "test_notebook_save_keeps_modes_and_follows_no_link",
       test_notebook_save_keeps_modes_and_follows_no_link },
+    { "test_notebook_save_follows_the_system_links", test_notebook_save_follows_the_system_links },
     { "test_notebook_command_writes_through_no_planted_file",
       test_notebook_command_writes_through_no_planted_file },
     { "test_notebook_rejects_what_is_not_an_nbformat_4_notebook",
