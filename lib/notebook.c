@@ -2,13 +2,7 @@
  * papermill-style parameters.  Running them is notebook_run.c. */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <glib/gstdio.h>
 
 #include "lib/internal.h"
 #include "lib/notebook_internal.h"

@@ -53,9 +53,9 @@
 
 G_BEGIN_DECLS
 
-/* A NUL character in the C strings of an error: the two bytes C0 80 (the
- * "modified UTF-8" form of U+0000, which valid UTF-8 never holds).
- * cx_result_to_json() writes it as \u0000; the JsonNode forms
+/* ABI 1.1: a NUL character in the C strings of an error: the two bytes
+ * C0 80 (the "modified UTF-8" form of U+0000, which valid UTF-8 never
+ * holds).  cx_result_to_json() writes it as \u0000; the JsonNode forms
  * (cx_result_to_json_node, cx_result_list_outputs) read it as U+FFFD, as
  * they read a NUL of stdout. */
 #define CX_RESULT_NUL "\xc0\x80"
