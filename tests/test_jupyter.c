@@ -6,10 +6,12 @@
  *
  * Connection files go to a directory of this program's own
  * (JUPYTER_RUNTIME_DIR), so that what is left behind can be counted. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include "config.h"
 
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -571,6 +573,40 @@ test_jupyter_timeout_kills_a_cell_blocked_in_c(void)
   CU_ASSERT_TRUE(restarted != NULL && json_node_get_boolean(restarted));
 }
 
+/* CPU time the calling thread has used, in seconds. */
+static double
+thread_cpu_seconds(void)
+{
+  struct rusage usage;
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+/* Between the interrupt and the kill the host waits for the kernel; it
+ * does not spin: its thread uses a fraction of the 2 s grace. */
+static void
+test_jupyter_grace_is_waited_not_spun(void)
+{
+  g_autoptr(cx_backend) backend = open_jupyter("interrupt-grace", "2", "timeout", "0.3", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) warm = cx_session_run_cell(session, "1", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  double cpu_before = thread_cpu_seconds();
+  gint64 start = g_get_monotonic_time();
+  g_autoptr(cx_result) result = cx_session_run_cell(session, "sum(range(10**12))", NULL, &error);
+  double seconds = cx_test_seconds_since(start), cpu = thread_cpu_seconds() - cpu_before;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "killed");
+  CU_ASSERT_TRUE(seconds >= 2.0);
+  if (cpu >= 0.5 * seconds)
+    fprintf(stderr, "\n  the host's thread used %.2f s of CPU in %.2f s\n", cpu, seconds);
+  CU_ASSERT_TRUE(cpu < 0.5 * seconds);
+}
+
 /* output-limit, as on the subprocess backend: a stream keeps its head and
  * tail with a line between them, a display's text is cut the same way,
  * every cut is listed in "truncated", and a cell that prints for ever is
@@ -1107,6 +1143,7 @@ cx_test_register(void)
     { "test_jupyter_eight_kernels_at_once", test_jupyter_eight_kernels_at_once },
     { "test_jupyter_session_keeps_state_and_survives_a_kill", test_jupyter_session_keeps_state_and_survives_a_kill },
     { "test_jupyter_timeout_kills_a_cell_blocked_in_c", test_jupyter_timeout_kills_a_cell_blocked_in_c },
+    { "test_jupyter_grace_is_waited_not_spun", test_jupyter_grace_is_waited_not_spun },
     { "test_jupyter_attach_by_connection_file", test_jupyter_attach_by_connection_file },
     { "test_jupyter_drops_forged_misdirected_and_malformed_messages", test_jupyter_drops_forged_misdirected_and_malformed_messages },
     { "test_jupyter_attached_kernel_death_by_heartbeat", test_jupyter_attached_kernel_death_by_heartbeat },

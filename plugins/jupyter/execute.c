@@ -51,7 +51,7 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
   gint64 kill_at = G_MAXINT64, replied_at = 0;
   gint64 hb_sent = 0, hb_next = start + HB_PERIOD_US;
   gboolean attached = kernel->pid <= 0, hb_waiting = FALSE;
-  gboolean idle = FALSE, timed_out = FALSE;
+  gboolean idle = FALSE, timed_out = FALSE, iopub_drained = TRUE;
   jk_exec_outcome outcome = JK_EXEC_DONE;
 
   while (exec->reply == NULL || !idle) {
@@ -60,6 +60,7 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       timed_out = TRUE;
       jk_kernel_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
+      deadline = G_MAXINT64; /* passed: the loop now waits for kill_at */
     }
     if (now >= kill_at) {
       if (!attached) {
@@ -71,7 +72,7 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       outcome = JK_EXEC_TIMEOUT;
       break;
     }
-    if (exec->reply != NULL && now - replied_at > JK_IDLE_AFTER_REPLY_US) {
+    if (exec->reply != NULL && jk_exec_idle_overdue(now - replied_at, iopub_drained)) {
       jk_exec_idle_lost(&state); /* the reply is the word that counts, and says so */
       break;
     }
@@ -113,9 +114,10 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
 
     jk_message *m;
     jk_recv_status status;
-    for (int n = 0; n < RECV_BATCH &&
-                    (status = jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
-         n++) {
+    int n_iopub = 0;
+    for (; n_iopub < RECV_BATCH &&
+           (status = jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
+         n_iopub++) {
       if (m == NULL)
         continue;
       if (g_strcmp0(m->parent_id, msg_id) != 0) {
@@ -128,6 +130,7 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
       }
       jk_message_free(m);
     }
+    iopub_drained = n_iopub < RECV_BATCH;
     for (int n = 0; n < RECV_BATCH &&
                     (status = jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
          n++) {

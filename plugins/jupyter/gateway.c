@@ -424,6 +424,7 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
       timed_out = TRUE;
       jk_gateway_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
+      deadline = G_MAXINT64; /* passed: the loop now waits for kill_at */
     }
     if (now >= kill_at) {
       kernel->dead = TRUE; /* deleted on the server when freed */
@@ -431,7 +432,9 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
       outcome = JK_EXEC_TIMEOUT;
       break;
     }
-    if (exec->reply != NULL && now - replied_at > JK_IDLE_AFTER_REPLY_US) {
+    /* What came meanwhile is read first: the status may be in it. */
+    if (exec->reply != NULL &&
+        jk_exec_idle_overdue(now - replied_at, g_queue_is_empty(&g->incoming))) {
       jk_exec_idle_lost(&state); /* the reply is the word that counts, and says so */
       break;
     }

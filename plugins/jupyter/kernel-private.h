@@ -113,10 +113,15 @@ void jk_exec_begin(jk_exec_state *state, jk_exec *exec);
  * result).  The caller interrupts, and kills after the grace. */
 gboolean jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline);
 JsonObject *jk_exec_request_content(const jk_exec *exec);
-/* The idle status may trail the execute_reply; not for ever.  Past it,
+/* The idle status may trail the execute_reply; not for ever.
+ * jk_exec_idle_overdue() is TRUE once SINCE_REPLY (µs) is past
+ * JK_IDLE_AFTER_REPLY_US and what had come is all read (DRAINED: the
+ * status may be behind it in the queue), or past 15 times that whatever
+ * comes (a thread of the cell's printing for ever).  Then
  * jk_exec_idle_lost() notes that output sent later is missing (a kernel
  * still sending a large output when its flush timed out). */
 #define JK_IDLE_AFTER_REPLY_US (2 * G_USEC_PER_SEC)
+gboolean jk_exec_idle_overdue(gint64 since_reply, gboolean drained);
 void jk_exec_idle_lost(jk_exec_state *state);
 /* The prompt of M (borrowed) when it is an input_request of request
  * MSG_ID, else NULL. */

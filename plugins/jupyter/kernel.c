@@ -710,6 +710,14 @@ spawn_kernel(const jk_spec *spec, const char *connection_file, const char *cwd, 
   return pid;
 }
 
+/* ZMQ_SNDTIMEO for START_TIMEOUT seconds: at least 1 ms, since 0 would
+ * make every send fail at once when it cannot go out immediately. */
+static int
+send_timeout_ms(double start_timeout)
+{
+  return (int)MAX(1.0, start_timeout * 1000);
+}
+
 static jk_kernel *
 launch_once(void *zmq, const jk_spec *spec, const char *cwd, double start_timeout,
             const gint *cancel, jk_counters *counters, gboolean *retry, GError **error)
@@ -720,7 +728,7 @@ launch_once(void *zmq, const jk_spec *spec, const char *cwd, double start_timeou
   kernel->key = random_key();
   kernel->spec_name = g_strdup(spec->name);
   kernel->signal_interrupt = spec->signal_interrupt;
-  kernel->send_timeout_ms = (int)(start_timeout * 1000);
+  kernel->send_timeout_ms = send_timeout_ms(start_timeout);
   if (!reserve_ports(kernel->ports, error)) {
     jk_kernel_free(kernel);
     return NULL;
@@ -780,7 +788,7 @@ jk_kernel_attach(void *zmq, const char *connection_file, double start_timeout,
                  jk_counters *counters, GError **error)
 {
   jk_kernel *kernel = jk_kernel_new(zmq, counters);
-  kernel->send_timeout_ms = (int)(start_timeout * 1000);
+  kernel->send_timeout_ms = send_timeout_ms(start_timeout);
   if (!read_connection_file(kernel, connection_file, error) || !open_channels(kernel, error)) {
     jk_kernel_free(kernel);
     return NULL;

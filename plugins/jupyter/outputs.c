@@ -164,6 +164,13 @@ jk_exec_begin(jk_exec_state *state, jk_exec *exec)
   state->cuts = json_array_new();
 }
 
+gboolean
+jk_exec_idle_overdue(gint64 since_reply, gboolean drained)
+{
+  return since_reply > JK_IDLE_AFTER_REPLY_US &&
+         (drained || since_reply > 15 * JK_IDLE_AFTER_REPLY_US);
+}
+
 void
 jk_exec_idle_lost(jk_exec_state *state)
 {
