@@ -143,8 +143,10 @@ cx_test_tmpdir(void)
   char *dir = g_dir_make_tmp("cellexec-test-XXXXXX", &error);
   g_assert_no_error(error);
   /* A sandbox's cells run as nobody when the tests run as root: they may
-   * write the tests' directories as any user may. */
-  g_assert(chmod(dir, 0777) == 0);
+   * write the tests' directories, as in /tmp (sticky: a file is removed
+   * or renamed only by its owner).  Otherwise cells are the tests' user. */
+  if (geteuid() == 0)
+    g_assert(chmod(dir, 01777) == 0);
   g_ptr_array_add(tmpdirs, g_strdup(dir));
   return dir;
 }
