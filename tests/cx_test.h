@@ -79,6 +79,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(cx_test_cli_run, cx_test_cli_run_clear)
 GSubprocess *cx_test_cellexec_start(const char *first, ...) G_GNUC_NULL_TERMINATED;
 /* Give INPUT (may be NULL) to PROCESS and wait for it to end. */
 cx_test_cli_run cx_test_cellexec_finish(GSubprocess *process, const char *input);
+/* Send PROCESS SIGTERM, wait for it to end (killed after 60 s), and
+ * finish it; *SECONDS gets how long it took to end. */
+cx_test_cli_run cx_test_cellexec_terminate(GSubprocess *process, double *seconds);
 /* Run `cellexec ARGS...` with INPUT (may be NULL) on its stdin. */
 cx_test_cli_run cx_test_cellexec(const char *input, const char *first, ...) G_GNUC_NULL_TERMINATED;
 

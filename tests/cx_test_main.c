@@ -338,6 +338,19 @@ cx_test_cellexec_finish(GSubprocess *process, const char *input)
 }
 
 cx_test_cli_run
+cx_test_cellexec_terminate(GSubprocess *process, double *seconds)
+{
+  g_subprocess_send_signal(process, SIGTERM);
+  gint64 start = g_get_monotonic_time();
+  while (g_subprocess_get_identifier(process) != NULL && cx_test_seconds_since(start) < 60)
+    g_usleep(50 * 1000);
+  *seconds = cx_test_seconds_since(start);
+  if (g_subprocess_get_identifier(process) != NULL)
+    g_subprocess_force_exit(process);
+  return cx_test_cellexec_finish(process, NULL);
+}
+
+cx_test_cli_run
 cx_test_cellexec(const char *input, const char *first, ...)
 {
   va_list args;

@@ -691,6 +691,23 @@ interrupted_run(const char *backend, gboolean second_cell)
   return cx_test_cellexec_finish(host, NULL);
 }
 
+/* SIGTERM ends `cellexec run` in its 5 s even while the program is stuck
+ * writing a local cell's output to a pipe nobody reads: the cell holds
+ * the interpreter's lock there, which its interrupt waits for. */
+static void
+test_cli_ends_on_sigterm_while_its_output_is_stuck(void)
+{
+  g_autoptr(GSubprocess) host =
+    cx_test_cellexec_start("run", "-b", "local", "-c", "print('x' * 10**8)", NULL);
+  g_usleep(G_USEC_PER_SEC); /* if it is not stuck yet, SIGTERM must end it all the same */
+  double seconds;
+  g_auto(cx_test_cli_run) run = cx_test_cellexec_terminate(host, &seconds);
+  CU_ASSERT_EQUAL(run.status, 143);
+  CX_ASSERT_CONTAINS(run.err, "still running 5 s after SIGTERM");
+  /* Nothing reads the output until the program is gone: a hang guard. */
+  CU_ASSERT_TRUE(seconds < 20); /* it ends at 5 s; a slow machine gets room */
+}
+
 /* Ctrl-C interrupts the running cell (its KeyboardInterrupt is printed),
  * runs no further cell, and exits 130 as a shell reports SIGINT. */
 static void
@@ -798,6 +815,8 @@ cx_test_register(void)
     { "test_cli_plugins_check_usage", test_cli_plugins_check_usage },
     { "test_cli_config_check_rejects_non_utf8_and_duplicates",
       test_cli_config_check_rejects_non_utf8_and_duplicates },
+    { "test_cli_ends_on_sigterm_while_its_output_is_stuck",
+      test_cli_ends_on_sigterm_while_its_output_is_stuck },
     { "test_cli_ctrl_c_interrupts_the_cell_and_stops", test_cli_ctrl_c_interrupts_the_cell_and_stops },
     { NULL, NULL }
   };

@@ -6,8 +6,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -16,15 +18,17 @@
 
 static volatile sig_atomic_t received;
 static int wake_pipe[2] = { -1, -1 };
+/* The program's stderr as it was before any cell ran: while a local cell
+ * runs, fd 2 is its capture. */
+static int saved_stderr = -1;
 static GMutex lock;
-static GCond unwatched;     /* signalled when WATCHED goes */
 static cx_backend *watched; /* under LOCK */
 
-/* After SIGTERM, how long the cells have to stop before the program ends
- * without them.  SIGTERM comes from a supervisor, which sends it once and
- * expects the program gone; a cell that ignores its interrupt (a kernel
- * with SIGINT ignored) must not keep it.  Kernels and workers the backends
- * started die with the program (PR_SET_PDEATHSIG). */
+/* After SIGTERM, how long the program has to end before it ends at once.
+ * SIGTERM comes from a supervisor, which sends it once and expects the
+ * program gone: neither a cell that ignores its interrupt (a kernel with
+ * SIGINT ignored) nor a write to a pipe nobody reads may keep it.  Workers
+ * and local kernels the backends started die with the program. */
 #define TERM_WAIT_SECONDS 5
 
 static void
@@ -44,6 +48,23 @@ on_signal(int signal_number)
   errno = saved;
 }
 
+/* Ends the program TERM_WAIT_SECONDS after SIGTERM, whatever the rest of
+ * it is doing: the interrupt itself may wait (for the embedded
+ * interpreter's lock, held by a cell whose output is being written to a
+ * pipe nobody reads). */
+static gpointer
+term_deadline(gpointer data)
+{
+  (void)data;
+  g_usleep(TERM_WAIT_SECONDS * G_USEC_PER_SEC);
+  g_autofree char *line =
+    g_strdup_printf("cellexec: still running %d s after SIGTERM (a cell that did not stop, or "
+                    "output nobody reads); exiting without waiting\n", TERM_WAIT_SECONDS);
+  ssize_t ignored = write(saved_stderr >= 0 ? saved_stderr : STDERR_FILENO, line, strlen(line));
+  (void)ignored;
+  _exit(128 + SIGTERM);
+}
+
 static gpointer
 interrupter(gpointer data)
 {
@@ -51,19 +72,11 @@ interrupter(gpointer data)
   char byte;
   while (read(wake_pipe[0], &byte, 1) < 0 && errno == EINTR)
     ;
+  if (received == SIGTERM)
+    g_thread_unref(g_thread_new("cellexec-term", term_deadline, NULL));
   g_mutex_lock(&lock);
   if (watched != NULL)
     cx_backend_interrupt_all(watched, NULL); /* a backend without interrupts: the cell goes on */
-  if (received == SIGTERM) {
-    gint64 until = g_get_monotonic_time() + TERM_WAIT_SECONDS * G_USEC_PER_SEC;
-    while (watched != NULL && g_cond_wait_until(&unwatched, &lock, until))
-      ;
-    if (watched != NULL) {
-      fprintf(stderr, "cellexec: the running cell did not stop within %d s of SIGTERM; exiting "
-                      "without waiting for it\n", TERM_WAIT_SECONDS);
-      _exit(128 + SIGTERM);
-    }
-  }
   g_mutex_unlock(&lock);
   return NULL;
 }
@@ -76,6 +89,7 @@ interrupts_watch(cx_backend *backend)
   g_mutex_unlock(&lock);
   if (wake_pipe[0] >= 0 || !g_unix_open_pipe(wake_pipe, FD_CLOEXEC, NULL))
     return;
+  saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   g_thread_unref(g_thread_new("cellexec-interrupts", interrupter, NULL));
   struct sigaction action = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
   sigemptyset(&action.sa_mask);
@@ -88,7 +102,6 @@ interrupts_unwatch(void)
 {
   g_mutex_lock(&lock);
   watched = NULL;
-  g_cond_broadcast(&unwatched);
   g_mutex_unlock(&lock);
 }
 

@@ -3,8 +3,9 @@
  * ends with KeyboardInterrupt, the command runs no further cell, frees the
  * backend (so kernels it started, a gateway's included, are shut down) and
  * exits 128 + the signal's number.  A second signal ends the program at
- * once, as it would have the first time; after SIGTERM, so does a cell
- * that has not stopped within 5 s.  Exiting so, the backend is not freed:
+ * once, as it would have the first time; 5 s after SIGTERM, so does the
+ * program if it is still running (a cell that did not stop, output
+ * written to a pipe nobody reads).  Exiting so, the backend is not freed:
  * the processes it started end with the program (workers see their
  * channel close, local kernels get PR_SET_PDEATHSIG), but a kernel a
  * Jupyter Server or gateway started for it stays until the server culls
