@@ -128,13 +128,18 @@ static const adversarial_case cases[] = {
   { "crash_deep_result_frame", ON_SUBPROCESS, 0,
     FORGE_FRAME("D", "b'{\"x\": ' + b'[{\"y\": ' * 50000 + b'0' + b'}]' * 50000 + b'}'"),
     NULL, 0, "WorkerCrashed", "nested deeper than", NULL, 4, NULL, THEN_OK },
-  /* An ERROR frame is the worker saying it cannot run the cell: forged
-   * after the cell's output, it fails the cell, the output kept; a
-   * malformed ERROR or LIMIT breaks the protocol. */
+  /* An ERROR frame is the worker saying it cannot run the cell: one after
+   * the cell's output, a malformed ERROR or a malformed LIMIT was forged,
+   * and breaks the protocol; the output is kept. */
   { "crash_forged_error_after_output", ON_SUBPROCESS, 0,
     "import sys, time\nprint('before')\nsys.stdout.flush()\ntime.sleep(1)\n"
     FORGE_FRAME("E", "b'{\"message\": \"forged\"}'"),
-    NULL, 0, "WorkerCrashed", "after the cell wrote output: forged", "before\n", 6, NULL, THEN_OK },
+    NULL, 0, "WorkerCrashed", "an ERROR after the cell's output: forged", "before\n", 6, NULL, THEN_OK },
+  { "crash_forged_error_after_output_in_session", ON_SUBPROCESS, IN_SESSION,
+    "import sys, time\nprint('before')\nsys.stdout.flush()\ntime.sleep(1)\n"
+    FORGE_FRAME("E", "b'{\"message\": \"forged\"}'"),
+    NULL, 0, "WorkerCrashed", "an ERROR after the cell's output: forged", "before\n", 6, "x = 1",
+    THEN_OK },
   { "crash_malformed_error_frame", ON_SUBPROCESS, 0,
     FORGE_FRAME("E", "b'[1'"),
     NULL, 0, "WorkerCrashed", "protocol", NULL, 4, NULL, THEN_OK },

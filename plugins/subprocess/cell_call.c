@@ -191,6 +191,13 @@ complete_bundle(cx_result *result, guint cell_number, gint64 started_us)
   }
 }
 
+/* TRUE once the cell's output began to arrive. */
+static gboolean
+wrote_output(const call_state *call)
+{
+  return call->last_stream != 0 || call->events->len > 0;
+}
+
 static void
 handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
 {
@@ -287,7 +294,14 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
       call->protocol_error = g_strdup(error->message);
       return;
     }
-    call->worker_error = g_strdup(cx__wire_error_message(json_node_get_object(node)));
+    const char *message = cx__wire_error_message(json_node_get_object(node));
+    /* The worker says ERROR before a cell's code runs (it cannot run it):
+     * after the cell's output, the cell wrote it on its channel itself. */
+    if (wrote_output(call)) {
+      call->protocol_error = g_strdup_printf("an ERROR after the cell's output: %s", message);
+      return;
+    }
+    call->worker_error = g_strdup(message);
     call->finished = TRUE;
     return;
   }
@@ -479,12 +493,6 @@ set_crash_error(cx_result *result, call_state *call)
     cx_result_set_error(result, "WorkerCrashed", message, "");
     return;
   }
-  if (call->worker_error != NULL) {
-    g_autofree char *message = g_strdup_printf(
-      "the cell's process failed after the cell wrote output: %s", call->worker_error);
-    cx_result_set_error(result, "WorkerCrashed", message, "");
-    return;
-  }
   if (call->exited == NULL) {
     cx_result_set_error(result, "WorkerCrashed",
                         "the cell's process ended without a result, and the worker did not "
@@ -529,14 +537,6 @@ make_result(call_state *call, GError **error)
   }
   mark_truncation(result, call);
   return g_steal_pointer(&result);
-}
-
-/* TRUE once the cell's output began to arrive: a failure then is the
- * cell's, with that output, not the backend's. */
-static gboolean
-wrote_output(const call_state *call)
-{
-  return call->last_stream != 0 || call->events->len > 0;
 }
 
 cx_result *
@@ -590,16 +590,13 @@ cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
     *outcome = CX__SP_CALL_NEVER_STARTED;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "the subprocess worker closed the channel before running the cell");
-  } else if (call.worker_error != NULL && call.stop == STOP_NONE && !wrote_output(&call)) {
+  } else if (call.worker_error != NULL && call.stop == STOP_NONE) {
     *outcome = call.started && !params->one_shot ? CX__SP_CALL_DONE : CX__SP_CALL_PROCESS_GONE;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "the subprocess worker cannot run the cell: %s",
                 call.worker_error);
   } else {
-    /* An ERROR after output (one the cell wrote on its channel itself,
-     * say) fails the cell, keeping the output, not the backend. */
     gboolean gone = params->one_shot || call.exited != NULL || call.eof || call.killed ||
-                    call.protocol_error != NULL ||
-                    (call.result == NULL && call.worker_error == NULL);
+                    call.protocol_error != NULL || call.result == NULL;
     *outcome = gone ? CX__SP_CALL_PROCESS_GONE : CX__SP_CALL_DONE;
     stream_live_rest(&call);
     result = make_result(&call, error);
