@@ -49,6 +49,7 @@ struct cx__py_cell {
   unsigned long thread_id;   /* PyThread_get_thread_ident() of the cell's thread */
   gint64 deadline;           /* g_get_monotonic_time() deadline; 0: none */
   gboolean timed_out;        /* the watchdog raised TimeoutError */
+  gboolean signalled;        /* a TimeoutError or KeyboardInterrupt was sent to it */
   cx_result *result;         /* where output goes */
   const cx_run_options *run; /* for the allowed MIME types */
   cx__py_cell *outer;   /* the cell this thread was running before (nesting) */

@@ -64,6 +64,7 @@ raise_timeouts(void)
     cx__py_cell *cell = l->data;
     if (cell->deadline != 0 && !cell->timed_out && cell->deadline <= now) {
       cell->timed_out = TRUE;
+      cell->signalled = TRUE;
       PyThreadState_SetAsyncExc(cell->thread_id, PyExc_TimeoutError);
     }
   }
@@ -109,6 +110,7 @@ cx__py_running_begin(cx__py_cell *cell)
   cell->thread_id = PyThread_get_thread_ident();
   cell->pid = process_id;
   cell->timed_out = FALSE;
+  cell->signalled = FALSE;
   cell->link = (GList){ .data = cell };
   cell->outer = thread_cell;
   thread_cell = cell;
@@ -126,6 +128,37 @@ cx__py_running_begin(cx__py_cell *cell)
   g_mutex_unlock(&running_lock);
 }
 
+/* Raise, and drop, an interrupt or timeout sent to this thread that it has
+ * not raised yet (it came after the cell's last bytecode).  Not by
+ * PyThreadState_SetAsyncExc(id, NULL): on CPython 3.11 that leaves the
+ * interpreter's eval breaker set with nothing to handle, which costs every
+ * later loop iteration a check of pending work, and hangs any code run
+ * under a trace or profile function (cProfile, %prun, coverage, pdb): the
+ * traced RESUME instruction re-checks the breaker forever.  Running one
+ * bytecode lets the interpreter raise the exception and clear its flag. */
+static void
+drop_late_exception(void)
+{
+  static PyObject *code, *globals; /* "None", compiled once */
+  if (code == NULL) {
+    code = Py_CompileString("None", "<cellexec>", Py_eval_input);
+    globals = PyDict_New();
+    if (code == NULL || globals == NULL) {
+      PyErr_Clear();
+      Py_CLEAR(code);
+      Py_CLEAR(globals);
+      PyThreadState_SetAsyncExc(PyThread_get_thread_ident(), NULL); /* no memory: at least drop it */
+      return;
+    }
+  }
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject *done = PyEval_EvalCode(code, globals, globals);
+  Py_XDECREF(done);
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+}
+
 void
 cx__py_running_end(cx__py_cell *cell)
 {
@@ -134,9 +167,11 @@ cx__py_running_end(cx__py_cell *cell)
   g_mutex_unlock(&running_lock);
   thread_cell = cell->outer;
   /* An exception set after the cell's last bytecode would otherwise be
-   * raised in whatever Python code this thread runs next. */
-  if (cell->outer == NULL)
-    PyThreadState_SetAsyncExc(cell->thread_id, NULL);
+   * raised in whatever Python code this thread runs next.  (Nothing can
+   * be sent to the cell from here on: the list no longer has it, and
+   * senders hold the GIL, which this thread holds.) */
+  if (cell->outer == NULL && cell->signalled)
+    drop_late_exception();
 }
 
 /* The running cell with ID, or NULL; with the GIL held. */
@@ -243,8 +278,10 @@ cx__py_interrupt(const void *owner)
   g_mutex_lock(&running_lock);
   for (GList *l = running.head; l != NULL; l = l->next) {
     cx__py_cell *cell = l->data;
-    if (cell->owner == owner)
+    if (cell->owner == owner) {
+      cell->signalled = TRUE;
       PyThreadState_SetAsyncExc(cell->thread_id, PyExc_KeyboardInterrupt);
+    }
   }
   g_mutex_unlock(&running_lock);
   cx__py_gil_release(gil);
