@@ -5,9 +5,19 @@
 
 #include "pyembed/pyembed-private.h"
 
+/* The trace and profile functions of a thread (sys.settrace,
+ * sys.setprofile, cProfile, coverage, pdb). */
+typedef struct {
+  Py_tracefunc trace, profile;
+  PyObject *trace_arg, *profile_arg; /* owned */
+} hooks;
+
 struct cx__py_session {
-  PyObject *namespace;  /* the dict cells run in */
+  PyObject *module;     /* the __main__ cells run in */
+  PyObject *namespace;  /* its dict (borrowed from module) */
+  hooks hooks;          /* what its last cell left set, for its next */
   PyObject *runner;     /* helper.AsyncRunner: the event loop of top-level await */
+  PyObject *history;    /* helper.History: In, Out, _, ... */
   gint64 execution_count; /* cells run so far, as a kernel counts them */
 };
 
@@ -211,14 +221,165 @@ cx__py_signals_restore(void)
   PyErr_Restore(type, value, traceback);
 }
 
+/* ---- Trace and profile functions -------------------------------------------
+ *
+ * A cell's sys.settrace() or profiler is the thread's: left set, it would
+ * trace cellexec's own code after the cell and every later cell of the
+ * thread, other sessions' and stateless ones included.  So the outermost
+ * cell of a thread starts with what the thread had (the host's, usually
+ * none) or, in a session, what the session's last cell left; when it ends,
+ * what it left set is the session's, and the thread gets its own back.
+ * All of it with the GIL held, on the cell's thread. */
+
+static hooks
+hooks_of_thread(void)
+{
+  PyThreadState *thread = PyThreadState_Get();
+  return (hooks){
+    .trace = thread->c_tracefunc,
+    .profile = thread->c_profilefunc,
+    .trace_arg = Py_XNewRef(thread->c_traceobj),
+    .profile_arg = Py_XNewRef(thread->c_profileobj),
+  };
+}
+
+static gboolean
+hooks_equal(const hooks *a, const hooks *b)
+{
+  return a->trace == b->trace && a->profile == b->profile && a->trace_arg == b->trace_arg &&
+         a->profile_arg == b->profile_arg;
+}
+
+static void
+hooks_clear(hooks *h)
+{
+  Py_CLEAR(h->trace_arg);
+  Py_CLEAR(h->profile_arg);
+  h->trace = h->profile = NULL;
+}
+
+/* Make H the thread's (an exception pending is kept). */
+static void
+hooks_install(const hooks *h)
+{
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyEval_SetProfile(h->profile, h->profile_arg);
+  PyEval_SetTrace(h->trace, h->trace_arg);
+  PyErr_Restore(type, value, traceback);
+}
+
+/* Before the outermost cell of a thread: *THREAD_HOOKS gets what the thread
+ * has, and SESSION's hooks (if any) are set. */
+static void
+hooks_enter_cell(hooks *thread_hooks, cx__py_session *session)
+{
+  *thread_hooks = hooks_of_thread();
+  if (session != NULL && (session->hooks.trace != NULL || session->hooks.profile != NULL))
+    hooks_install(&session->hooks);
+}
+
+/* After it: SESSION keeps what the cell left set (a stateless cell's are
+ * dropped), the thread gets THREAD_HOOKS back. */
+static void
+hooks_leave_cell(hooks *thread_hooks, cx__py_session *session)
+{
+  hooks left = hooks_of_thread();
+  gboolean changed = !hooks_equal(&left, thread_hooks);
+  if (session != NULL) {
+    hooks_clear(&session->hooks);
+    if (changed) {
+      session->hooks = left;
+      left = (hooks){ 0 };
+    }
+  }
+  if (changed)
+    hooks_install(thread_hooks);
+  hooks_clear(&left);
+  hooks_clear(thread_hooks);
+}
+
+/* ---- __main__ -----------------------------------------------------------------
+ *
+ * A cell runs in the dict of a module of its own named __main__, which is
+ * sys.modules["__main__"] while it runs: pickle, cProfile.run, doctest,
+ * inspect and multiprocessing look up what cells define there, as in a
+ * kernel.  When the last running cell ends, the host's own __main__ (the
+ * embedding program's, a Python host's script) is put back.  Cells running
+ * at once on several threads share sys.modules: the one started last
+ * wins, as with the shell (ipython_shell.py).  All of it with the GIL
+ * held. */
+
+typedef struct {
+  GList link;        /* in running_mains */
+  PyObject *module;  /* borrowed: the cell holds it */
+} main_entry;
+
+static GQueue running_mains = G_QUEUE_INIT; /* of main_entry, oldest first */
+static PyObject *host_main;                 /* sys.modules["__main__"] before them */
+
+static PyObject *
+main_key(void)
+{
+  static PyObject *key; /* "__main__", interned once */
+  if (key == NULL)
+    key = PyUnicode_InternFromString("__main__");
+  return key;
+}
+
+static void
+set_main(PyObject *module)
+{
+  PyObject *modules = PyImport_GetModuleDict();
+  if (main_key() == NULL)
+    return;
+  if (module != NULL)
+    PyDict_SetItem(modules, main_key(), module);
+  else if (PyDict_GetItem(modules, main_key()) != NULL)
+    PyDict_DelItem(modules, main_key());
+}
+
+static void
+main_enter(main_entry *entry, PyObject *module)
+{
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (g_queue_is_empty(&running_mains) && main_key() != NULL)
+    host_main = Py_XNewRef(PyDict_GetItem(PyImport_GetModuleDict(), main_key()));
+  *entry = (main_entry){ .link = { .data = entry }, .module = module };
+  g_queue_push_tail_link(&running_mains, &entry->link);
+  set_main(module);
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+}
+
+static void
+main_leave(main_entry *entry)
+{
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  g_queue_unlink(&running_mains, &entry->link);
+  PyObject *current = main_key() != NULL ? PyDict_GetItem(PyImport_GetModuleDict(), main_key())
+                                         : NULL;
+  if (current == entry->module) {
+    main_entry *latest = running_mains.tail != NULL ? running_mains.tail->data : NULL;
+    set_main(latest != NULL ? latest->module : host_main);
+  }
+  if (g_queue_is_empty(&running_mains))
+    Py_CLEAR(host_main);
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+}
+
 /* Runs SOURCE with cwd and env already applied. */
 static void
 execute(cx_result *result, const void *owner, cx__py_session *session, PyObject *source,
         const cx_run_options *run, cx__py_run_flags flags)
 {
-  PyObject *namespace = session != NULL ? Py_NewRef(session->namespace)
-                                        : cx__py_new_namespace();
+  PyObject *module = session != NULL ? Py_NewRef(session->module) : cx__py_new_main_module();
+  PyObject *namespace = module != NULL ? PyModule_GetDict(module) : NULL;
   if (namespace == NULL) {
+    Py_XDECREF(module);
     PyErr_Clear();
     cx_result_set_error(result, "MemoryError", "cannot create the cell's namespace", "");
     return;
@@ -234,15 +395,32 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
     .execution_count = session != NULL ? ++session->execution_count : 1,
     .record_events = (flags & CX__PY_RUN_RECORD_EVENTS) != 0,
   };
-  PyObject *args[] = { source, namespace, session != NULL ? session->runner : Py_None };
+  PyObject *count = PyLong_FromLongLong(cell.execution_count);
+  if (count == NULL) {
+    Py_DECREF(module);
+    PyErr_Clear();
+    cx_result_set_error(result, "MemoryError", "cannot number the cell", "");
+    return;
+  }
+  PyObject *args[] = { source, namespace, session != NULL ? session->runner : Py_None,
+                       session != NULL ? session->history : Py_None, count };
 
+  gboolean outermost = !cx__py_in_cell();
+  hooks thread_hooks = { 0 };
+  if (outermost)
+    hooks_enter_cell(&thread_hooks, session);
+  main_entry main;
+  main_enter(&main, module);
   cx__py_fdcapture_begin(flags);
   cx__py_capture_begin();
   cx__py_running_begin(&cell);
-  PyObject *value = cx__py_call_helper("execute", args, 3);
+  PyObject *value = cx__py_call_helper("execute", args, G_N_ELEMENTS(args));
   /* Fetched first: capture_end runs Python code (flush), which must not
    * start with an exception pending. */
   PyObject *exception = value == NULL ? take_exception() : NULL;
+  /* Before any more of cellexec's code runs. */
+  if (outermost)
+    hooks_leave_cell(&thread_hooks, session);
   /* Published while the cell is still the one receiving output: a
    * _repr_html_ may print, and a recording worker streams it in order. */
   if (value != NULL && value != Py_None && !publish_value(&cell, value))
@@ -252,7 +430,9 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
     cx__py_signals_restore();
   cx__py_capture_end();
   cx__py_fdcapture_end(flags, &cell);
-  Py_DECREF(namespace);
+  main_leave(&main);
+  Py_DECREF(module);
+  Py_DECREF(count);
   Py_XDECREF(value);
 
   if (exception != NULL) {
@@ -368,15 +548,19 @@ cx__py_session *
 cx__py_session_new(GError **error)
 {
   PyGILState_STATE gil = cx__py_gil_acquire();
-  PyObject *namespace = cx__py_new_namespace();
-  PyObject *runner = namespace != NULL ? cx__py_call_helper("AsyncRunner", NULL, 0) : NULL;
+  PyObject *module = cx__py_new_main_module();
+  PyObject *runner = module != NULL ? cx__py_call_helper("AsyncRunner", NULL, 0) : NULL;
+  PyObject *history = runner != NULL ? cx__py_call_helper("History", NULL, 0) : NULL;
   cx__py_session *session = NULL;
-  if (runner != NULL) {
+  if (history != NULL) {
     session = g_new0(cx__py_session, 1);
-    session->namespace = namespace;
+    session->module = module;
+    session->namespace = PyModule_GetDict(module);
     session->runner = runner;
+    session->history = history;
   } else {
-    Py_XDECREF(namespace);
+    Py_XDECREF(module);
+    Py_XDECREF(runner);
     cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot create a session namespace");
   }
   cx__py_gil_release(gil);
@@ -396,8 +580,10 @@ cx__py_session_free(cx__py_session *session)
   /* Functions defined in the session refer to the namespace and it to them:
    * clear it so the objects go now, not at some later collection. */
   PyDict_Clear(session->namespace);
-  Py_DECREF(session->namespace);
+  Py_DECREF(session->module);
+  hooks_clear(&session->hooks);
   Py_DECREF(session->runner);
+  Py_DECREF(session->history);
   cx__py_gil_release(gil);
   g_free(session);
 }

@@ -5,7 +5,7 @@ _cellexec_helper, when the interpreter starts.  pyembed/cell.c drives one
 cell as:
 
     token = enter_context(cwd, env)      # only with a cwd or env
-    value = execute(source, namespace, runner)   # (data, metadata) or None
+    value = execute(source, namespace, runner, history, count)  # (data, metadata) or None
     ... on an exception: describe_error(exc, timeout) ...
     payload = take_payload()              # what `obj?` paged, if anything
     leave_context(token)
@@ -91,11 +91,12 @@ def _ipython_syntax(source):
 
 
 def _parse(source):
-    """SOURCE's syntax tree; a cell in IPython's syntax is transformed by
-    IPython first, as a kernel does.  Plain Python never pays for that."""
+    """(syntax tree, Python text) of SOURCE; a cell in IPython's syntax is
+    transformed by IPython first, as a kernel does.  Plain Python never pays
+    for that."""
     try:
         return compile(source, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
-                       dont_inherit=True)
+                       dont_inherit=True), source
     except SyntaxError as error:
         what = _ipython_syntax(source)
         if what is None:
@@ -108,7 +109,7 @@ def _parse(source):
         if transformed == source:
             raise
         return compile(transformed, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
-                       dont_inherit=True)
+                       dont_inherit=True), transformed
 
 
 def _compile_by_lines(source):
@@ -133,11 +134,13 @@ def _compile_by_lines(source):
     for code in (statements, last_expression):
         if code is not None:
             _errors.remember_lines(code, lines)
-    return statements, last_expression
+    return statements, last_expression, source
 
 
 def _compile_uncached(source):
-    """(statements, last_expression): code objects, either may be None.
+    """(statements, last_expression, python): code objects, either may be
+    None, and the Python text they are compiled from (SOURCE, or what
+    IPython made of it: what a kernel's In holds).
 
     The last statement, if it is an expression, is compiled on its own in
     'eval' mode so its value can be displayed -- unless the cell ends
@@ -145,7 +148,7 @@ def _compile_uncached(source):
     compiled = _compile_by_lines(source)
     if compiled is not None:
         return compiled
-    tree = _parse(source)
+    tree, python = _parse(source)
     last_expression = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not _ends_with_semicolon(source):
         last_expression = ast.Expression(tree.body.pop().value)
@@ -159,7 +162,7 @@ def _compile_uncached(source):
     for code in (statements, last_expression):
         if code is not None:
             _errors.remember_lines(code, lines)
-    return statements, last_expression
+    return statements, last_expression, python
 
 
 def _compile(source):
@@ -226,12 +229,99 @@ class AsyncRunner:
             loop.close()
 
 
-def execute(source, namespace, runner):
-    """Run SOURCE in NAMESPACE; (data, metadata) of its value, or None.
+class History:
+    """The output history a kernel keeps for a session's cells (IPython's
+    HistoryManager and DisplayHook): In and _ih (the cells' Python, one per
+    execution count, from 1), Out and _oh ({count: value} of the cells that
+    showed a value), _dh (working directories, for %cd), _iN and _N,
+    _i/_ii/_iii and _/__/___.  A stateless cell, the first of a fresh
+    kernel, gets the same from _first_cell_input/_first_cell_output."""
 
-    RUNNER is the session's AsyncRunner, or None for a stateless cell."""
-    statements, last_expression = _compile(source)
-    _ipython.enter_cell(namespace)
+    __slots__ = ("parsed", "raw", "outputs", "dirs", "inputs3", "values3")
+
+    def __init__(self):
+        self.parsed = [""]
+        self.raw = [""]
+        self.outputs = {}
+        self.dirs = [os.getcwd()]
+        self.inputs3 = ("", "", "")  # what _i, _ii, _iii were set to last
+        self.values3 = (_NO_VALUE,) * 3  # what _, __, ___ were set to last
+
+    def store_input(self, namespace, count, raw, parsed):
+        """Before cell COUNT runs (HistoryManager.store_inputs)."""
+        raw = raw.rstrip("\n")
+        self.parsed.append(parsed.rstrip("\n"))
+        self.raw.append(raw)
+        if "_ih" not in namespace:
+            namespace.update(In=self.parsed, _ih=self.parsed, Out=self.outputs, _oh=self.outputs,
+                             _dh=self.dirs)
+        self.inputs3 = (self.raw[-2], self.inputs3[0], self.inputs3[1])
+        namespace["_i"], namespace["_ii"], namespace["_iii"] = self.inputs3
+        namespace[f"_i{count}"] = raw
+
+    def store_output(self, namespace, count, value):
+        """After cell COUNT showed VALUE (DisplayHook.update_user_ns)."""
+        if value is self.outputs:
+            return
+        # _ and friends stay as the user set them, and where builtins has _.
+        unders = "_" not in builtins.__dict__
+        for name, mine in zip(("_", "__", "___"), self.values3):
+            if name in namespace and namespace[name] is not mine:
+                unders = False
+        self.values3 = (value, self.values3[0], self.values3[1])
+        if unders:
+            namespace["_"], namespace["__"], namespace["___"] = self.values3
+        namespace[f"_{count}"] = value
+        self.outputs[count] = value
+
+
+# The same for a stateless cell, without a History: the cost of every cell.
+# (_i, _ii and _iii are "" in every new namespace, see runtime.c; _dh, which
+# needs a getcwd(), comes with IPython, in enter_cell.)
+
+_NO_VALUE = ""  # what _, __ and ___ are before a first value (IPython's DisplayHook)
+
+
+def _first_cell_input(namespace, raw, parsed):
+    namespace["In"] = namespace["_ih"] = ["", parsed.rstrip("\n")]
+    namespace["Out"] = namespace["_oh"] = {}
+    namespace["_i1"] = raw.rstrip("\n")
+
+
+def _first_cell_output(namespace, value):
+    if value is namespace["Out"]:
+        return
+    if "_" in namespace or "__" in namespace or "___" in namespace:
+        unders = all(namespace.get(name, _NO_VALUE) is _NO_VALUE for name in ("_", "__", "___"))
+    else:
+        unders = True
+    if unders and "_" not in builtins.__dict__:
+        namespace["_"] = value
+        namespace["__"] = namespace["___"] = _NO_VALUE
+    namespace["_1"] = value
+    namespace["_oh"][1] = value
+
+
+def _store_input(history, namespace, count, raw, parsed):
+    if history is None:
+        _first_cell_input(namespace, raw, parsed)
+    else:
+        history.store_input(namespace, count, raw, parsed)
+
+
+def execute(source, namespace, runner, history, count):
+    """Run SOURCE in NAMESPACE as cell number COUNT; (data, metadata) of its
+    value, or None.
+
+    RUNNER is the session's AsyncRunner, or None for a stateless cell;
+    HISTORY the session's History, or None for a stateless cell (number 1)."""
+    try:
+        statements, last_expression, python = _compile(source)
+    except SyntaxError:
+        _store_input(history, namespace, count, source, source)  # as a kernel does
+        raise
+    _store_input(history, namespace, count, source, python)
+    _ipython.enter_cell(namespace, history, count)
     own_runner = None
     try:
         if statements is not None:
@@ -250,7 +340,12 @@ def execute(source, namespace, runner):
             own_runner.close()
     if value is None:
         return None
-    return format_bundle(value)
+    bundle = format_bundle(value)
+    if history is None:
+        _first_cell_output(namespace, value)
+    else:
+        history.store_output(namespace, count, value)
+    return bundle
 
 
 def take_payload():
@@ -515,6 +610,8 @@ def describe_error(exc, timeout=None):
     TIMEOUT: the seconds of the deadline, when the watchdog raised EXC."""
     if timeout is not None and isinstance(exc, TimeoutError) and not exc.args:
         exc.args = (f"cell exceeded its {timeout:g} s timeout",)
+    # For post-mortem tools (%tb, %debug, pdb.pm()), as IPython shows one.
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
     return _errors.describe_exception(exc, (__file__, _ipython.__file__), _framework_prefixes())
 
 

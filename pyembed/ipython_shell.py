@@ -22,6 +22,7 @@ keeps no history on disk, installs no signal handlers and does not change
 the process environment.
 """
 
+import os
 import sys
 import _thread
 
@@ -161,21 +162,32 @@ def transform(source):
     return shell().input_transformer_manager.transform_cell(source)
 
 
-def enter_cell(namespace):
-    """Point the shell at NAMESPACE for the cell about to run (magics such
-    as %time, %who and `!echo $x` read and write it)."""
+def enter_cell(namespace, history, count):
+    """Point the shell at NAMESPACE and HISTORY (helper.History) for cell
+    number COUNT, about to run: magics such as %time, %who, %history and
+    `!echo $x` read and write them."""
     if _shell is None:
         return
     if _shell.user_ns is not namespace:
-        _shell.user_module, _shell.user_ns = _shell.prepare_user_module(user_ns=namespace)
-        # What IPython's own code expects in a namespace (%%capture runs a
-        # cell through the shell's display hook, which writes Out).  Not
-        # its exit and quit, which would only ask a kernel to exit.
-        history = _shell.history_manager
-        for name, value in (("_ih", history.input_hist_parsed), ("_oh", history.output_hist),
-                            ("_dh", history.dir_hist), ("In", history.input_hist_parsed),
-                            ("Out", history.output_hist)):
-            namespace.setdefault(name, value)
+        # The cell's __main__ (cell.c), which %run, %prun and pickle use.
+        main = sys.modules.get("__main__")
+        if getattr(main, "__dict__", None) is namespace:
+            _shell.user_module, _shell.user_ns = _shell.prepare_user_module(user_module=main)
+        else:
+            _shell.user_module, _shell.user_ns = _shell.prepare_user_module(user_ns=namespace)
+    manager = _shell.history_manager
+    if history is not None:
+        parsed, raw, outputs, dirs = history.parsed, history.raw, history.outputs, history.dirs
+    else:
+        # A stateless cell: helper._first_cell_input made In and Out.
+        parsed, outputs = namespace["In"], namespace["Out"]
+        raw = ["", namespace["_i1"]]
+        dirs = namespace.setdefault("_dh", [os.getcwd()])
+    manager.input_hist_parsed, manager.input_hist_raw = parsed, raw
+    manager.output_hist, manager.dir_hist = outputs, dirs
+    # Not the user's variables, for %who and %reset (IPython hides them too).
+    _shell.user_ns_hidden.update(In=parsed, _ih=parsed, Out=outputs, _oh=outputs, _dh=dirs)
+    _shell.execution_count = count
 
 
 def take_payload():

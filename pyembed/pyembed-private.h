@@ -21,8 +21,10 @@ G_BEGIN_DECLS
 PyGILState_STATE cx__py_gil_acquire(void);
 void cx__py_gil_release(PyGILState_STATE state);
 
-/* A new namespace dict: {__name__: "__main__", __builtins__, ...}. */
-PyObject *cx__py_new_namespace(void);
+/* A new module named __main__ for cells to run in: its dict is the
+ * namespace ({__name__: "__main__", __builtins__, ...}), and it is
+ * sys.modules["__main__"] while a cell runs in it (see cell.c). */
+PyObject *cx__py_new_main_module(void);
 
 /* Run SOURCE (one of the Python halves: helper.py, ...) as module NAME,
  * put in sys.modules, with __file__ FILENAME; a borrowed reference to the

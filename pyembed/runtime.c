@@ -224,7 +224,8 @@ cx__py_import_threading_on_demand(void)
   threading_on_demand = TRUE;
 }
 
-/* What every cell namespace starts as: what a script's __main__ holds. */
+/* What every cell namespace starts as: what a script's __main__ holds, and
+ * IPython's _i, _ii and _iii. */
 static gboolean
 create_namespace_template(GError **error)
 {
@@ -237,6 +238,12 @@ create_namespace_template(GError **error)
                 PyDict_SetItemString(namespace_template, "__package__", Py_None) == 0 &&
                 PyDict_SetItemString(namespace_template, "__spec__", Py_None) == 0 &&
                 PyDict_SetItemString(namespace_template, "__builtins__", builtins) == 0;
+  /* The input history before a first cell (helper.History). */
+  PyObject *empty = ok ? PyUnicode_FromString("") : NULL;
+  ok = empty != NULL && PyDict_SetItemString(namespace_template, "_i", empty) == 0 &&
+       PyDict_SetItemString(namespace_template, "_ii", empty) == 0 &&
+       PyDict_SetItemString(namespace_template, "_iii", empty) == 0;
+  Py_XDECREF(empty);
   Py_XDECREF(builtins);
   Py_XDECREF(main_name);
   if (!ok)
@@ -371,9 +378,12 @@ cx__py_start_thread(void *(*main)(void *), void *data)
 
 
 PyObject *
-cx__py_new_namespace(void)
+cx__py_new_main_module(void)
 {
-  return PyDict_Copy(namespace_template);
+  PyObject *module = PyModule_New("__main__");
+  if (module != NULL && PyDict_Update(PyModule_GetDict(module), namespace_template) < 0)
+    Py_CLEAR(module);
+  return module;
 }
 
 PyObject *

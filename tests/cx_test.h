@@ -46,6 +46,9 @@ cx_backend *cx_test_open_backend_valist(const char *name, const char *first_key,
 /* Run CODE on BACKEND with RUN (may be NULL); the backend must return a
  * result (the cell itself may fail). */
 cx_result *cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_options *run);
+/* The same in SESSION. */
+cx_result *cx_test_run_session_cell(cx_session *session, const char *code,
+                                    const cx_run_options *run);
 
 /* How many file descriptors this process has open now. */
 guint cx_test_count_open_fds(void);

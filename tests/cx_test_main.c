@@ -136,6 +136,16 @@ cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_options *ru
   return result;
 }
 
+cx_result *
+cx_test_run_session_cell(cx_session *session, const char *code, const cx_run_options *run)
+{
+  g_autoptr(GError) error = NULL;
+  cx_result *result = cx_session_run_cell(session, code, run, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+  return result;
+}
+
 char *
 cx_test_tmpdir(void)
 {

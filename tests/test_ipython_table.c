@@ -1,6 +1,7 @@
 /* The IPython behaviour table (tests/ipython/): every case of
  * tests/ipython/expected.json, which a real Jupyter kernel recorded, runs as
- * a stateless cell on the local and on the subprocess backend, and the
+ * a stateless cell (after its setup cells, in one session) on the local
+ * and on the subprocess backend, and the
  * result's "outputs", "payload", "execution_count", success and error type
  * must match what the kernel did, under the case's normalisation rules
  * (tests/ipython/README.md).
@@ -518,7 +519,24 @@ test_table_case(void)
   g_autoptr(cx_run_options) run = cx_run_options_new();
   cx_run_options_set_cwd(run, cwd);
   cx_run_options_set_timeout(run, CELL_TIMEOUT);
-  g_autoptr(cx_result) result = cx_test_run_cell(backend, code, run);
+  g_autoptr(cx_result) result = NULL;
+  JsonNode *setup = json_object_get_member(entry, "setup");
+  if (setup != NULL && JSON_NODE_HOLDS_ARRAY(setup)) {
+    /* The setup cells and the case's own, in one session. */
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_session) session = cx_session_open(backend, &error);
+    CX_ASSERT_NO_ERROR(error);
+    JsonArray *cells = json_node_get_array(setup);
+    for (guint i = 0; session != NULL && i < json_array_get_length(cells); i++) {
+      const char *setup_code = json_array_get_string_element(cells, i);
+      /* It may fail, as in the kernel (a post-mortem case). */
+      cx_result_free(cx_test_run_session_cell(session, setup_code, run));
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(session);
+    result = cx_test_run_session_cell(session, code, run);
+  } else {
+    result = cx_test_run_cell(backend, code, run);
+  }
 
   /* The result as its JSON text, the form that keeps NUL bytes. */
   g_autofree char *result_text = cx_result_to_json(result, FALSE);

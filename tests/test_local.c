@@ -627,6 +627,50 @@ test_local_timeout_raises_timeout_error(void)
   CX_ASSERT_CELL_OK(after);
 }
 
+/* A trace or profile function a cell leaves set (pdb, coverage, cProfile)
+ * traces the session's later cells, as in a kernel, but never cellexec's
+ * own code after the cell, never another session or a stateless cell, and
+ * it cannot keep a timeout from stopping a cell. */
+static void
+test_local_trace_functions_stay_with_their_session(void)
+{
+  g_autoptr(cx_session) session = open_local_session();
+  g_autoptr(cx_result) set = cx_test_run_session_cell(session,
+    "import sys\ncalls = []\nsys.setprofile(lambda frame, event, arg: calls.append(event))",
+    NULL);
+  CX_ASSERT_CELL_OK(set);
+  /* The error is described and the session goes on. */
+  g_autoptr(cx_result) failing = cx_test_run_session_cell(session, "1/0", NULL);
+  CX_ASSERT_ERROR_TYPE(failing, "ZeroDivisionError");
+  g_autoptr(cx_result) traced = cx_test_run_session_cell(session,
+    "len(calls) > 0, sys.getprofile() is not None", NULL);
+  CX_ASSERT_CELL_OK(traced);
+  assert_output_text(traced, 0, "text/plain", "(True, True)");
+
+  /* The same thread, another cell: nothing of the session's. */
+  g_autoptr(cx_backend) backend = open_local();
+  g_autoptr(cx_result) other = cx_test_run_cell(backend,
+    "import sys\n(sys.gettrace(), sys.getprofile())", NULL);
+  assert_output_text(other, 0, "text/plain", "(None, None)");
+  g_autoptr(cx_result) leaves = cx_test_run_cell(backend,
+    "import sys\nsys.settrace(lambda *args: None)", NULL);
+  CX_ASSERT_CELL_OK(leaves);
+  g_autoptr(cx_result) next = cx_test_run_cell(backend, "import sys\nsys.gettrace()", NULL);
+  CX_ASSERT_CELL_OK(next);
+  CU_ASSERT_EQUAL(cx_result_get_n_outputs(next), 0);
+
+  /* Traced, a busy cell still ends at its deadline. */
+  g_autoptr(cx_result) trace = cx_test_run_session_cell(session,
+    "sys.setprofile(None)\nsys.settrace(lambda *args: None)", NULL);
+  CX_ASSERT_CELL_OK(trace);
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_timeout(options, 0.3);
+  g_autoptr(cx_result) busy = cx_test_run_session_cell(session, "while True:\n    pass", options);
+  CX_ASSERT_ERROR_TYPE(busy, "TimeoutError");
+  g_autoptr(cx_result) after = cx_test_run_session_cell(session, "print('after')", NULL);
+  CX_ASSERT_STDOUT(after, "after\n");
+}
+
 /* use_subprocess is served by the subprocess backend (tests/test_subprocess.c
  * covers it further): a hard timeout, the host's process untouched. */
 static void
@@ -1492,6 +1536,7 @@ cx_test_register(void)
   };
   static const cx_test_case control[] = {
     { "test_local_timeout_raises_timeout_error", test_local_timeout_raises_timeout_error },
+    { "test_local_trace_functions_stay_with_their_session", test_local_trace_functions_stay_with_their_session },
     { "test_local_use_subprocess_uses_the_subprocess_backend", test_local_use_subprocess_uses_the_subprocess_backend },
     { "test_local_interrupt_stops_stateless_cell", test_local_interrupt_stops_stateless_cell },
     { "test_local_interrupt_stops_session_cell", test_local_interrupt_stops_session_cell },

@@ -7,6 +7,9 @@ Each case is a dict:
   name       unique, [a-z0-9_]; the C test names its tests after it
   code       the cell source, run as one stateless cell (a fresh kernel here,
              a fresh namespace on the backends)
+  setup      optional list of cells run before CODE in the same kernel (on
+             the backends: CODE and they run in one session); they may
+             fail, and only CODE's outputs are compared
   normalize  optional list of rules applied to expected and actual alike
              before comparing (README.md describes them):
                "timing"       durations such as "1.2 µs" or "3 ns" -> "<time>"
@@ -456,5 +459,74 @@ CASES = [
         "code": "def broken(:\n    pass",
         "normalize": ["cell_filename"],
         "note": "a SyntaxError is an error output too; its message names the cell's file",
+    },
+
+    # ---- Notebook tools: profilers, tracers, __main__, output history ---------
+    {
+        "name": "cprofile_run",
+        "code": "import cProfile\ncProfile.run('1')",
+        "normalize": ["digits"],
+        "note": "the profile's table on stdout; with a profile function set, no hang",
+    },
+    {
+        "name": "prun_after_a_cell",
+        "setup": ["x = 1"],
+        "code": "%prun x",
+        "normalize": ["digits"],
+        "note": "%prun pages its table: the reply's payload",
+    },
+    {
+        "name": "settrace_left_set",
+        "setup": ["import sys\nsys.settrace(lambda *args: None)"],
+        "code": "print(sys.gettrace() is not None)\n1/0",
+        "note": "the trace function stays set for later cells; an error still ends the cell",
+    },
+    {
+        "name": "setprofile_left_set",
+        "setup": ["import sys\nsys.setprofile(lambda *args: None)"],
+        "code": "sum(range(10))",
+    },
+    {
+        "name": "cprofile_run_cell_function",
+        "setup": ["def f():\n    return 1"],
+        "code": "import cProfile, pstats\ncProfile.run('f()', 'profile.out')\n"
+                "pstats.Stats('profile.out').total_calls",
+        "note": "cProfile.run runs in __main__'s namespace, where the cell defined f",
+    },
+    {
+        "name": "pickle_cell_class",
+        "setup": ["class C:\n    pass"],
+        "code": "import pickle\ntype(pickle.loads(pickle.dumps(C()))).__name__",
+        "note": "pickle finds the class as __main__.C",
+    },
+    {
+        "name": "main_is_the_namespace",
+        "code": "import __main__\nx = 5\n(__main__.x, __name__)",
+    },
+    {
+        "name": "underscore_last_value",
+        "setup": ["1 + 1"],
+        "code": "_",
+    },
+    {
+        "name": "output_history",
+        "setup": ["1 + 1", "x = 3", "'text'"],
+        "code": "print(Out)\nprint(In[1], '|', _i1, '|', _1, '|', __, '|', _ii)\n_3",
+    },
+    {
+        "name": "history_magic",
+        "setup": ["1 + 1", "x = 3"],
+        "code": "%history -n 1-2",
+    },
+    {
+        "name": "post_mortem_last_exception",
+        "setup": ["1/0"],
+        "code": "import sys\n(sys.last_type.__name__, str(sys.last_value), "
+                "sys.last_traceback is not None)",
+        "note": "the error that ended the last cell, for %tb, %debug and pdb.pm()",
+    },
+    {
+        "name": "magic_pdb_on",
+        "code": "%pdb on",
     },
 ]

@@ -6,7 +6,8 @@ cases.py, as a notebook client records it, into expected.json.
 
 Each case gets a fresh kernel (a new process: execution_count 1, nothing
 defined), started with a fixed environment in a new empty working
-directory.  The cell is executed as nbclient executes it (store_history,
+directory.  The case's setup cells, if any, run first in it (their
+outputs are not recorded).  The cell is executed as nbclient executes it (store_history,
 allow_stdin=False); the IOPub messages of that execution become nbformat v4
 outputs by nbclient's rules, and the execute_reply gives status, payload and
 execution_count.  See README.md.
@@ -251,6 +252,29 @@ def kernel_env(root):
     }
 
 
+def execute(kc, code, timeout):
+    """Run CODE as nbclient runs a cell: (CellOutputs, execute_reply, IOPub kinds)."""
+    msg_id = kc.execute(code, silent=False, store_history=True,
+                        allow_stdin=False, stop_on_error=True)
+    cell = CellOutputs()
+    deadline = time.monotonic() + timeout
+    kinds = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kinds.append(msg["header"]["msg_type"])
+        cell.process(msg)
+        if (msg["header"]["msg_type"] == "status"
+                and msg["content"]["execution_state"] == "idle"):
+            break
+    while True:
+        reply = kc.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
+    return cell, reply, kinds
+
+
 def run_case(ksm, case, timeout, verbose):
     from jupyter_client import KernelManager
 
@@ -269,24 +293,9 @@ def run_case(ksm, case, timeout, verbose):
             kc.start_channels()
             kc.wait_for_ready(timeout=60)
             kc.allow_stdin = False
-            msg_id = kc.execute(case["code"], silent=False, store_history=True,
-                                allow_stdin=False, stop_on_error=True)
-            cell = CellOutputs()
-            deadline = time.monotonic() + timeout
-            kinds = []
-            while True:
-                msg = kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
-                if msg["parent_header"].get("msg_id") != msg_id:
-                    continue
-                kinds.append(msg["header"]["msg_type"])
-                cell.process(msg)
-                if (msg["header"]["msg_type"] == "status"
-                        and msg["content"]["execution_state"] == "idle"):
-                    break
-            while True:
-                reply = kc.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
-                if reply["parent_header"].get("msg_id") == msg_id:
-                    break
+            for code in case.get("setup", []):
+                execute(kc, code, timeout)  # may fail: its outputs are not recorded
+            cell, reply, kinds = execute(kc, case["code"], timeout)
             files = {}
             for name in case.get("files", []):
                 path = os.path.join(cwd, name)
@@ -308,7 +317,7 @@ def run_case(ksm, case, timeout, verbose):
     if content["status"] == "error":
         entry["ename"] = content.get("ename")
         entry["evalue"] = content.get("evalue")
-    for key in ("normalize", "note"):
+    for key in ("setup", "normalize", "note"):
         if key in case:
             entry[key] = case[key]
     if "files" in case:
