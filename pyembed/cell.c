@@ -371,6 +371,25 @@ main_leave(main_entry *entry)
   PyErr_Restore(type, value, traceback);
 }
 
+/* IPython's post-execution events (helper.finish_cell), while the cell
+ * still receives output: the figures matplotlib's inline backend shows
+ * come after the cell's value, as in a kernel.  An exception they raise
+ * (an interrupt) ends the cell if nothing else did. */
+static void
+finish_cell(PyObject *source, PyObject **exception)
+{
+  PyObject *args[] = { source, *exception != NULL ? *exception : Py_None };
+  PyObject *done = cx__py_call_helper("finish_cell", args, G_N_ELEMENTS(args));
+  if (done == NULL) {
+    PyObject *late = take_exception();
+    if (*exception == NULL)
+      *exception = late;
+    else
+      Py_XDECREF(late);
+  }
+  Py_XDECREF(done);
+}
+
 /* Runs SOURCE with cwd and env already applied. */
 static void
 execute(cx_result *result, const void *owner, cx__py_session *session, PyObject *source,
@@ -425,6 +444,8 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
    * _repr_html_ may print, and a recording worker streams it in order. */
   if (value != NULL && value != Py_None && !publish_value(&cell, value))
     exception = take_exception(); /* e.g. a _repr_json_ that is not JSON */
+  if (cx__py_shell_started)
+    finish_cell(source, &exception);
   cx__py_running_end(&cell);
   if (cell.outer == NULL)
     cx__py_signals_restore();

@@ -6,6 +6,7 @@ cell as:
 
     token = enter_context(cwd, env)      # only with a cwd or env
     value = execute(source, namespace, runner, history, count)  # (data, metadata) or None
+    finish_cell(source, exc)              # once IPython is loaded: its events
     ... on an exception: describe_error(exc, timeout) ...
     payload = take_payload()              # what `obj?` paged, if anything
     leave_context(token)
@@ -346,6 +347,11 @@ def execute(source, namespace, runner, history, count):
     else:
         history.store_output(namespace, count, value)
     return bundle
+
+
+def finish_cell(source, error):
+    """After a cell, once IPython's shell exists (cell.c): its events."""
+    _ipython.finish_cell(source, error)
 
 
 def take_payload():

@@ -11,7 +11,10 @@ only when a cell needs it, so plain cells pay nothing:
     IPython.display.display(), update_display() and clear_output() reach
     the cell's outputs, as in a notebook;
   - a value that IPython formats differently from repr() (see
-    helper._needs_ipython_format) is formatted by IPython's DisplayFormatter.
+    helper._needs_ipython_format) is formatted by IPython's DisplayFormatter;
+  - a cell imports matplotlib: its backend is matplotlib-inline's, as in a
+    kernel, and the shell's post_execute event (finish_cell) shows the
+    figures the cell drew.
 
 One InteractiveShell serves the whole process, as in a kernel; each cell
 points it at the namespace the cell runs in.  Like a kernel's, its state is
@@ -32,6 +35,7 @@ import _cellexec_native as _native
 _shell = None
 _creating = False
 _formatting = _thread._local()  # True while format() runs on a thread
+_running = _thread._local()     # .info: the ExecutionInfo of the thread's cell
 _unavailable = None  # why IPython cannot be used, once known
 
 
@@ -90,6 +94,14 @@ def _create_shell():
             print(text, file=sys.stderr)
 
     shell._showtraceback = show_traceback
+
+    def enable_gui(gui=None):
+        # What %matplotlib asks for: figures inline need no event loop.
+        if gui not in (None, "inline"):
+            raise RuntimeError(f"cellexec runs no {gui} event loop: figures can only be "
+                               f"shown inline (%matplotlib inline)")
+
+    shell.enable_gui = enable_gui
     # Formatting the cell's value (format() below, on this thread only: cells
     # of other threads share the shell) turns IPython's shown traceback back
     # into the exception.
@@ -131,6 +143,7 @@ def shell():
         _creating = False
     if _unavailable is not None:
         raise IPythonUnavailable(_unavailable)
+    _native.shell_started()
     return _shell
 
 
@@ -188,6 +201,31 @@ def enter_cell(namespace, history, count):
     # Not the user's variables, for %who and %reset (IPython hides them too).
     _shell.user_ns_hidden.update(In=parsed, _ih=parsed, Out=outputs, _oh=outputs, _dh=dirs)
     _shell.execution_count = count
+    # As InteractiveShell.run_cell does (finish_cell fires the events after).
+    from IPython.core.interactiveshell import ExecutionInfo
+
+    _running.info = ExecutionInfo(raw[-1], store_history=True, silent=False, shell_futures=True,
+                                  cell_id=None)
+    _shell.events.trigger("pre_execute")
+    _shell.events.trigger("pre_run_cell", _running.info)
+
+
+def finish_cell(source, error):
+    """After the cell (its value shown, ERROR the exception that ended it or
+    None): IPython's post_execute and post_run_cell events, as after
+    InteractiveShell.run_cell.  matplotlib's inline backend shows the
+    figures the cell drew here.  Called only once the shell exists."""
+    from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
+
+    info = getattr(_running, "info", None)
+    _running.info = None
+    if info is None:  # the shell started during the cell
+        info = ExecutionInfo(source, store_history=True, silent=False, shell_futures=True,
+                             cell_id=None)
+    result = ExecutionResult(info)
+    result.error_in_exec = error
+    _shell.events.trigger("post_execute")
+    _shell.events.trigger("post_run_cell", result)
 
 
 def take_payload():
@@ -215,16 +253,54 @@ def format(obj):
 
 # ---- Importing IPython -------------------------------------------------------
 
+def _after_ipython(module):
+    """IPython was imported: make the shell, so IPython.display.display()
+    finds a shell to publish to instead of printing reprs."""
+    try:
+        shell()
+    except IPythonUnavailable as exc:
+        import warnings
+
+        warnings.warn(f"cellexec: IPython's display functions will print: {exc}")
+
+
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+
+
+def _after_matplotlib(module):
+    """matplotlib was imported by a cell: figures are shown inline, as in a
+    kernel, whatever a matplotlibrc says (ipykernel sets MPLBACKEND to the
+    inline backend when it is unset), unless MPLBACKEND chooses another or
+    matplotlib-inline is not installed."""
+    import os
+
+    if os.environ.get("MPLBACKEND") or not _native.in_cell():
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib_inline") is None:
+        return
+    try:
+        module.rcParams["backend"] = INLINE_BACKEND
+    except Exception:
+        pass  # matplotlib chooses, as without cellexec
+
+
 class _ImportWatcher:
-    """Creates the shell right after a cell (or something it imports) first
-    imports IPython, so IPython.display.display() finds a shell to publish
-    to instead of printing reprs.  Asks nothing of any other import."""
+    """Runs a function of this module right after a package is first
+    imported (by a cell, or a module a cell imports): IPython (the shell)
+    and matplotlib (its backend).  Asks nothing of any other import."""
+
+    _after = {"IPython": _after_ipython, "matplotlib": _after_matplotlib}
 
     def __init__(self):
         self._busy = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "IPython" or self._busy or _creating or _shell is not None:
+        after = self._after.get(fullname)
+        if after is None or self._busy or _creating or fullname in sys.modules:
+            return None
+        if after is _after_ipython and _shell is not None:
             return None
         import importlib.util
 
@@ -235,15 +311,16 @@ class _ImportWatcher:
             self._busy = False
         if spec is None or spec.loader is None:
             return None
-        spec.loader = _LoaderThenShell(spec.loader)
+        spec.loader = _LoaderThen(spec.loader, after)
         return spec
 
 
-class _LoaderThenShell:
-    """The loader of the IPython package, creating the shell after it."""
+class _LoaderThen:
+    """The loader of a package, calling AFTER(module) once it is loaded."""
 
-    def __init__(self, loader):
+    def __init__(self, loader, after):
         self._loader = loader
+        self._after_load = after
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
@@ -253,12 +330,7 @@ class _LoaderThenShell:
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        try:
-            shell()
-        except IPythonUnavailable as exc:
-            import warnings
-
-            warnings.warn(f"cellexec: IPython's display functions will print: {exc}")
+        self._after_load(module)
 
 
 def get_ipython():

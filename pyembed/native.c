@@ -103,7 +103,20 @@ native_c_setenv(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
   return Py_NewRef(Py_None);
 }
 
+gboolean cx__py_shell_started;
+
+/* shell_started(): IPython's shell exists now; cells end with its
+ * post_execute and post_run_cell events from here on. */
+static PyObject *
+native_shell_started(PyObject *module, PyObject *unused)
+{
+  cx__py_shell_started = TRUE;
+  return Py_NewRef(Py_None);
+}
+
 static PyMethodDef native_methods[] = {
+  { "shell_started", native_shell_started, METH_NOARGS,
+    "IPython's shell exists: cells end with its events from now on." },
   { "in_cell", native_in_cell, METH_NOARGS,
     "True when the calling thread is running a cell." },
   { "publish_display", (PyCFunction)(void (*)(void))native_publish_display, METH_FASTCALL,

@@ -21,6 +21,11 @@ G_BEGIN_DECLS
 PyGILState_STATE cx__py_gil_acquire(void);
 void cx__py_gil_release(PyGILState_STATE state);
 
+/* TRUE once IPython's shell exists (ipython_shell.py): cells then end with
+ * helper.finish_cell, which fires IPython's post-execution events.  With
+ * the GIL held. */
+extern gboolean cx__py_shell_started;
+
 /* A new module named __main__ for cells to run in: its dict is the
  * namespace ({__name__: "__main__", __builtins__, ...}), and it is
  * sys.modules["__main__"] while a cell runs in it (see cell.c). */

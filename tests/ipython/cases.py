@@ -529,4 +529,37 @@ CASES = [
         "name": "magic_pdb_on",
         "code": "%pdb on",
     },
+    # ---- matplotlib and IPython's cell events ----------------------------------
+    {
+        "name": "matplotlib_figure_shown_at_cell_end",
+        "code": "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])",
+        "note": "the inline backend is the default: the figure is a display_data image/png "
+                "after the cell's value",
+    },
+    {
+        "name": "matplotlib_show_at_once",
+        "code": "import matplotlib.pyplot as plt\nplt.plot([3, 1, 2])\nplt.show()\nprint('after')",
+        "note": "plt.show() displays the figure where it is called",
+    },
+    {
+        "name": "matplotlib_inline_magic",
+        "code": "%matplotlib inline\nimport matplotlib\nmatplotlib.get_backend()",
+    },
+    {
+        "name": "matplotlib_inline_config",
+        "setup": ["%config InlineBackend.figure_formats = ['jpeg']"],
+        "code": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(2, 1))\n"
+                "ax.bar([1, 2], [2, 1])",
+        "note": "%config InlineBackend... applies to the figures of later cells",
+    },
+    {
+        "name": "cell_events",
+        "setup": ["ip = get_ipython()\n"
+                  "ip.events.register('pre_execute', lambda: print('pre_execute'))\n"
+                  "ip.events.register('pre_run_cell', lambda info: print('pre_run_cell', info.raw_cell))\n"
+                  "ip.events.register('post_execute', lambda: print('post_execute'))\n"
+                  "ip.events.register('post_run_cell', lambda result: print('post_run_cell', result.success))"],
+        "code": "print('running')",
+        "note": "IPython's events fire around every cell once IPython is loaded",
+    },
 ]
