@@ -8,7 +8,8 @@
 
 /* After these a session's state cannot be trusted (the cell was stopped
  * part-way, or its process is gone): later cells get a fresh one. */
-static const char *const session_ending_errors[] = { "TimeoutError", "WorkerCrashed", NULL };
+static const char *const session_ending_errors[] = { "TimeoutError", "WorkerCrashed",
+                                                      "KernelDied", NULL };
 
 /* An ISO 8601 UTC timestamp with microseconds, as nbclient writes them. */
 static char *
@@ -186,6 +187,24 @@ nul_source_failure(const char *source, guint cell)
   return result;
 }
 
+/* NOTE (consumed) as a stderr stream in front of CELL's outputs: what the
+ * cell's session is, before what it printed. */
+static void
+note_restart(JsonObject *cell, char *note)
+{
+  JsonObject *stream = json_object_new();
+  json_object_set_string_member(stream, "output_type", "stream");
+  json_object_set_string_member(stream, "name", "stderr");
+  json_object_set_string_member(stream, "text", note);
+  JsonArray *outputs = json_object_get_array_member(cell, "outputs");
+  g_autoptr(JsonArray) noted = json_array_sized_new(json_array_get_length(outputs) + 1);
+  json_array_add_object_element(noted, stream);
+  for (guint i = 0; i < json_array_get_length(outputs); i++)
+    json_array_add_element(noted, json_node_copy(json_array_get_element(outputs, i)));
+  json_object_set_array_member(cell, "outputs", json_array_ref(noted));
+  g_free(note);
+}
+
 /* Run NOTEBOOK's code cells in *SESSION.  With BACKEND (may be NULL),
  * a session a cell left untrustworthy is replaced by a fresh one of it. */
 static gboolean
@@ -199,6 +218,7 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
   reporter to = { callback, user_data, { .struct_size = sizeof(cx_notebook_cell_report) } };
   to.report.n_code_cells = count_code_cells(cells);
   guint code_index = 0;
+  g_autofree char *restart_note = NULL; /* for the next cell that runs */
   for (guint i = 0; i < json_array_get_length(cells); i++) {
     JsonObject *cell = json_array_get_object_element(cells, i);
     if (strcmp(json_object_get_string_member(cell, "cell_type"), "code") != 0)
@@ -208,6 +228,7 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
     to.report.code_index = code_index++;
     to.report.source = source;
     to.report.allowed_failure = FALSE;
+    to.report.session_replaced = FALSE;
     if (cx__notebook_cell_has_tag(cell, "skip-execution") || is_blank(source)) {
       report(&to, CX_NOTEBOOK_CELL_SKIPPED, NULL, 0);
       continue;
@@ -228,6 +249,8 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
       return FALSE;
     }
     store_result(cell, result);
+    if (restart_note != NULL)
+      note_restart(cell, g_steal_pointer(&restart_note));
     set_execution_timing(cell, started, ended);
     if (cx_result_get_success(result)) {
       report(&to, CX_NOTEBOOK_CELL_OK, result, seconds);
@@ -236,6 +259,9 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
 
     to.report.allowed_failure = (flags & CX_NOTEBOOK_ALLOW_ERRORS) ||
                                 cx__notebook_cell_has_tag(cell, "raises-exception");
+    to.report.session_replaced =
+      to.report.allowed_failure && backend != NULL &&
+      g_strv_contains(session_ending_errors, cx_result_get_error_type(result));
     report(&to, CX_NOTEBOOK_CELL_FAILED, result, seconds);
     if (!to.report.allowed_failure) {
       /* A message is text for a terminal: a NUL in it (CX_RESULT_NUL, not
@@ -249,8 +275,7 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
                   cx_result_get_error_type(result), message);
       return FALSE;
     }
-    if (backend != NULL &&
-        g_strv_contains(session_ending_errors, cx_result_get_error_type(result))) {
+    if (to.report.session_replaced) {
       g_autoptr(GError) open_error = NULL;
       cx_session *fresh = cx_session_open(backend, &open_error);
       if (fresh == NULL) {
@@ -261,6 +286,9 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
       }
       cx_session_close(*session);
       *session = fresh;
+      restart_note = g_strdup_printf(
+        "cellexec: a fresh session runs this cell and the ones after it: code cell %u "
+        "ended its session (%s)\n", to.report.code_index + 1, cx_result_get_error_type(result));
     }
   }
   return TRUE;

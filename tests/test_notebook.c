@@ -334,6 +334,44 @@ test_notebook_continues_in_a_fresh_session_after_a_crash(void)
   g_autofree char *after = outputs_of(notebook, 3);
   CX_ASSERT_CONTAINS(after, "False\\n");
   CU_ASSERT_EQUAL(count_of(notebook, 3), 1);
+  /* The fresh session is noted first in the cell that runs in it. */
+  CX_ASSERT_CONTAINS(after, "{\"output_type\":\"stream\",\"name\":\"stderr\",\"text\":"
+                            "\"cellexec: a fresh session runs this cell and the ones after it: "
+                            "code cell 2 ended its session (WorkerCrashed)\\n\"}");
+  CU_ASSERT_PTR_NULL(strstr(crashed, "fresh session"));
+}
+
+static void
+note_session_replaced(const cx_notebook_cell_report *report, gpointer data)
+{
+  if (report->status == CX_NOTEBOOK_CELL_FAILED && report->session_replaced)
+    *(guint *)data = report->code_index + 1;
+}
+
+/* The report says which cell ended its session (a timeout here), and
+ * the notebook says so in the next cell that runs. */
+static void
+test_notebook_reports_a_replaced_session(void)
+{
+  const char *const sources[] = { "import time; time.sleep(30)", "", "1/0", "print('next')",
+                                  NULL };
+  g_autoptr(cx_notebook) notebook = notebook_of(sources, NULL);
+  g_autoptr(cx_backend) backend = cx_test_open_backend("subprocess", NULL, NULL);
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_timeout(run, 0.5);
+  g_autoptr(GError) error = NULL;
+  guint replaced = 0;
+  CU_ASSERT_TRUE(cx_notebook_run(notebook, backend, run, CX_NOTEBOOK_ALLOW_ERRORS,
+                                 note_session_replaced, &replaced, &error));
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL(replaced, 1); /* not 3: a ZeroDivisionError keeps its session */
+  /* Cell 2 is blank (not run): the note is in cell 3, and only there. */
+  g_autofree char *blank = outputs_of(notebook, 2);
+  CU_ASSERT_PTR_NULL(strstr(blank, "fresh session"));
+  g_autofree char *third = outputs_of(notebook, 3);
+  CX_ASSERT_CONTAINS(third, "code cell 1 ended its session (TimeoutError)");
+  g_autofree char *fourth = outputs_of(notebook, 4);
+  CU_ASSERT_PTR_NULL(strstr(fourth, "fresh session"));
 }
 
 /* In a session the caller opened and prepared: its state is there, and
@@ -679,6 +717,24 @@ test_notebook_command_exit_statuses_and_files(void)
   g_auto(cx_test_cli_run) allowed = cx_test_cellexec(NULL, "notebook", "run", "-q", "--allow-errors", bad, NULL);
   CU_ASSERT_EQUAL(allowed.status, 0);
 
+  /* A timeout fails the run even with --allow-errors (as nbclient's
+   * CellTimeoutError does), after the later cells ran in a fresh session;
+   * the progress line shows a cell's first line of code, not its comment. */
+  const char *const timing_out[] = { "# wait\n\nimport time; time.sleep(30)", "print('later')",
+                                     NULL };
+  g_autofree char *timing_out_text = notebook_text(timing_out, NULL);
+  g_autofree char *slow = cx_test_write_file(dir, "slow.ipynb", timing_out_text);
+  g_auto(cx_test_cli_run) timed = cx_test_cellexec(NULL, "notebook", "run", "-b", "subprocess",
+                                                   "--timeout", "0.5", "--allow-errors", slow,
+                                                   NULL);
+  CU_ASSERT_EQUAL(timed.status, 1);
+  CX_ASSERT_CONTAINS(timed.err, "cell 1/2 failed (");
+  CX_ASSERT_CONTAINS(timed.err, "TimeoutError: import time; time.sleep(30) [allowed]\n"
+                                "cellexec: code cell 1 ended its session (TimeoutError); the "
+                                "cells after it run in a fresh one\ncell 2/2 ok");
+  CX_ASSERT_CONTAINS(timed.err, "slow.ipynb: 1 code cell timed out or crashed its session "
+                                "(the first: code cell 1, TimeoutError)\n");
+
   /* -o is the output file here, a backend option in `cellexec run`: the
    * mix-up is refused, and no file named after an option appears. */
   g_autofree char *here = g_get_current_dir();
@@ -927,12 +983,14 @@ cellexec_on_a_terminal(int *status, const char *first, ...)
 }
 
 /* On a terminal, progress is one line redrawn in place: a bar, cell i/N,
- * the time so far and the cell's first line; it is cleared at the end. */
+ * the time so far (kept moving during a long cell) and the cell's first
+ * line of code; at the end it becomes a one-line summary. */
 static void
 test_notebook_progress_bar_on_a_terminal(void)
 {
   g_autofree char *dir = cx_test_tmpdir();
-  const char *const sources[] = { "x = 1  # first", "\n\nprint('second')\nx", NULL };
+  const char *const sources[] = { "x = 1  # first", "\n# wait a little\nimport time\n"
+                                  "time.sleep(2.5)\nx", NULL };
   g_autofree char *text = notebook_text(sources, NULL);
   g_autofree char *input = cx_test_write_file(dir, "in.ipynb", text);
   g_autofree char *output = g_build_filename(dir, "out.ipynb", NULL);
@@ -942,9 +1000,20 @@ test_notebook_progress_bar_on_a_terminal(void)
   CX_ASSERT_CONTAINS(drawn, "\r\033[K[........................] cell 1/2  ");
   CX_ASSERT_CONTAINS(drawn, "s  x = 1  # first");
   CX_ASSERT_CONTAINS(drawn, "\r\033[K[############............] cell 2/2  ");
-  CX_ASSERT_CONTAINS(drawn, "s  print('second')");
-  CU_ASSERT_TRUE(g_str_has_suffix(drawn, "\r\033[K"));
-  CU_ASSERT_PTR_NULL(strchr(drawn, '\n'));
+  CX_ASSERT_CONTAINS(drawn, "s  import time");
+  /* Redrawn while the cell sleeps: the clock passed 2 s. */
+  CX_ASSERT_CONTAINS(drawn, "] cell 2/2  2s  import time");
+  CU_ASSERT_TRUE(g_str_has_suffix(drawn, " code cells run: 0 failed, 0 timed out or crashed, ") ||
+                 strstr(drawn, "\r\033[K2 of 2 code cells run: 0 failed, 0 timed out or "
+                               "crashed, ") != NULL);
+  CU_ASSERT_TRUE(g_str_has_suffix(drawn, "s\r\n") || g_str_has_suffix(drawn, "s\n"));
+  /* One line in all: the summary's. */
+  const char *newline = strchr(drawn, '\n');
+  CU_ASSERT_TRUE(newline != NULL && newline[1] == '\0');
+  /* Drawn on the terminal, not into the cell's captured stderr. */
+  g_autofree char *written = NULL;
+  CU_ASSERT_TRUE(g_file_get_contents(output, &written, NULL, NULL));
+  CU_ASSERT_PTR_NULL(written != NULL ? strstr(written, "cell 2/2") : NULL);
   /* --quiet: nothing at all. */
   g_autofree char *quiet = cellexec_on_a_terminal(&status, "notebook", "run", "-q", input, "-o", output, NULL);
   CU_ASSERT_EQUAL(status, 0);
@@ -1008,6 +1077,7 @@ cx_test_register(void)
       test_notebook_continues_in_a_fresh_session_after_a_crash },
     { "test_notebook_runs_in_the_callers_session", test_notebook_runs_in_the_callers_session },
     { "test_notebook_timeout_is_recorded_in_the_cell", test_notebook_timeout_is_recorded_in_the_cell },
+    { "test_notebook_reports_a_replaced_session", test_notebook_reports_a_replaced_session },
     { "test_notebook_needs_a_backend_with_sessions", test_notebook_needs_a_backend_with_sessions },
     { "test_notebook_injects_typed_parameters_after_the_tagged_cell",
       test_notebook_injects_typed_parameters_after_the_tagged_cell },

@@ -1,6 +1,7 @@
 /* cellexec notebook run: run a Jupyter notebook's code cells on a backend. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,15 +46,95 @@ notebook_args_clear(notebook_args *a)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(notebook_args, notebook_args_clear)
 
-/* Progress on stderr: a line redrawn in place on a terminal, a line per
- * cell otherwise, nothing with --quiet.  The --json summary is built here
- * too, one object per code cell. */
+/* Progress on stderr: a bar redrawn in place on a terminal (its clock kept
+ * moving by a thread during a long cell, its last state left on screen as
+ * a summary), a line per cell otherwise, nothing with --quiet.  The --json
+ * summary is built here too, one object per code cell. */
 typedef struct {
   gboolean quiet;
   gboolean terminal;
   gint64 start;
   JsonArray *summary; /* NULL without --json */
+  guint ran, failed, ended_sessions;
+  guint first_ended;         /* code cell (from 1) that first ended its session; 0: none */
+  char *first_ended_error;   /* its error type */
+  /* The bar, with the lock: drawn by the callback and by the ticker. */
+  GMutex lock;
+  GCond stop_changed;
+  gboolean stopping;
+  char *bar;                 /* the bar's text before the clock, NULL: no cell running */
+  char *bar_line;            /* the cell's first line, after the clock */
+  GThread *ticker;
+  /* Where it is drawn: a copy of stderr, made before any cell runs.  The
+   * local backend points fd 2 at the running cell's capture. */
+  FILE *out;
 } progress;
+
+/* With the lock held. */
+static void
+draw_bar(progress *p)
+{
+  if (p->bar == NULL)
+    return;
+  double elapsed = (double)(g_get_monotonic_time() - p->start) / G_USEC_PER_SEC;
+  fprintf(p->out, "\r\033[K%s  %.0fs  %s", p->bar, elapsed, p->bar_line);
+  fflush(p->out);
+}
+
+static gpointer
+tick(gpointer data)
+{
+  progress *p = data;
+  g_mutex_lock(&p->lock);
+  while (!p->stopping) {
+    g_cond_wait_until(&p->stop_changed, &p->lock, g_get_monotonic_time() + G_USEC_PER_SEC);
+    if (!p->stopping)
+      draw_bar(p);
+  }
+  g_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+static void
+progress_begin(progress *p)
+{
+  int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  p->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (p->out == NULL) {
+    if (fd >= 0)
+      close(fd);
+    p->out = stderr;
+  }
+  g_mutex_init(&p->lock);
+  g_cond_init(&p->stop_changed);
+  if (p->terminal && !p->quiet)
+    p->ticker = g_thread_new("cellexec-progress", tick, p);
+}
+
+/* The bar's last state, as a summary line. */
+static void
+progress_end(progress *p, guint n_code_cells)
+{
+  if (p->ticker != NULL) {
+    g_mutex_lock(&p->lock);
+    p->stopping = TRUE;
+    g_cond_signal(&p->stop_changed);
+    g_mutex_unlock(&p->lock);
+    g_thread_join(p->ticker);
+  }
+  if (p->terminal && !p->quiet) {
+    double elapsed = (double)(g_get_monotonic_time() - p->start) / G_USEC_PER_SEC;
+    fprintf(p->out, "\r\033[K%u of %u code cells run: %u failed, %u timed out or crashed, "
+                    "%.1fs\n", p->ran, n_code_cells, p->failed, p->ended_sessions, elapsed);
+  }
+  if (p->out != stderr)
+    fclose(p->out);
+  g_free(p->bar);
+  g_free(p->bar_line);
+  g_free(p->first_ended_error);
+  g_mutex_clear(&p->lock);
+  g_cond_clear(&p->stop_changed);
+}
 
 static const char *
 status_name(cx_notebook_cell_status status)
@@ -71,14 +152,28 @@ status_name(cx_notebook_cell_status status)
   }
 }
 
-/* The first non-blank line of SOURCE, cut to fit WIDTH characters. */
+/* The first line of code of SOURCE (a cell of comments only: its first
+ * line), cut to fit WIDTH characters. */
 static char *
 first_line(const char *source, glong width)
 {
-  while (*source == '\n' || *source == ' ' || *source == '\t')
-    source++;
-  const char *end = strchr(source, '\n');
-  g_autofree char *line = end != NULL ? g_strndup(source, (gsize)(end - source)) : g_strdup(source);
+  const char *start = NULL;
+  for (const char *line = source; line != NULL && *line != '\0';) {
+    const char *text = line + strspn(line, " \t");
+    if (*text != '\n' && *text != '\0' && start == NULL)
+      start = text; /* the first non-blank line, should all be comments */
+    if (*text != '\n' && *text != '\0' && *text != '#') {
+      start = text;
+      break;
+    }
+    line = strchr(line, '\n');
+    if (line != NULL)
+      line++;
+  }
+  if (start == NULL)
+    start = "";
+  const char *end = strchr(start, '\n');
+  g_autofree char *line = end != NULL ? g_strndup(start, (gsize)(end - start)) : g_strdup(start);
   /* Control characters would move the cursor of the terminal we draw on. */
   for (char *c = line; *c; c++)
     if ((unsigned char)*c < 0x20 || *c == 0x7f)
@@ -91,11 +186,68 @@ first_line(const char *source, glong width)
   return g_strconcat(cut, "…", NULL);
 }
 
+/* The report's session_replaced, where the core has it. */
+static gboolean
+ended_its_session(const cx_notebook_cell_report *report)
+{
+  return report->struct_size >= G_STRUCT_OFFSET(cx_notebook_cell_report, session_replaced) +
+                                  sizeof report->session_replaced &&
+         report->session_replaced;
+}
+
+static void
+count_cell(progress *p, const cx_notebook_cell_report *report)
+{
+  if (report->status == CX_NOTEBOOK_CELL_OK || report->status == CX_NOTEBOOK_CELL_FAILED)
+    p->ran++;
+  if (report->status != CX_NOTEBOOK_CELL_FAILED)
+    return;
+  p->failed++;
+  if (!ended_its_session(report))
+    return;
+  p->ended_sessions++;
+  if (p->first_ended == 0) {
+    p->first_ended = report->code_index + 1;
+    p->first_ended_error = g_strdup(cx_result_get_error_type(report->result));
+  }
+}
+
+/* The bar (on a terminal) or the line of a cell, with the lock held. */
+static void
+show_cell_line(progress *p, const cx_notebook_cell_report *report)
+{
+  if (p->terminal) {
+    if (report->status == CX_NOTEBOOK_CELL_STARTED) {
+      guint width = 24, done = width * report->code_index / MAX(report->n_code_cells, 1);
+      g_autofree char *filled = g_strnfill(done, '#');
+      g_autofree char *rest = g_strnfill(width - done, '.');
+      g_free(p->bar);
+      g_free(p->bar_line);
+      p->bar = g_strdup_printf("[%s%s] cell %u/%u", filled, rest, report->code_index + 1,
+                               report->n_code_cells);
+      p->bar_line = first_line(report->source, 50);
+      draw_bar(p);
+    }
+    return;
+  }
+  if (report->status == CX_NOTEBOOK_CELL_STARTED)
+    return;
+  g_autofree char *line = first_line(report->source, 60);
+  if (report->status == CX_NOTEBOOK_CELL_FAILED)
+    fprintf(p->out, "cell %u/%u %s (%.2fs) %s: %s%s\n", report->code_index + 1,
+            report->n_code_cells, status_name(report->status), report->duration_s,
+            cx_result_get_error_type(report->result), line,
+            report->allowed_failure ? " [allowed]" : "");
+  else
+    fprintf(p->out, "cell %u/%u %s (%.2fs) %s\n", report->code_index + 1, report->n_code_cells,
+            status_name(report->status), report->duration_s, line);
+}
+
 static void
 show_progress(const cx_notebook_cell_report *report, gpointer data)
 {
   progress *p = data;
-  double elapsed = (double)(g_get_monotonic_time() - p->start) / G_USEC_PER_SEC;
+  count_cell(p, report);
   if (p->summary != NULL && report->status != CX_NOTEBOOK_CELL_STARTED) {
     JsonObject *cell = json_object_new();
     json_object_set_int_member(cell, "index", report->index);
@@ -110,29 +262,24 @@ show_progress(const cx_notebook_cell_report *report, gpointer data)
   }
   if (p->quiet)
     return;
-  if (p->terminal) {
-    if (report->status != CX_NOTEBOOK_CELL_STARTED)
-      return;
-    g_autofree char *line = first_line(report->source, 50);
-    guint width = 24, done = width * report->code_index / MAX(report->n_code_cells, 1);
-    g_autofree char *bar = g_strnfill(done, '#');
-    g_autofree char *rest = g_strnfill(width - done, '.');
-    fprintf(stderr, "\r\033[K[%s%s] cell %u/%u  %.1fs  %s", bar, rest, report->code_index + 1,
-            report->n_code_cells, elapsed, line);
-    fflush(stderr);
-    return;
-  }
-  if (report->status == CX_NOTEBOOK_CELL_STARTED)
-    return;
-  g_autofree char *line = first_line(report->source, 60);
-  if (report->status == CX_NOTEBOOK_CELL_FAILED)
-    fprintf(stderr, "cell %u/%u %s (%.2fs) %s: %s%s\n", report->code_index + 1,
-            report->n_code_cells, status_name(report->status), report->duration_s,
-            cx_result_get_error_type(report->result), line,
-            report->allowed_failure ? " [allowed]" : "");
-  else
-    fprintf(stderr, "cell %u/%u %s (%.2fs) %s\n", report->code_index + 1, report->n_code_cells,
-            status_name(report->status), report->duration_s, line);
+  g_mutex_lock(&p->lock);
+  if (p->terminal && ended_its_session(report))
+    fprintf(p->out, "\r\033[K");
+  show_cell_line(p, report);
+  if (ended_its_session(report))
+    fprintf(p->out, "cellexec: code cell %u ended its session (%s); the cells after it run "
+                    "in a fresh one\n",
+            report->code_index + 1, cx_result_get_error_type(report->result));
+  g_mutex_unlock(&p->lock);
+}
+
+static guint
+count_code_cells(const cx_notebook *notebook)
+{
+  guint n = 0;
+  for (guint i = 0; i < cx_notebook_get_n_cells(notebook); i++)
+    n += g_strcmp0(cx_notebook_get_cell_type(notebook, i), "code") == 0;
+  return n;
 }
 
 /* TRUE when a cell of NOTEBOOK is tagged "parameters" (where -p values go). */
@@ -210,9 +357,14 @@ notebook_run(int argc, char **argv)
     "and renames it over the input.  No symbolic link is written through, at the\n"
     "output's path or on its way, and a named pipe there is refused.\n"
     "\n"
+    "After a cell that timed out or crashed its worker or kernel, the later cells run\n"
+    "in a fresh session (with --allow-errors), and the first of them says so in a\n"
+    "stderr output.\n"
+    "\n"
     "Exit status: 0 every cell ran (allowed failures included), 1 a cell failed and\n"
-    "the run stopped there, 2 usage, config, plugin or notebook error (one line on\n"
-    "stderr says why), 3 the output could not be written.");
+    "the run stopped there, or a cell timed out or crashed even with --allow-errors\n"
+    "(as nbclient), 2 usage, config, plugin or notebook error (one line on stderr\n"
+    "says why), 3 the output could not be written.");
   g_option_context_add_main_entries(context, entries, NULL);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;
@@ -255,15 +407,18 @@ notebook_run(int argc, char **argv)
   if (!open_requested_backend(&request, &opened, &error))
     return fail_usage("%s", error->message);
 
-  progress p = { a.quiet, isatty(STDERR_FILENO), g_get_monotonic_time(),
-                 a.json ? json_array_new() : NULL };
+  progress p = { .quiet = a.quiet, .terminal = isatty(STDERR_FILENO),
+                 .start = g_get_monotonic_time(), .summary = a.json ? json_array_new() : NULL };
   g_autoptr(JsonArray) summary = p.summary;
+  progress_begin(&p);
   gboolean completed =
     cx_notebook_run(notebook, opened.backend, run,
                     a.allow_errors ? CX_NOTEBOOK_ALLOW_ERRORS : CX_NOTEBOOK_DEFAULT,
                     show_progress, &p, &error);
-  if (p.terminal && !p.quiet)
-    fprintf(stderr, "\r\033[K");
+  guint first_ended = p.first_ended;
+  g_autofree char *first_ended_error = g_strdup(p.first_ended_error);
+  guint ended_sessions = p.ended_sessions;
+  progress_end(&p, count_code_cells(notebook));
   g_autoptr(GError) write_error = NULL;
   /* Saved even when a cell stopped the run: its error is in the notebook. */
   if ((completed || g_error_matches(error, CX_ERROR, CX_ERROR_CELL)) &&
@@ -279,6 +434,15 @@ notebook_run(int argc, char **argv)
    * cells after the interrupted one ran too, as with nbclient). */
   if (interrupts_received() != 0)
     return 128 + interrupts_received();
+  /* As nbclient raises CellTimeoutError and DeadKernelError even when it
+   * allows errors. */
+  if (completed && ended_sessions > 0) {
+    fprintf(stderr, "cellexec: %s: %u code cell%s timed out or crashed %s session (the first: "
+                    "code cell %u, %s)\n", a.rest[0], ended_sessions,
+            ended_sessions == 1 ? "" : "s", ended_sessions == 1 ? "its" : "their", first_ended,
+            first_ended_error);
+    return EXIT_CELL_FAILED;
+  }
   if (completed)
     return EXIT_CELL_OK;
   if (g_error_matches(error, CX_ERROR, CX_ERROR_CELL)) {

@@ -112,6 +112,12 @@ typedef struct {
   const cx_result *result;      /* NULL for STARTED and SKIPPED */
   double duration_s;            /* 0 for STARTED and SKIPPED */
   gboolean allowed_failure;     /* FAILED but tagged raises-exception, or ALLOW_ERRORS */
+  /* ABI 1.1: FAILED, allowed, and the cell timed out or its worker or
+   * kernel died (TimeoutError, WorkerCrashed, KernelDied): later cells run
+   * in a fresh session, and the next one that runs says so first (a
+   * stderr stream, as Jupyter shows a kernel restart).  Read it only when
+   * struct_size covers it. */
+  gboolean session_replaced;
 } cx_notebook_cell_report;
 
 typedef void (*cx_notebook_cell_func)(const cx_notebook_cell_report *report,
@@ -130,8 +136,9 @@ typedef void (*cx_notebook_cell_func)(const cx_notebook_cell_report *report,
  *
  * A cell tagged "skip-execution" is left as it is; one tagged
  * "raises-exception" may fail.  After a cell that timed out or whose
- * worker or kernel died (error TimeoutError or WorkerCrashed), later cells
- * run in a fresh session.  Returns TRUE when every cell ran (failures that
+ * worker or kernel died (error TimeoutError, WorkerCrashed or KernelDied),
+ * later cells run in a fresh session, and the first of them that runs gets
+ * a stderr stream output saying so before its own.  Returns TRUE when every cell ran (failures that
  * were allowed included); FALSE with CX_ERROR_CELL when a cell failed and
  * the run stopped there (the notebook holds the outputs so far: save it),
  * or with another code when the backend could not run cells at all. */
