@@ -67,6 +67,24 @@ NOTEBOOKS = {
         new_code_cell("%time y = sum(range(10))"),
         new_code_cell("y"),
     ],
+    # What a data-science chapter leans on: plots, timing and profiling,
+    # pickling what a cell defined, the output history.
+    "tools": [
+        new_markdown_cell("Notebook tools, as in a kernel."),
+        new_code_cell("import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\n"
+                      "plt.title('squares')"),
+        new_code_cell("fig, ax = plt.subplots(figsize=(3, 2))\nax.bar([1, 2, 3], [3, 1, 2])\n"
+                      "plt.show()\nprint('after the figure')"),
+        new_code_cell("%timeit -n 10 -r 2 sum(range(100))"),
+        new_code_cell("def work():\n    return sum(i * i for i in range(1000))"),
+        new_code_cell("%prun -q work()"),
+        new_code_cell("import cProfile, pstats\ncProfile.run('work()', 'work.prof')\n"
+                      "import os\ncalls = pstats.Stats('work.prof').total_calls\n"
+                      "os.remove('work.prof')\ncalls > 1000"),
+        new_code_cell("class Point:\n    def __init__(self, x):\n        self.x = x"),
+        new_code_cell("import pickle\npickle.loads(pickle.dumps(Point(3))).x"),
+        new_code_cell("_ * 10, Out[8], In[7].splitlines()[0]"),
+    ],
 }
 
 
