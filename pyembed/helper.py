@@ -135,13 +135,14 @@ def _compile_by_lines(source):
     for code in (statements, last_expression):
         if code is not None:
             _errors.remember_lines(code, lines)
-    return statements, last_expression, source
+    return statements, last_expression, source, _automagic_word(source)
 
 
 def _compile_uncached(source):
-    """(statements, last_expression, python): code objects, either may be
-    None, and the Python text they are compiled from (SOURCE, or what
-    IPython made of it: what a kernel's In holds).
+    """(statements, last_expression, python, word): code objects, either may
+    be None; the Python text they are compiled from (SOURCE, or what
+    IPython made of it: what a kernel's In holds); and the word that makes
+    the cell a magic when nothing defines it (_automagic_word), or None.
 
     The last statement, if it is an expression, is compiled on its own in
     'eval' mode so its value can be displayed -- unless the cell ends
@@ -163,6 +164,48 @@ def _compile_uncached(source):
     for code in (statements, last_expression):
         if code is not None:
             _errors.remember_lines(code, lines)
+    return statements, last_expression, python, _automagic_word(source)
+
+
+_AUTOMAGIC_LINE = None
+
+
+def _automagic_word(source):
+    """The first word of SOURCE when IPython's automagic could make it a
+    magic or an alias (`pwd`, `cd /tmp`, `ls -d /tmp`): a cell of one line,
+    its first word a name that is not a keyword, not followed by `=`, `,`
+    or `.` (IPython's AssignmentChecker; a dotted name is never a magic).
+    Whether it is one, and not shadowed, is asked when the cell runs."""
+    global _AUTOMAGIC_LINE
+    line = source.strip()
+    if not line or "\n" in line or not (line[0].isalpha() or line[0] == "_"):
+        return None
+    if _AUTOMAGIC_LINE is None:
+        import re
+
+        _AUTOMAGIC_LINE = re.compile(r"([A-Za-z_]\w*)\s*(.?)")
+    match = _AUTOMAGIC_LINE.match(line)
+    if match is None or match.group(2) in ("=", ",", "."):
+        return None
+    import keyword
+
+    word = match.group(1)
+    return None if keyword.iskeyword(word) else word
+
+
+def _automagic(source, namespace, word):
+    """(statements, last_expression, python) of SOURCE as IPython's
+    automagic makes it (transform_cell's prefilter of a one-line cell), or
+    None: WORD defined, not a magic, or IPython not installed."""
+    if word is None or word in namespace or word in builtins.__dict__:
+        return None
+    try:
+        python = _ipython.automagic(source, namespace)
+    except _ipython.IPythonUnavailable:
+        return None
+    if python is None:
+        return None
+    statements, last_expression, _, _ = _compile_uncached(python)
     return statements, last_expression, python
 
 
@@ -317,10 +360,17 @@ def execute(source, namespace, runner, history, count):
     RUNNER is the session's AsyncRunner, or None for a stateless cell;
     HISTORY the session's History, or None for a stateless cell (number 1)."""
     try:
-        statements, last_expression, python = _compile(source)
+        statements, last_expression, python, word = _compile(source)
     except SyntaxError:
-        _store_input(history, namespace, count, source, source)  # as a kernel does
-        raise
+        magic = _automagic(source, namespace, _automagic_word(source))  # mkdir tmp
+        if magic is None:
+            _store_input(history, namespace, count, source, source)  # as a kernel does
+            raise
+        statements, last_expression, python = magic
+    else:
+        if word is not None and word not in namespace:  # pwd, ls -d /tmp
+            statements, last_expression, python = (
+                _automagic(source, namespace, word) or (statements, last_expression, python))
     _store_input(history, namespace, count, source, python)
     _ipython.enter_cell(namespace, history, count)
     own_runner = None

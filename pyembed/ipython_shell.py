@@ -175,12 +175,7 @@ def transform(source):
     return shell().input_transformer_manager.transform_cell(source)
 
 
-def enter_cell(namespace, history, count):
-    """Point the shell at NAMESPACE and HISTORY (helper.History) for cell
-    number COUNT, about to run: magics such as %time, %who, %history and
-    `!echo $x` read and write them."""
-    if _shell is None:
-        return
+def _point_at(namespace):
     if _shell.user_ns is not namespace:
         # The cell's __main__ (cell.c), which %run, %prun and pickle use.
         main = sys.modules.get("__main__")
@@ -188,6 +183,30 @@ def enter_cell(namespace, history, count):
             _shell.user_module, _shell.user_ns = _shell.prepare_user_module(user_module=main)
         else:
             _shell.user_module, _shell.user_ns = _shell.prepare_user_module(user_ns=namespace)
+
+
+def automagic(source, namespace):
+    """SOURCE, a cell of one line, as IPython's prefilter makes it for
+    NAMESPACE (automagic: `pwd` is %pwd unless something named pwd is
+    defined; aliases: `ls -d /tmp`), as InteractiveShell.transform_cell
+    does; None when it stays as it is.  Starts the shell."""
+    the_shell = shell()
+    _point_at(namespace)
+    try:
+        with the_shell.builtin_trap:
+            python = the_shell.prefilter_manager.prefilter_lines(source)
+    except Exception:
+        return None
+    return python if python.strip() != source.strip() else None
+
+
+def enter_cell(namespace, history, count):
+    """Point the shell at NAMESPACE and HISTORY (helper.History) for cell
+    number COUNT, about to run: magics such as %time, %who, %history and
+    `!echo $x` read and write them."""
+    if _shell is None:
+        return
+    _point_at(namespace)
     manager = _shell.history_manager
     if history is not None:
         parsed, raw, outputs, dirs = history.parsed, history.raw, history.outputs, history.dirs

@@ -555,11 +555,52 @@ CASES = [
     {
         "name": "cell_events",
         "setup": ["ip = get_ipython()\n"
-                  "ip.events.register('pre_execute', lambda: print('pre_execute'))\n"
-                  "ip.events.register('pre_run_cell', lambda info: print('pre_run_cell', info.raw_cell))\n"
-                  "ip.events.register('post_execute', lambda: print('post_execute'))\n"
-                  "ip.events.register('post_run_cell', lambda result: print('post_run_cell', result.success))"],
+                  "def pre_execute():\n    print('pre_execute')\n"
+                  "def pre_run_cell(info):\n    print('pre_run_cell', info.raw_cell)\n"
+                  "def post_execute():\n    print('post_execute')\n"
+                  "ends = []\n"
+                  "def post_run_cell(result):\n"
+                  "    print('post_run_cell', result.success)\n"
+                  "    ends.append(1)\n"
+                  "    if len(ends) == 2:  # the next cell's: leave the shell as it was\n"
+                  "        for name, f in [('pre_execute', pre_execute), ('pre_run_cell', pre_run_cell),\n"
+                  "                        ('post_execute', post_execute), ('post_run_cell', post_run_cell)]:\n"
+                  "            ip.events.unregister(name, f)\n"
+                  "for name, f in [('pre_execute', pre_execute), ('pre_run_cell', pre_run_cell),\n"
+                  "                ('post_execute', post_execute), ('post_run_cell', post_run_cell)]:\n"
+                  "    ip.events.register(name, f)"],
         "code": "print('running')",
-        "note": "IPython's events fire around every cell once IPython is loaded",
+        "note": "IPython's events fire around every cell once IPython is loaded (the "
+                "callbacks remove themselves after it: on the local backend the shell is "
+                "the process's, shared by the cases that follow)",
+    },
+    # ---- automagic and aliases ---------------------------------------------------
+    {
+        "name": "automagic_line_magic",
+        "code": "cd /",
+        "note": "a one-line cell whose first word is a magic nothing defines runs it",
+    },
+    {
+        "name": "automagic_alias",
+        "code": "ls -d /",
+        "normalize": ["strip_ansi"],
+        "note": "IPython's default aliases (ls -F --color, mkdir, ...) too, as !cmd runs",
+    },
+    {
+        "name": "automagic_mkdir",
+        "code": "mkdir made_here",
+        "files": [],
+        "note": "not Python at all, yet a kernel runs it",
+    },
+    {
+        "name": "automagic_shadowed",
+        "setup": ["pwd = 'mine'"],
+        "code": "pwd",
+        "note": "a name the user defined wins over the magic",
+    },
+    {
+        "name": "automagic_one_line_only",
+        "code": "x = 1\npwd",
+        "note": "only a cell of one line is prefiltered: here pwd is a NameError",
     },
 ]
