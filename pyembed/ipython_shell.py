@@ -115,7 +115,83 @@ def _create_shell():
     shell.showtraceback = showtraceback
     # `len?` and `%pinfo` page into the reply's payload, as in ipykernel.
     shell.set_hook("show_in_pager", page.as_hook(payloadpage.page), 99)
+    shell.register_magics(_kernel_magics())
+    # %store, which IPython's applications (a kernel's too) load by default.
+    shell.extension_manager.load_extension("storemagic")
     return shell
+
+
+def _kernel_magics():
+    """The magics ipykernel's shell adds (its KernelMagics), so %lsmagic
+    lists what a kernel lists and each does what it does in a kernel, or
+    says plainly why it cannot here."""
+    from IPython.core import page
+    from IPython.core.error import UsageError
+    from IPython.core.magic import Magics, line_magic, magics_class
+
+    def no_kernel(what):
+        print(f"{what}: cellexec runs this cell in one of its backends, not in a Jupyter "
+              f"kernel a front end is connected to; there is no connection file and no "
+              f"front end to ask")
+
+    @magics_class
+    class KernelMagics(Magics):
+        @line_magic
+        def clear(self, arg_s):
+            """Clear the terminal."""
+            self.shell.system("clear")
+
+        @line_magic
+        def less(self, arg_s):
+            """Show a file through the pager (the reply's payload)."""
+            if not arg_s:
+                raise UsageError("Missing filename.")
+            if arg_s.endswith(".py"):
+                from IPython.utils import openpy
+
+                text = self.shell.pycolorize(openpy.read_py_file(arg_s,
+                                                                 skip_encoding_cookie=False))
+            else:
+                with open(arg_s) as stream:
+                    text = stream.read()
+            page.page(text)
+
+        more = line_magic("more")(less)
+
+        @line_magic
+        def man(self, arg_s):
+            """Find the man page for the given command and page it."""
+            page.page(self.shell.getoutput("man %s | col -b" % arg_s, split=False))
+
+        @line_magic
+        def autosave(self, arg_s):
+            """Set the notebook's autosave interval (in seconds; 0: off)."""
+            try:
+                interval = int(arg_s)
+            except ValueError as exc:
+                raise UsageError("%%autosave requires an integer, got %r" % arg_s) from exc
+            from IPython.display import Javascript, display
+
+            display(Javascript("IPython.notebook.set_autosave_interval(%i)" % (1000 * interval)),
+                    include=["application/javascript"])
+            print("Autosaving every %i seconds" % interval if interval else "Autosave disabled")
+
+        @line_magic
+        def edit(self, parameter_s="", last_call=None):
+            """Open a file in the front end's editor: none here."""
+            no_kernel("%edit")
+
+        @line_magic
+        def connect_info(self, arg_s):
+            """Information for connecting other clients to this kernel: none here."""
+            no_kernel("%connect_info")
+
+        @line_magic
+        def qtconsole(self, arg_s):
+            """Open a qtconsole connected to this kernel: none here."""
+            no_kernel("%qtconsole")
+
+    return KernelMagics
 
 
 def shell():

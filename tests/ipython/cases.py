@@ -603,4 +603,22 @@ CASES = [
         "code": "x = 1\npwd",
         "note": "only a cell of one line is prefiltered: here pwd is a NameError",
     },
+    # ---- the magics a kernel's shell adds ----------------------------------------
+    {
+        "name": "magic_lsmagic",
+        "code": "%lsmagic",
+        "note": "the magics a kernel lists, ipykernel's own (%autosave, %connect_info, ...) "
+                "included",
+    },
+    {
+        "name": "magic_autosave",
+        "code": "%autosave 60",
+        "note": "a Javascript display for the notebook front end, and a line",
+    },
+    {
+        "name": "magic_less",
+        "setup": ["with open('notes.txt', 'w') as f:\n    f.write('line one\\nline two\\n')"],
+        "code": "%less notes.txt",
+        "note": "the file is paged: the reply's payload",
+    },
 ]
