@@ -213,6 +213,8 @@ test_jupyter_runs_cells(void)
   ASSERT_NUL_CELL_STDOUT(nul);
   g_autoptr(cx_result) nul_error = cx_test_run_cell(shared(), "raise ValueError('a\\x00b')", NULL);
   CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(nul_error), "a" CX_RESULT_NUL "b");
+  /* And its traceback's last line (colour codes stripped from bytes). */
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(nul_error), "ValueError: a" CX_RESULT_NUL "b");
   /* One in a display's data cannot be kept: never silently U+FFFD, but
    * listed in "dropped_outputs". */
   g_autoptr(cx_result) nul_display =
@@ -543,6 +545,45 @@ test_jupyter_timeout_interrupts_a_busy_loop(void)
    * loop never ends by itself, so the time is a hang guard. */
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "KeyboardInterrupt");
   CU_ASSERT_TRUE(seconds < 0.5 + 10 * slowdown());
+}
+
+/* The output types of RESULT's outputs, as "stream error stream ...". */
+static char *
+output_types(const cx_result *result)
+{
+  g_autoptr(GString) types = g_string_new(NULL);
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
+  for (guint i = 0; i < json_array_get_length(outputs); i++) {
+    JsonObject *output = json_array_get_object_element(outputs, i);
+    g_string_append_printf(types, "%s%s", i > 0 ? " " : "",
+                           json_object_get_string_member(output, "output_type"));
+    if (g_str_equal(json_object_get_string_member(output, "output_type"), "error"))
+      g_string_append_printf(types, ":%s", json_object_get_string_member(output, "ename"));
+  }
+  return g_string_free(g_steal_pointer(&types), FALSE);
+}
+
+/* A traceback the cell shows and goes on from is an output where it came;
+ * the cell succeeds, as the kernel says; and a cell that then times out
+ * keeps it and everything after it. */
+static void
+test_jupyter_shown_error_keeps_its_place(void)
+{
+  static const char shows[] = "try:\n    1/0\nexcept Exception:\n"
+                              "    get_ipython().showtraceback()\nprint('after', flush=True)\n";
+  g_autoptr(cx_result) result = cx_test_run_cell(shared(), shows, NULL);
+  CX_ASSERT_CELL_OK(result);
+  g_autofree char *types = output_types(result);
+  CU_ASSERT_STRING_EQUAL(types, "error:ZeroDivisionError stream");
+
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_timeout(run, 1.0);
+  g_autofree char *then_hangs = g_strconcat(shows, "display('shown')\nimport time\n"
+                                            "time.sleep(30)", NULL);
+  g_autoptr(cx_result) timed_out = cx_test_run_cell(shared(), then_hangs, run);
+  CX_ASSERT_ERROR_TYPE(timed_out, "TimeoutError");
+  g_autofree char *kept = output_types(timed_out);
+  CU_ASSERT_STRING_EQUAL(kept, "error:ZeroDivisionError stream display_data error:TimeoutError");
 }
 
 static void
@@ -1130,6 +1171,7 @@ cx_test_register(void)
     { "test_jupyter_run_options", test_jupyter_run_options },
     { "test_jupyter_os_exit_is_kernel_died", test_jupyter_os_exit_is_kernel_died },
     { "test_jupyter_timeout_interrupts_a_busy_loop", test_jupyter_timeout_interrupts_a_busy_loop },
+    { "test_jupyter_shown_error_keeps_its_place", test_jupyter_shown_error_keeps_its_place },
     { "test_jupyter_output_limit_keeps_head_and_tail", test_jupyter_output_limit_keeps_head_and_tail },
     { "test_jupyter_output_limit_stops_a_flooding_kernel",
       test_jupyter_output_limit_stops_a_flooding_kernel },

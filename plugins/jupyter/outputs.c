@@ -19,11 +19,15 @@ jk_strip_ansi(const char *text)
 {
   static GRegex *ansi;
   if (g_once_init_enter(&ansi)) {
-    /* Not G_REGEX_OPTIMIZE: PCRE's JIT code reads as uninitialised to memcheck. */
-    GRegex *regex = g_regex_new("\x1b\\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\\\-_]", 0, 0, NULL);
+    /* Not G_REGEX_OPTIMIZE: PCRE's JIT code reads as uninitialised to memcheck.
+     * Bytes, not UTF-8: text holding a NUL (CX_RESULT_NUL, C0 80) is not
+     * valid UTF-8, and a UTF-8 regex would fail on it. */
+    GRegex *regex = g_regex_new("\x1b\\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\\\-_]", G_REGEX_RAW, 0,
+                                NULL);
     g_once_init_leave(&ansi, regex);
   }
-  return g_regex_replace_literal(ansi, text, -1, 0, "", 0, NULL);
+  char *plain = g_regex_replace_literal(ansi, text, -1, 0, "", 0, NULL);
+  return plain != NULL ? plain : g_strdup(text);
 }
 
 void
@@ -145,6 +149,22 @@ save_error(jk_exec_state *state, JsonObject *content)
   state->traceback = traceback_text(content);
 }
 
+/* The error message saved last, which no output has followed yet, as an
+ * error output where it came: it was a traceback the cell showed and went
+ * on from (IPython's showtraceback()), not the one that ended it. */
+static void
+show_pending_error(jk_exec_state *state)
+{
+  if (state->ename == NULL)
+    return;
+  if (state->exec->result != NULL)
+    cx_result_add_error_output(state->exec->result, state->ename, state->evalue,
+                               state->traceback);
+  g_clear_pointer(&state->ename, g_free);
+  g_clear_pointer(&state->evalue, g_free);
+  g_clear_pointer(&state->traceback, g_free);
+}
+
 /* IOPub messages that are not outputs, which a front end without widgets
  * or a debugger has no use for. */
 static gboolean
@@ -242,6 +262,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
   if (g_str_equal(type, "status"))
     return g_strcmp0(jk_get_string(c, "execution_state", ""), "idle") == 0;
   if (g_str_equal(type, "error")) {
+    show_pending_error(state); /* two in a row: the first was only shown */
     save_error(state, c);
     return FALSE;
   }
@@ -253,6 +274,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
   }
   if (result == NULL || is_not_output(type))
     return FALSE;
+  show_pending_error(state);
   if (g_str_equal(type, "stream")) {
     handle_stream(state, c);
   } else if (g_str_equal(type, "clear_output")) {
@@ -415,6 +437,10 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
     save_error(state, exec->reply);
   if (exec->result == NULL)
     return;
+  /* The kernel says the cell succeeded: an error it showed last was shown,
+   * and the cell went on. */
+  if (outcome != JK_EXEC_TIMEOUT && outcome != JK_EXEC_DIED && g_strcmp0(status, "ok") == 0)
+    show_pending_error(state);
   if (state->dropped != NULL)
     cx_result_set_extra(exec->result, "dropped_outputs",
                         json_node_init_array(json_node_alloc(), state->dropped));
