@@ -9,7 +9,8 @@ tests_test_notebook_LDADD = $(TEST_LDADD)
 # The same notebooks under nbclient and cellexec (tests/notebooks/).
 NOTEBOOK_FILES = tests/notebooks/basics.ipynb tests/notebooks/display.ipynb \
 	tests/notebooks/errors.ipynb tests/notebooks/magics.ipynb \
-	tests/notebooks/parameters.ipynb tests/notebooks/tags.ipynb
+	tests/notebooks/parameters.ipynb tests/notebooks/tags.ipynb \
+	tests/notebooks/tools.ipynb
 TESTS += tests/check_notebooks.sh
 EXTRA_DIST += tests/check_notebooks.sh tests/notebooks/check_nbclient.py \
 	tests/notebooks/make_notebooks.py $(NOTEBOOK_FILES)

@@ -154,6 +154,14 @@ def compare(checker, label, original, ours, reference, text):
 def main():
     cellexec, backends = sys.argv[1], sys.argv[2:]
     checker = Checker()
+    # Every notebook make_notebooks.py writes is here (a tarball that lost
+    # one would otherwise just check fewer).
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    sys.path.insert(0, HERE)
+    import make_notebooks
+
+    for name in make_notebooks.NOTEBOOKS:
+        checker.check(f"{name}.ipynb is here", os.path.exists(os.path.join(HERE, name + ".ipynb")))
     for file in sorted(os.listdir(HERE)):
         if not file.endswith(".ipynb"):
             continue
