@@ -211,3 +211,24 @@ cx__py_set_cwd_importable(gboolean importable, GError **error)
   cx__py_gil_release(gil);
   return ok;
 }
+
+gboolean
+cx__py_setenv(const char *name, const char *value, GError **error)
+{
+  PyGILState_STATE gil = cx__py_gil_acquire();
+  PyObject *os = PyImport_ImportModule("os");
+  PyObject *environ = os != NULL ? PyObject_GetAttrString(os, "environ") : NULL;
+  PyObject *key = PyUnicode_DecodeFSDefault(name);
+  PyObject *text = PyUnicode_DecodeFSDefault(value);
+  /* os.environ's __setitem__ calls putenv() too. */
+  gboolean ok = environ != NULL && key != NULL && text != NULL &&
+                PyObject_SetItem(environ, key, text) == 0;
+  if (!ok)
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot set %s", name);
+  Py_XDECREF(text);
+  Py_XDECREF(key);
+  Py_XDECREF(environ);
+  Py_XDECREF(os);
+  cx__py_gil_release(gil);
+  return ok;
+}

@@ -86,6 +86,11 @@ int cx__py_start_thread(void *(*main)(void *), void *data);
  * process it forks for cells turns it back on.  Takes the GIL. */
 gboolean cx__py_set_cwd_importable(gboolean importable, GError **error);
 
+/* Set the environment variable NAME to VALUE in os.environ and the C
+ * environment, for a process a fork server forked (its Python read the
+ * environment when it started).  Takes the GIL. */
+gboolean cx__py_setenv(const char *name, const char *value, GError **error);
+
 /* Make os._exit(STATUS) in cells end the process, as in python3, instead
  * of raising SystemExit as it does in a host process.  BEFORE_EXIT (may be
  * NULL) is called first, with the GIL held, e.g. to send the output seen so

@@ -377,6 +377,27 @@ test_sandbox_environment_is_the_allowlist(void)
   g_unsetenv("CX_SANDBOX_HOST_SECRET");
 }
 
+/* Cells get a home they can write (config and caches: matplotlib,
+ * IPython, pip), their own: what one cell leaves there the next cannot
+ * see. */
+static void
+test_sandbox_home_is_writable_and_private(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) sandbox = cx_test_sandbox_open("sandbox", &error, NULL, NULL, NULL, NULL,
+                                                       NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  static const char leaves[] =
+    "import os\nhome = os.path.expanduser('~')\n"
+    "print('seen' if os.path.exists(os.path.join(home, 'left-by-a-cell')) else 'none')\n"
+    "open(os.path.join(home, 'left-by-a-cell'), 'w').close()\n"
+    "print(os.access(home, os.W_OK))\n";
+  g_autofree char *first = cx_test_sandbox_probe(sandbox, leaves);
+  CU_ASSERT_STRING_EQUAL(first, "none\nTrue");
+  g_autofree char *second = cx_test_sandbox_probe(sandbox, leaves);
+  CU_ASSERT_STRING_EQUAL(second, "none\nTrue");
+}
+
 /* Fail closed: a measure that cannot be applied stops the backend, with
  * a message naming it; the active measures are reported. */
 static void
@@ -560,6 +581,7 @@ cx_test_register(void)
     { "test_sandbox_fork_bomb_is_contained", test_sandbox_fork_bomb_is_contained },
     { "test_sandbox_memory_hog_is_contained", test_sandbox_memory_hog_is_contained },
     { "test_sandbox_environment_is_the_allowlist", test_sandbox_environment_is_the_allowlist },
+    { "test_sandbox_home_is_writable_and_private", test_sandbox_home_is_writable_and_private },
     { "test_sandbox_refuses_and_reports", test_sandbox_refuses_and_reports },
     { "test_sandbox_refuses_without_cgroups", test_sandbox_refuses_without_cgroups },
     { "test_sandbox_as_an_unprivileged_user_isolates_or_refuses",

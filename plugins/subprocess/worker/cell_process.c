@@ -654,7 +654,9 @@ cx__worker_spare_main(int server_socket, pid_t server)
   g_cond_init(&channel.state_changed);
   the_channel = &channel;
   /* The cells' own modules import, as in python3 (not in the server). */
-  gboolean ready = confined && cx__py_set_cwd_importable(TRUE, &setup_error);
+  gboolean ready = confined && cx__py_set_cwd_importable(TRUE, &setup_error) &&
+                   (cx__worker_sandbox_home() == NULL ||
+                    cx__py_setenv("HOME", cx__worker_sandbox_home(), &setup_error));
   if (confined && !ready)
     g_prefix_error(&setup_error, "cannot set up the cell's process: ");
   if (ready) {

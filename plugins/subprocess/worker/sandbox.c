@@ -1145,6 +1145,14 @@ private_tmp(GError **error)
   return TRUE;
 }
 
+static const char *cells_home; /* set by cx__worker_sandbox_confine() */
+
+const char *
+cx__worker_sandbox_home(void)
+{
+  return cells_home;
+}
+
 gboolean
 cx__worker_sandbox_confine(GError **error)
 {
@@ -1156,6 +1164,12 @@ cx__worker_sandbox_confine(GError **error)
       (setgroups(0, NULL) < 0 || setresgid(CELL_ID, CELL_ID, CELL_ID) < 0 ||
        setresuid(CELL_ID, CELL_ID, CELL_ID) < 0))
     return fail_errno(error, "the cells' user (uid and gid 65534)", NULL);
+  /* A home the cells can write, where programs keep their config and
+   * caches (matplotlib, IPython, pip): the host's is read-only here, or
+   * not theirs.  Their own /tmp, so nothing in it outlives the process. */
+  const char *home = getenv("HOME");
+  cells_home = confinement.private_tmp && (home == NULL || access(home, W_OK) != 0)
+                 ? "/tmp" : NULL;
   return drop_capabilities(error) && enter_landlock_domain(error) &&
          cx__worker_seccomp_load(error);
 }

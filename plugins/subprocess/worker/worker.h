@@ -112,6 +112,9 @@ gboolean cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError 
  * seccomp filter.  FALSE (and *ERROR) when one of them cannot be had: the
  * spare must then run nothing, only report it. */
 gboolean cx__worker_sandbox_confine(GError **error);
+/* After it: the HOME cells get ("/tmp", their own, when the one inherited
+ * is not writable by them), or NULL to keep the one they have. */
+const char *cx__worker_sandbox_home(void);
 /* In the fork server, right after forking PID: its cgroup of its own. */
 gboolean cx__worker_sandbox_adopt(pid_t pid, GError **error);
 /* When PID has ended: kill what is left in its cgroup, remove it. */
