@@ -166,8 +166,8 @@ CX_EXPORT const char *cx_config_get_debug_export(const cx_config *config);
  * that run option itself (see CX_PLUGIN_HANDLES_USE_SUBPROCESS), with this
  * config's options for it. */
 CX_EXPORT const char *cx_config_get_use_subprocess_backend(const cx_config *config);
-/* [cellexec] record, or NULL: the recording cx_backend_open_configured()
- * appends every cell to (record.h). */
+/* ABI 1.1: [cellexec] record, or NULL: the recording
+ * cx_backend_open_configured() appends every cell to (record.h). */
 CX_EXPORT const char *cx_config_get_record(const cx_config *config);
 
 /* Options for PLUGIN: its schema's defaults overridden by the config's

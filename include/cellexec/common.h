@@ -30,7 +30,8 @@ typedef enum {
   CX_ERROR_NOT_FOUND,        /* no plugin of that name on the search path */
   CX_ERROR_PLUGIN_LOAD,      /* dlopen failed: not a shared object, unresolved symbol */
   CX_ERROR_NO_ENTRY,         /* the file has no cellexec_plugin_entry symbol */
-  CX_ERROR_ABI_MISMATCH,     /* the plugin was built for another abi_major */
+  CX_ERROR_ABI_MISMATCH,     /* the plugin was built for another abi_major, or
+                              * needs a newer core minor (min_core_abi_minor) */
   CX_ERROR_INVALID_PLUGIN,   /* descriptor or vtable too short, required method NULL */
   CX_ERROR_INIT_REFUSED,     /* the plugin's init method declined to load */
   CX_ERROR_DUPLICATE,        /* another plugin of the same name came first */

@@ -1,4 +1,5 @@
 /* cellexec/record.h: recording real results, and reading recordings back.
+ * All of it is ABI 1.1.
  *
  * NAME
  *   cx_recorder, cx_recording - record cells run on any backend; read the
