@@ -93,6 +93,35 @@ cx__output_bound_string(JsonObject *object, const char *key, const char *part, g
   json_object_set_string_member(object, key, cut);
 }
 
+void
+cx__output_bound_lines(JsonObject *object, const char *key, const char *part, guint64 limit,
+                       JsonArray *truncated)
+{
+  JsonNode *node = json_object_get_member(object, key);
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY(node)) {
+    cx__output_bound_string(object, key, part, limit, truncated);
+    return;
+  }
+  JsonArray *lines = json_node_get_array(node);
+  g_autoptr(GString) joined = g_string_new(NULL);
+  for (guint i = 0; i < json_array_get_length(lines); i++) {
+    JsonNode *line = json_array_get_element(lines, i);
+    if (JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING)
+      g_string_append_printf(joined, "%s\n", json_node_get_string(line));
+  }
+  guint64 omitted;
+  g_autofree char *cut = cx__output_cut_text(joined->str, joined->len, limit, &omitted);
+  if (cut == NULL)
+    return;
+  cx__output_note_cut(truncated, part, joined->len, omitted);
+  JsonArray *kept = json_array_new();
+  g_auto(GStrv) split = g_strsplit(cut, "\n", -1);
+  for (char **line = split; *line != NULL; line++)
+    if (line[1] != NULL || **line != '\0')
+      json_array_add_string_element(kept, *line);
+  json_object_set_array_member(object, key, kept);
+}
+
 /* Text MIME types are cut keeping head and tail; the others (base64 of
  * images, PDF, ...) would be corrupted by a cut, so they are left out. */
 static gboolean

@@ -57,6 +57,11 @@ void cx__output_note_cut(JsonArray *truncated, const char *part, guint64 total, 
 void cx__output_bound_string(JsonObject *object, const char *key, const char *part,
                              guint64 limit, JsonArray *truncated);
 
+/* The same for a member KEY that is a list of lines (an error output's
+ * traceback): past LIMIT in all, they are cut as one text of lines. */
+void cx__output_bound_lines(JsonObject *object, const char *key, const char *part,
+                            guint64 limit, JsonArray *truncated);
+
 /* Bound the MIME bundle "data" and the "metadata" of OUTPUT (a display,
  * a value) to LIMIT: text types are cut, other values over it left out
  * (said in text/plain), metadata over it replaced by {}.  Each cut is

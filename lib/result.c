@@ -18,8 +18,9 @@ typedef enum {
 typedef struct {
   item_kind kind;
   int stream;           /* ITEM_STREAM: 1 stdout, 2 stderr */
-  GString *text;        /* ITEM_STREAM: its bytes; ITEM_SHOWN_ERROR: the traceback */
+  GString *text;        /* ITEM_STREAM: its bytes */
   char *ename, *evalue; /* ITEM_SHOWN_ERROR */
+  char **traceback;     /* ITEM_SHOWN_ERROR: the lines of its "traceback" */
   JsonObject *data;     /* the others: the MIME bundle (possibly empty) */
   JsonObject *metadata; /* never NULL for them */
   char *display_id;     /* ITEM_DISPLAY: NULL when it has none */
@@ -36,6 +37,10 @@ struct cx_result {
   char *error_type; /* NULL when no error */
   char *error_message;
   char *error_traceback;
+  /* How the error shows in the outputs: its output's traceback lines
+   * (NULL: those of error_traceback), or no output at all. */
+  char **error_output_lines;
+  gboolean error_output_hidden;
   JsonObject *extras; /* extra top-level keys, in insertion order */
   /* Streaming: each output goes to the output callback of LISTENER_RUN as
    * it is added (cx_result_new_streaming), or a plugin gave them itself;
@@ -60,6 +65,7 @@ output_item_free(output_item *item)
   g_free(item->display_id);
   g_free(item->ename);
   g_free(item->evalue);
+  g_strfreev(item->traceback);
   g_free(item);
 }
 
@@ -128,17 +134,30 @@ stream_output(int stream, const char *data, gsize len, gboolean keep_nul)
   return output;
 }
 
-static JsonArray *
+/* The lines of TRACEBACK, as an error output lists them (a new vector). */
+static char **
 traceback_lines(const char *traceback)
 {
-  JsonArray *lines = json_array_new();
-  g_auto(GStrv) split = g_strsplit(traceback, "\n", -1);
+  char **split = g_strsplit(traceback != NULL ? traceback : "", "\n", -1);
   guint n = g_strv_length(split);
-  if (n > 0 && split[n - 1][0] == '\0')
-    n--; /* the text ends with a line break */
-  for (guint i = 0; i < n; i++)
-    json_array_add_string_element(lines, split[i]);
-  return lines;
+  if (n > 0 && split[n - 1][0] == '\0') {
+    g_free(split[n - 1]); /* the text ends with a line break */
+    split[n - 1] = NULL;
+  }
+  return split;
+}
+
+/* A copy of LINES when every line can be an output's text (UTF-8, no NUL
+ * marker: a JsonNode cannot hold NUL), else NULL. */
+static char **
+output_lines_copy(const char *const *lines)
+{
+  if (lines == NULL)
+    return NULL;
+  for (const char *const *line = lines; *line != NULL; line++)
+    if (!g_utf8_validate(*line, -1, NULL) || strstr(*line, CX_RESULT_NUL) != NULL)
+      return NULL;
+  return g_strdupv((char **)lines);
 }
 
 /* TEXT of an error (NUL as CX_RESULT_NUL) for a JsonNode: as it is when
@@ -153,17 +172,37 @@ error_text(const char *text, gboolean keep_nul)
   return g_strjoinv("\xef\xbf\xbd", parts);
 }
 
+/* An error output; its traceback LINES, or else the lines of TRACEBACK. */
 static JsonObject *
-error_output(const char *ename, const char *evalue, const char *traceback, gboolean keep_nul)
+error_output(const char *ename, const char *evalue, const char *const *lines,
+             const char *traceback, gboolean keep_nul)
 {
   g_autofree char *value = error_text(evalue, keep_nul);
-  g_autofree char *lines = error_text(traceback, keep_nul);
+  g_auto(GStrv) split = NULL;
+  if (lines == NULL) {
+    g_autofree char *text = error_text(traceback, keep_nul);
+    lines = (const char *const *)(split = traceback_lines(text));
+  }
+  JsonArray *array = json_array_new();
+  for (const char *const *line = lines; *line != NULL; line++)
+    json_array_add_string_element(array, *line);
   JsonObject *error = json_object_new();
   json_object_set_string_member(error, "output_type", "error");
   json_object_set_string_member(error, "ename", ename);
   json_object_set_string_member(error, "evalue", value);
-  json_object_set_array_member(error, "traceback", traceback_lines(lines));
+  json_object_set_array_member(error, "traceback", array);
   return error;
+}
+
+/* The output of the cell's failure, or NULL when it has none. */
+static JsonObject *
+failure_output(const cx_result *result, gboolean keep_nul)
+{
+  if (result->error_type == NULL || result->error_output_hidden)
+    return NULL;
+  return error_output(result->error_type, result->error_message,
+                      (const char *const *)result->error_output_lines, result->error_traceback,
+                      keep_nul);
 }
 
 /* One entry of the ordered outputs as an nbformat output object. */
@@ -171,7 +210,8 @@ static JsonObject *
 item_to_output(const output_item *item, gboolean keep_nul)
 {
   if (item->kind == ITEM_SHOWN_ERROR)
-    return error_output(item->ename, item->evalue, item->text->str, keep_nul);
+    return error_output(item->ename, item->evalue, (const char *const *)item->traceback, NULL,
+                        keep_nul);
   if (item->kind == ITEM_STREAM)
     return stream_output(item->stream, item->text->str, item->text->len, keep_nul);
   JsonObject *output = json_object_new();
@@ -201,6 +241,8 @@ clear_error(cx_result *result)
   g_clear_pointer(&result->error_type, g_free);
   g_clear_pointer(&result->error_message, g_free);
   g_clear_pointer(&result->error_traceback, g_free);
+  g_clear_pointer(&result->error_output_lines, g_strfreev);
+  result->error_output_hidden = FALSE;
 }
 
 void
@@ -408,19 +450,34 @@ cx_result_clear_output(cx_result *result, gboolean wait)
     clear_now(result);
 }
 
-void
-cx_result_add_error_output(cx_result *result, const char *ename, const char *evalue,
-                           const char *traceback)
+static void
+add_shown_error(cx_result *result, const char *ename, const char *evalue, char **lines)
 {
-  g_return_if_fail(result != NULL && ename != NULL && evalue != NULL);
   output_arrives(result);
   output_item *item = g_new0(output_item, 1);
   item->kind = ITEM_SHOWN_ERROR;
   item->ename = g_strdup(ename);
   item->evalue = g_strdup(evalue);
-  item->text = g_string_new(traceback != NULL ? traceback : "");
+  item->traceback = lines;
   g_ptr_array_add(result->items, item);
   emit(result, item_to_output(item, FALSE));
+}
+
+void
+cx_result_add_error_output(cx_result *result, const char *ename, const char *evalue,
+                           const char *traceback)
+{
+  g_return_if_fail(result != NULL && ename != NULL && evalue != NULL);
+  add_shown_error(result, ename, evalue, traceback_lines(traceback));
+}
+
+void
+cx_result_add_error_output_lines(cx_result *result, const char *ename, const char *evalue,
+                                 const char *const *traceback_lines)
+{
+  g_return_if_fail(result != NULL && ename != NULL && evalue != NULL);
+  char **lines = output_lines_copy(traceback_lines);
+  add_shown_error(result, ename, evalue, lines != NULL ? lines : g_new0(char *, 1));
 }
 
 void
@@ -446,6 +503,30 @@ cx_result_set_error(cx_result *result, const char *type, const char *message,
   result->error_message = new_message;
   result->error_traceback = new_traceback;
   result->success = FALSE;
+}
+
+void
+cx_result_set_error_output(cx_result *result, const char *const *traceback_lines,
+                           gboolean shown)
+{
+  g_return_if_fail(result != NULL);
+  g_clear_pointer(&result->error_output_lines, g_strfreev);
+  result->error_output_lines = output_lines_copy(traceback_lines);
+  result->error_output_hidden = !shown;
+}
+
+gboolean
+cx_result_get_error_output_shown(const cx_result *result)
+{
+  g_return_val_if_fail(result != NULL, FALSE);
+  return result->error_type != NULL && !result->error_output_hidden;
+}
+
+const char *const *
+cx_result_get_error_output_traceback(const cx_result *result)
+{
+  g_return_val_if_fail(result != NULL, NULL);
+  return (const char *const *)result->error_output_lines;
 }
 
 void
@@ -564,9 +645,9 @@ outputs_to_json(const cx_result *result, gboolean keep_nul)
   for (guint i = 0; i < result->items->len; i++)
     json_array_add_object_element(array,
                                   item_to_output(g_ptr_array_index(result->items, i), keep_nul));
-  if (result->error_type != NULL)
-    json_array_add_object_element(array, error_output(result->error_type, result->error_message,
-                                                      result->error_traceback, keep_nul));
+  JsonObject *failure = failure_output(result, keep_nul);
+  if (failure != NULL)
+    json_array_add_object_element(array, failure);
   return array;
 }
 
@@ -580,10 +661,10 @@ cx__result_finish_streaming(cx_result *result, const cx_run_options *run)
     g_autoptr(JsonArray) outputs = outputs_to_json(result, FALSE);
     for (guint i = 0; i < json_array_get_length(outputs); i++)
       cx_run_options_emit_output(run, json_array_get_object_element(outputs, i));
-  } else if (result->error_type != NULL) {
-    g_autoptr(JsonObject) error = error_output(result->error_type, result->error_message,
-                                               result->error_traceback, FALSE);
-    cx_run_options_emit_output(run, error);
+  } else {
+    g_autoptr(JsonObject) failure = failure_output(result, FALSE);
+    if (failure != NULL)
+      cx_run_options_emit_output(run, failure);
   }
   /* Later additions (by the caller) are not streamed. */
   g_clear_pointer(&result->listener_run, cx_run_options_free);
@@ -728,9 +809,32 @@ read_bundle_member(JsonObject *output, const char *key, guint index, JsonObject 
 
 /* One nbformat output of "outputs" into the items (streams into the items
  * only: stdout and stderr come from their own keys). */
+/* The strings of an error output's "traceback" (a new vector; what is not
+ * a string is left out). */
+static char **
+traceback_member_lines(JsonObject *output)
+{
+  GStrvBuilder *builder = g_strv_builder_new();
+  JsonNode *lines = json_object_get_member(output, "traceback");
+  JsonArray *array = lines != NULL && JSON_NODE_HOLDS_ARRAY(lines) ? json_node_get_array(lines)
+                                                                   : NULL;
+  for (guint i = 0; array != NULL && i < json_array_get_length(array); i++) {
+    JsonNode *line = json_array_get_element(array, i);
+    if (is_string_node(line))
+      g_strv_builder_add(builder, json_node_get_string(line));
+  }
+  char **strv = g_strv_builder_end(builder);
+  g_strv_builder_unref(builder);
+  return strv;
+}
+
+/* One nbformat output of "outputs" into the items (streams into the items
+ * only: stdout and stderr come from their own keys).  The failure's error
+ * output (LAST_IS_FAILURE) is made from "error": only its traceback lines
+ * are kept, in FAILURE_LINES. */
 static gboolean
 read_ordered_output(JsonNode *node, guint index, gboolean last_is_failure, cx_result *result,
-                    GError **error)
+                    char ***failure_lines, GError **error)
 {
   g_autofree char *where = g_strdup_printf("outputs[%u]", index);
   if (!JSON_NODE_HOLDS_OBJECT(node))
@@ -740,21 +844,16 @@ read_ordered_output(JsonNode *node, guint index, gboolean last_is_failure, cx_re
   if (type == NULL)
     return wrong_type(where, "an object with a string \"output_type\"", error);
   if (g_str_equal(type, "error")) {
-    if (last_is_failure)
-      return TRUE; /* made from "error" */
+    if (last_is_failure) {
+      *failure_lines = traceback_member_lines(output);
+      return TRUE;
+    }
     const char *ename = member_string(output, "ename");
     const char *evalue = member_string(output, "evalue");
     if (ename == NULL || evalue == NULL)
       return wrong_type(where, "an error with string \"ename\" and \"evalue\"", error);
-    g_autoptr(GString) traceback = g_string_new(NULL);
-    JsonNode *lines = json_object_get_member(output, "traceback");
-    for (guint i = 0; lines != NULL && JSON_NODE_HOLDS_ARRAY(lines) &&
-                      i < json_array_get_length(json_node_get_array(lines)); i++) {
-      JsonNode *line = json_array_get_element(json_node_get_array(lines), i);
-      if (is_string_node(line))
-        g_string_append_printf(traceback, "%s\n", json_node_get_string(line));
-    }
-    cx_result_add_error_output(result, ename, evalue, traceback->str);
+    g_auto(GStrv) lines = traceback_member_lines(output);
+    cx_result_add_error_output_lines(result, ename, evalue, (const char *const *)lines);
     return TRUE;
   }
   if (g_str_equal(type, "stream")) {
@@ -790,9 +889,12 @@ read_ordered_output(JsonNode *node, guint index, gboolean last_is_failure, cx_re
 }
 
 /* The items: from "outputs" when given (rich_outputs then follows from
- * them), else made from stdout, stderr and rich_outputs. */
+ * them), else made from stdout, stderr and rich_outputs.  *FAILURE_SHOWN
+ * is FALSE when "outputs" is given and the failure has no output in it;
+ * *FAILURE_LINES the traceback lines of the one it has. */
 static gboolean
-read_outputs(JsonObject *object, cx_result *result, GError **error)
+read_outputs(JsonObject *object, cx_result *result, char ***failure_lines,
+             gboolean *failure_shown, GError **error)
 {
   JsonNode *node = json_object_get_member(object, "outputs");
   if (node == NULL || JSON_NODE_HOLDS_NULL(node)) {
@@ -811,10 +913,17 @@ read_outputs(JsonObject *object, cx_result *result, GError **error)
   JsonNode *failure = json_object_get_member(object, "error");
   gboolean failed = failure != NULL && JSON_NODE_HOLDS_OBJECT(failure);
   guint n = json_array_get_length(array);
+  gboolean last_is_error = FALSE;
+  if (n > 0) {
+    JsonNode *last = json_array_get_element(array, n - 1);
+    last_is_error = JSON_NODE_HOLDS_OBJECT(last) &&
+                    g_strcmp0(member_string(json_node_get_object(last), "output_type"), "error") == 0;
+  }
   for (guint i = 0; i < n; i++)
-    if (!read_ordered_output(json_array_get_element(array, i), i, failed && i == n - 1, result,
-                             error))
+    if (!read_ordered_output(json_array_get_element(array, i), i,
+                             failed && last_is_error && i == n - 1, result, failure_lines, error))
       return FALSE;
+  *failure_shown = !failed || last_is_error;
   return TRUE;
 }
 
@@ -934,10 +1043,22 @@ cx_result_from_json_node(JsonNode *node, GError **error)
   if (!check_values(node, NUL_IN_ERROR_TEXTS, error))
     return NULL;
   g_autoptr(cx_result) result = cx_result_new();
+  g_auto(GStrv) failure_lines = NULL;
+  gboolean failure_shown = TRUE;
   if (!read_text(object, "stdout", result, result->out, error) ||
       !read_text(object, "stderr", result, result->err, error) ||
-      !read_outputs(object, result, error) || !read_error(object, result, error))
+      !read_outputs(object, result, &failure_lines, &failure_shown, error) ||
+      !read_error(object, result, error))
     return NULL;
+  if (result->error_type != NULL) {
+    /* Lines of its own only where they are not the plain traceback's. */
+    g_autofree char *plain_text = error_text(result->error_traceback, FALSE);
+    g_auto(GStrv) plain = traceback_lines(plain_text);
+    gboolean own = failure_lines != NULL &&
+                   !g_strv_equal((const char *const *)failure_lines, (const char *const *)plain);
+    cx_result_set_error_output(result, own ? (const char *const *)failure_lines : NULL,
+                               failure_shown);
+  }
 
   /* success defaults to "no error"; when given it must be a boolean. */
   JsonNode *success = json_object_get_member(object, "success");
@@ -990,6 +1111,7 @@ output_item_copy(const output_item *item)
   copy->display_id = g_strdup(item->display_id);
   copy->ename = g_strdup(item->ename);
   copy->evalue = g_strdup(item->evalue);
+  copy->traceback = g_strdupv(item->traceback);
   return copy;
 }
 
@@ -1008,6 +1130,8 @@ cx_result_copy(const cx_result *result)
   copy->error_type = g_strdup(result->error_type);
   copy->error_message = g_strdup(result->error_message);
   copy->error_traceback = g_strdup(result->error_traceback);
+  copy->error_output_lines = g_strdupv(result->error_output_lines);
+  copy->error_output_hidden = result->error_output_hidden;
   json_object_unref(copy->extras);
   copy->extras = cx__json_object_deep_copy(result->extras);
   return copy;

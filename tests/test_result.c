@@ -419,6 +419,60 @@ test_result_shown_errors_do_not_fail_the_cell(void)
   g_autofree char *text = assert_json_round_trips(result);
 }
 
+/* IPython's traceback lines (entries holding line breaks and colour codes)
+ * stand in the error output while error.traceback stays plain; a failure
+ * without an error output (a UsageError) stays so; both survive JSON and
+ * a copy, and cx_result_set_error() resets them. */
+static void
+test_result_error_output_as_ipython_shows_it(void)
+{
+  static const char *const lines[] = { "\x1b[0;31m----\x1b[0m", "Cell In [2], line 1\n----> 1 f()\n",
+                                       "ZeroDivisionError: division by zero", NULL };
+  g_autoptr(cx_result) result = cx_result_new();
+  cx_result_add_error_output_lines(result, "RuntimeError", "shown", lines);
+  cx_result_set_error(result, "ZeroDivisionError", "division by zero",
+                      "Traceback (most recent call last):\nZeroDivisionError: division by zero\n");
+  CU_ASSERT_PTR_NULL(cx_result_get_error_output_traceback(result));
+  cx_result_set_error_output(result, lines, TRUE);
+  CU_ASSERT_TRUE(cx_result_get_error_output_shown(result));
+  g_autofree char *json = outputs_json(result);
+  CX_ASSERT_CONTAINS(json, "\"traceback\":[\"\\u001b[0;31m----\\u001b[0m\",\"Cell In [2], line 1\\n----> 1 f()\\n\"");
+  const char *first = strstr(json, "Cell In [2]");
+  CU_ASSERT_TRUE(first != NULL && strstr(first + 1, "Cell In [2]") != NULL); /* both errors */
+  g_autofree char *text = assert_json_round_trips(result);
+  g_autoptr(cx_result) read = cx_result_from_json(text, NULL);
+  CU_ASSERT_TRUE(g_strv_equal(cx_result_get_error_output_traceback(read), lines));
+  CU_ASSERT_STRING_EQUAL(cx_result_get_error_traceback(read),
+                         "Traceback (most recent call last):\nZeroDivisionError: division by zero\n");
+  g_autoptr(cx_result) copy = cx_result_copy(result);
+  CU_ASSERT_TRUE(g_strv_equal(cx_result_get_error_output_traceback(copy), lines));
+
+  /* Lines a JsonNode cannot hold are not taken. */
+  static const char *const nul[] = { "a" CX_RESULT_NUL "b", NULL };
+  cx_result_set_error_output(result, nul, TRUE);
+  CU_ASSERT_PTR_NULL(cx_result_get_error_output_traceback(result));
+
+  /* No error output: only the stderr line the backend wrote. */
+  g_autoptr(cx_result) usage = cx_result_new();
+  cx_result_append_stderr(usage, "UsageError: Line magic function `%nope` not found.\n", -1);
+  cx_result_set_error(usage, "UsageError", "Line magic function `%nope` not found.",
+                      "UsageError: Line magic function `%nope` not found.\n");
+  cx_result_set_error_output(usage, NULL, FALSE);
+  CU_ASSERT_FALSE(cx_result_get_error_output_shown(usage));
+  g_autofree char *usage_json = outputs_json(usage);
+  CU_ASSERT_STRING_EQUAL(usage_json, "[{\"output_type\":\"stream\",\"name\":\"stderr\",\"text\":"
+                                     "\"UsageError: Line magic function `%nope` not found.\\n\"}]");
+  g_autofree char *usage_text = assert_json_round_trips(usage);
+  g_autoptr(cx_result) usage_read = cx_result_from_json(usage_text, NULL);
+  CU_ASSERT_FALSE(cx_result_get_error_output_shown(usage_read));
+  CU_ASSERT_TRUE(cx_result_has_error(usage_read));
+  g_autoptr(cx_result) usage_copy = cx_result_copy(usage);
+  CU_ASSERT_FALSE(cx_result_get_error_output_shown(usage_copy));
+  /* A new error is shown again, with its own lines. */
+  cx_result_set_error(usage, "ValueError", "bad", "ValueError: bad\n");
+  CU_ASSERT_TRUE(cx_result_get_error_output_shown(usage));
+}
+
 void
 cx_test_register(void)
 {
@@ -446,6 +500,7 @@ cx_test_register(void)
     { "test_result_outputs_round_trip_and_are_made_when_missing",
       test_result_outputs_round_trip_and_are_made_when_missing },
     { "test_result_shown_errors_do_not_fail_the_cell", test_result_shown_errors_do_not_fail_the_cell },
+    { "test_result_error_output_as_ipython_shows_it", test_result_error_output_as_ipython_shows_it },
     { NULL, NULL }
   };
   cx_test_add_suite("result", tests);

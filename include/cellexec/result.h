@@ -35,7 +35,10 @@
  *                   "metadata"}, {"output_type": "execute_result",
  *                   "execution_count", "data", "metadata"} and, last when
  *                   the cell failed, {"output_type": "error", "ename",
- *                   "evalue", "traceback": [lines]}.  A notebook runner
+ *                   "evalue", "traceback": [lines]} (IPython's traceback,
+ *                   as a kernel sends it, when the backend gives it; none
+ *                   for a UsageError: see cx_result_set_error_output()).
+ *                   A notebook runner
  *                   writes them into a .ipynb unchanged.  It is built from
  *                   the calls below; cx_result_set_extra() cannot set it.
  *
@@ -128,6 +131,14 @@ CX_EXPORT void cx_result_clear_output(cx_result *result, gboolean wait);
  * cx_result_set_error(), whose error output is always the last. */
 CX_EXPORT void cx_result_add_error_output(cx_result *result, const char *ename,
                                           const char *evalue, const char *traceback);
+/* ABI 1.1: the same, its "traceback" being TRACEBACK_LINES (NULL-terminated,
+ * copied) as they are, where cx_result_add_error_output() cuts a text at
+ * its line breaks: a Jupyter kernel's traceback is a list whose entries
+ * hold line breaks and colour codes.  Lines that are not valid UTF-8, or
+ * hold a NUL, leave the traceback empty. */
+CX_EXPORT void cx_result_add_error_output_lines(cx_result *result, const char *ename,
+                                                const char *evalue,
+                                                const char *const *traceback_lines);
 
 /* ABI 1.1: the ordered outputs described above, as a new array (free with
  * json_array_unref).  Stream text that is not UTF-8 is made valid as in
@@ -142,6 +153,25 @@ CX_EXPORT JsonArray *cx_result_list_outputs(const cx_result *result);
  * back so by cx_result_get_error_message() and _traceback(). */
 CX_EXPORT void cx_result_set_error(cx_result *result, const char *type,
                                    const char *message, const char *traceback);
+
+/* ABI 1.1: how the error set by cx_result_set_error() shows in "outputs",
+ * where it is the last output.  TRACEBACK_LINES, when not NULL
+ * (NULL-terminated, copied, valid UTF-8 without NUL or they are ignored),
+ * become that output's "traceback" in place of the lines of the error's
+ * traceback: IPython's formatted traceback, with the colour codes a Jupyter
+ * kernel sends, while "error"."traceback" keeps the plain text a program
+ * reads.  SHOWN FALSE: the failure has no error output at all, as IPython
+ * fails a cell on a UsageError (an unknown magic) and only prints its
+ * message on stderr, which the backend writes there itself.
+ * cx_result_set_error() resets both: plain lines, shown.  In JSON, an
+ * error with no error output last in "outputs" reads back as not shown. */
+CX_EXPORT void cx_result_set_error_output(cx_result *result, const char *const *traceback_lines,
+                                          gboolean shown);
+/* ABI 1.1: TRUE when the result has an error and it has an error output. */
+CX_EXPORT gboolean cx_result_get_error_output_shown(const cx_result *result);
+/* ABI 1.1: the lines cx_result_set_error_output() gave (borrowed), or NULL
+ * when the error output lists those of the error's traceback. */
+CX_EXPORT const char *const *cx_result_get_error_output_traceback(const cx_result *result);
 
 /* Set success without an error (a bundle read from JSON may say so). */
 CX_EXPORT void cx_result_set_success(cx_result *result, gboolean success);
