@@ -44,9 +44,37 @@ utf8_keeping_nul(PyObject *text)
   return g_string_free(kept, FALSE);
 }
 
+/* LINES, a list of str, as a NULL-terminated vector of UTF-8 texts; NULL
+ * when it is not one or a text holds a NUL (which a C string would cut). */
+static char **
+text_lines(PyObject *lines)
+{
+  if (!PyList_Check(lines))
+    return NULL;
+  GStrvBuilder *builder = g_strv_builder_new();
+  gboolean ok = TRUE;
+  for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(lines); i++) {
+    PyObject *line = PyList_GET_ITEM(lines, i);
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_Check(line) ? PyUnicode_AsUTF8AndSize(line, &size) : NULL;
+    ok = utf8 != NULL && strlen(utf8) == (size_t)size;
+    if (ok)
+      g_strv_builder_add(builder, utf8);
+  }
+  char **strv = g_strv_builder_end(builder);
+  g_strv_builder_unref(builder);
+  if (!ok) {
+    PyErr_Clear();
+    g_clear_pointer(&strv, g_strfreev);
+  }
+  return strv;
+}
+
+/* The cell's error from EXCEPTION.  SHOWN FALSE: it has no error output
+ * (helper.show_usage_error printed it). */
 static void
 set_error_from_exception(cx_result *result, PyObject *exception, const cx__py_cell *cell,
-                         const cx_run_options *run)
+                         const cx_run_options *run, gboolean shown)
 {
   PyObject *timeout = cell->timed_out ? PyFloat_FromDouble(cx_run_options_get_timeout(run))
                                       : Py_NewRef(Py_None);
@@ -55,19 +83,35 @@ set_error_from_exception(cx_result *result, PyObject *exception, const cx__py_ce
   Py_XDECREF(timeout);
   const char *type = NULL;
   g_autofree char *message = NULL, *traceback = NULL;
-  if (described != NULL && PyTuple_Check(described) && PyTuple_GET_SIZE(described) == 3) {
+  g_auto(GStrv) lines = NULL;
+  if (described != NULL && PyTuple_Check(described) && PyTuple_GET_SIZE(described) == 4) {
     type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 0));
     message = type != NULL ? utf8_keeping_nul(PyTuple_GET_ITEM(described, 1)) : NULL;
     traceback = message != NULL ? utf8_keeping_nul(PyTuple_GET_ITEM(described, 2)) : NULL;
+    lines = text_lines(PyTuple_GET_ITEM(described, 3));
   }
   if (type != NULL && message != NULL && traceback != NULL) {
     cx_result_set_error(result, type, message, traceback);
+    cx_result_set_error_output(result, (const char *const *)lines, shown);
   } else {
     /* Describing failed too (no memory?): say at least what it was. */
     PyErr_Clear();
     cx_result_set_error(result, Py_TYPE(exception)->tp_name, "", "");
   }
   Py_XDECREF(described);
+}
+
+/* TRUE when EXCEPTION is shown on stderr instead of an error output, as a
+ * kernel shows IPython's UsageError; while the cell's output is captured. */
+static gboolean
+show_usage_error(PyObject *exception)
+{
+  PyObject *shown = cx__py_call_helper("show_usage_error", &exception, 1);
+  if (shown == NULL)
+    PyErr_Clear();
+  gboolean usage_error = shown == Py_True;
+  Py_XDECREF(shown);
+  return usage_error;
 }
 
 /* The exception being handled, normalised, with its traceback; cleared. */
@@ -444,8 +488,12 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
    * _repr_html_ may print, and a recording worker streams it in order. */
   if (value != NULL && value != Py_None && !publish_value(&cell, value))
     exception = take_exception(); /* e.g. a _repr_json_ that is not JSON */
-  if (cx__py_shell_started)
+  gboolean error_shown = TRUE;
+  if (cx__py_shell_started) {
+    if (exception != NULL)
+      error_shown = !show_usage_error(exception);
     finish_cell(source, &exception);
+  }
   cx__py_running_end(&cell);
   if (cell.outer == NULL)
     cx__py_signals_restore();
@@ -457,7 +505,7 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
   Py_XDECREF(value);
 
   if (exception != NULL) {
-    set_error_from_exception(result, exception, &cell, run);
+    set_error_from_exception(result, exception, &cell, run, error_shown);
     Py_DECREF(exception);
   }
   set_payload(result);

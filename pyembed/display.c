@@ -123,7 +123,7 @@ cx__py_publish(cx__py_cell *cell, cx__py_output_kind kind, PyObject *bundle,
 
 void
 cx__py_show_error(cx__py_cell *cell, const char *ename, const char *evalue,
-                  const char *traceback)
+                  const char *const *lines)
 {
   cx__py_fdcapture_deliver(cell);
   if (cell->record_events) {
@@ -131,10 +131,13 @@ cx__py_show_error(cx__py_cell *cell, const char *ename, const char *evalue,
     json_object_set_string_member(event, "event", "error");
     json_object_set_string_member(event, "ename", ename);
     json_object_set_string_member(event, "evalue", evalue);
-    json_object_set_string_member(event, "traceback", traceback);
+    JsonArray *array = json_array_new();
+    for (const char *const *line = lines; *line != NULL; line++)
+      json_array_add_string_element(array, *line);
+    json_object_set_array_member(event, "traceback", array);
     record_event(cell, event);
   } else {
-    cx_result_add_error_output(cell->result, ename, evalue, traceback);
+    cx_result_add_error_output_lines(cell->result, ename, evalue, lines);
   }
 }
 

@@ -15,21 +15,79 @@ lone surrogates backslash-escaped as python3 writes them to stderr.
 import sys
 import weakref
 
+# What a plain traceback calls a cell, whatever its file name: the lines
+# shown tell cells apart.
+PLAIN_CELL_FILENAME = "<cell>"
+
+
+def cell_filename(source):
+    """The file name cells with the text SOURCE are compiled under: one per
+    text, as a kernel names them, so that linecache and IPython tell cells
+    apart (see _CellSource)."""
+    return f"<cell-{hash(source) & 0xFFFFFFFFFFFFFFFF:016x}>"
+
+
+def is_cell_filename(filename):
+    return isinstance(filename, str) and filename.startswith("<cell-") and filename.endswith(">")
+
 # Source lines of every code object compiled from a cell or by an executor
-# operation, for tracebacks: all cells share the file name <cell>, so
-# linecache cannot tell them apart.  Kept as long as the code lives.
+# operation, for tracebacks.  Kept as long as the code lives.
 _source_lines = weakref.WeakKeyDictionary()
 
 
-def remember_lines(code, lines):
+class _CellSource:
+    """The lines of one cell's source, shared by its code objects.  A cell
+    compiled under a file name of its own (helper.cell_filename) is in
+    linecache as long as one of them lives, as a kernel registers cells
+    there: warnings show its line, inspect.getsource() and IPython's
+    tracebacks and debugger find it."""
+
+    __slots__ = ("lines", "filename", "entry", "count", "__weakref__")
+
+    def __init__(self, lines, filename):
+        self.lines = lines
+        self.filename = filename
+        self.entry = None
+        self.count = 1  # the number of the cell that ran it last
+        if filename is not None:
+            import linecache
+
+            _cells[filename] = self
+            text = [line + "\n" for line in lines]
+            # No modification time: linecache.checkcache() keeps it.
+            self.entry = (sum(map(len, text)), None, text, filename)
+            linecache.cache[filename] = self.entry
+
+    def __del__(self):
+        linecache = sys.modules.get("linecache")
+        if self.entry is not None and linecache is not None:
+            if linecache.cache.get(self.filename) is self.entry:
+                del linecache.cache[self.filename]
+
+
+# The cells compiled under a file name of their own, by that name.
+_cells = weakref.WeakValueDictionary()
+
+
+def cell_number(filename):
+    """The number of the cell that ran the code of FILENAME last, or None."""
+    cell = _cells.get(filename)
+    return cell.count if cell is not None else None
+
+
+def remember_lines(code, lines, filename=None, *more_code):
     """Show LINES (a list of lines without their ends) as the source of CODE
-    and of the code objects nested in it in tracebacks; kept as long as CODE
-    lives."""
-    stack = [code]
+    (and of MORE_CODE, compiled from the same text) and of the code objects
+    nested in them in tracebacks; kept as long as one of them lives.
+    FILENAME: their file name, when it is one of their own, for linecache.
+    Returns what keeps the lines (its count: see cell_number)."""
+    source = _CellSource(lines, filename)
+    stack = [code, *more_code]
     while stack:
         c = stack.pop()
-        _source_lines[c] = lines
+        _source_lines[c] = source
         stack.extend(k for k in c.co_consts if isinstance(k, type(code)))
+    return source
 
 
 # Tracebacks longer than this keep their first and last _TRACEBACK_KEEP
@@ -97,8 +155,13 @@ def _attach_lines(te, exc, seen):
         return
     seen.add(id(exc))
     for summary, (frame, _) in zip(te.stack, traceback.walk_tb(exc.__traceback__)):
-        lines = _source_lines.get(frame.f_code)
-        if lines is not None and 0 < summary.lineno <= len(lines):
+        source = _source_lines.get(frame.f_code)
+        if source is None:
+            continue
+        lines = source.lines
+        if source.filename is not None:
+            summary.filename = PLAIN_CELL_FILENAME
+        if 0 < summary.lineno <= len(lines):
             # With its line break, as linecache gives lines: the caret
             # columns are counted against it.
             summary._line = lines[summary.lineno - 1] + "\n"
@@ -160,11 +223,19 @@ def describe_exception(exc, drop_files=(), skip_leading=()):
     source lines remember_lines() was given, and at most
     _TRACEBACK_MAX_FRAMES frames.  The message of SystemExit is its code.
     Message and traceback are valid UTF-8 (see utf8_safe)."""
-    if isinstance(exc, SystemExit):
-        message = safe_str(exc.code)  # the exit code: "3", "None", "bye"
-    else:
-        message = safe_str(exc)
-    traceback_text = _format_traceback(exc, tuple(drop_files), tuple(skip_leading))
+    # A cell's syntax error names the cell as plain tracebacks do.
+    filename = getattr(exc, "filename", None) if isinstance(exc, SyntaxError) else None
+    if is_cell_filename(filename):
+        exc.filename = PLAIN_CELL_FILENAME
+    try:
+        if isinstance(exc, SystemExit):
+            message = safe_str(exc.code)  # the exit code: "3", "None", "bye"
+        else:
+            message = safe_str(exc)
+        traceback_text = _format_traceback(exc, tuple(drop_files), tuple(skip_leading))
+    finally:
+        if is_cell_filename(filename):
+            exc.filename = filename
     return type(exc).__name__, utf8_safe(message), utf8_safe(traceback_text)
 
 

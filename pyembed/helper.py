@@ -29,7 +29,6 @@ import _cellexec_errors as _errors
 import _cellexec_ipython as _ipython
 import _cellexec_native as _native
 
-CELL_FILENAME = "<cell>"
 _COMPILE_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
 
@@ -91,12 +90,12 @@ def _ipython_syntax(source):
     return None
 
 
-def _parse(source):
+def _parse(source, filename):
     """(syntax tree, Python text) of SOURCE; a cell in IPython's syntax is
     transformed by IPython first, as a kernel does.  Plain Python never pays
     for that."""
     try:
-        return compile(source, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
+        return compile(source, filename, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
                        dont_inherit=True), source
     except SyntaxError as error:
         what = _ipython_syntax(source)
@@ -109,11 +108,11 @@ def _parse(source):
             raise error from None
         if transformed == source:
             raise
-        return compile(transformed, CELL_FILENAME, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
+        return compile(transformed, filename, "exec", ast.PyCF_ONLY_AST | _COMPILE_FLAGS,
                        dont_inherit=True), transformed
 
 
-def _compile_by_lines(source):
+def _compile_by_lines(source, filename):
     """_compile_uncached's answer for the common cell whose last line is an
     expression of its own, compiled straight from the text (a syntax tree
     costs as much again as compiling); None when that is not sure.
@@ -126,45 +125,50 @@ def _compile_by_lines(source):
     try:
         # Blank lines in front keep the last line's number in tracebacks.
         last_expression = compile("\n" * (head.count("\n") + len(newline)) + tail,
-                                  CELL_FILENAME, "eval", _COMPILE_FLAGS, dont_inherit=True)
-        statements = (compile(head, CELL_FILENAME, "exec", _COMPILE_FLAGS, dont_inherit=True)
+                                  filename, "eval", _COMPILE_FLAGS, dont_inherit=True)
+        statements = (compile(head, filename, "exec", _COMPILE_FLAGS, dont_inherit=True)
                       if head.strip() else None)
     except SyntaxError:
         return None
-    lines = source.splitlines()
-    for code in (statements, last_expression):
-        if code is not None:
-            _errors.remember_lines(code, lines)
-    return statements, last_expression, source, _automagic_word(source)
+    cell = _remember_lines(source, filename, statements, last_expression)
+    return statements, last_expression, source, _automagic_word(source), cell
 
 
 def _compile_uncached(source):
-    """(statements, last_expression, python, word): code objects, either may
-    be None; the Python text they are compiled from (SOURCE, or what
-    IPython made of it: what a kernel's In holds); and the word that makes
-    the cell a magic when nothing defines it (_automagic_word), or None.
+    """(statements, last_expression, python, word, cell): code objects,
+    either may be None; the Python text they are compiled from (SOURCE, or
+    what IPython made of it: what a kernel's In holds); the word that makes
+    the cell a magic when nothing defines it (_automagic_word), or None;
+    and the cell's source as _errors keeps it (its number for IPython's
+    tracebacks), or None when it has no code.
 
     The last statement, if it is an expression, is compiled on its own in
     'eval' mode so its value can be displayed -- unless the cell ends
     with ';', which asks for no display."""
-    compiled = _compile_by_lines(source)
+    filename = _errors.cell_filename(source)
+    compiled = _compile_by_lines(source, filename)
     if compiled is not None:
         return compiled
-    tree, python = _parse(source)
+    tree, python = _parse(source, filename)
     last_expression = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not _ends_with_semicolon(source):
         last_expression = ast.Expression(tree.body.pop().value)
     statements = None
     if tree.body:
-        statements = compile(tree, CELL_FILENAME, "exec", _COMPILE_FLAGS, dont_inherit=True)
+        statements = compile(tree, filename, "exec", _COMPILE_FLAGS, dont_inherit=True)
     if last_expression is not None:
-        last_expression = compile(last_expression, CELL_FILENAME, "eval", _COMPILE_FLAGS,
+        last_expression = compile(last_expression, filename, "eval", _COMPILE_FLAGS,
                                   dont_inherit=True)
-    lines = source.splitlines()
-    for code in (statements, last_expression):
-        if code is not None:
-            _errors.remember_lines(code, lines)
-    return statements, last_expression, python, _automagic_word(source)
+    cell = _remember_lines(source, filename, statements, last_expression)
+    return statements, last_expression, python, _automagic_word(source), cell
+
+
+def _remember_lines(source, filename, statements, last_expression):
+    codes = [code for code in (statements, last_expression) if code is not None]
+    if not codes:
+        return None
+    # One holder for both: linecache keeps the lines while either lives.
+    return _errors.remember_lines(codes[0], source.splitlines(), filename, *codes[1:])
 
 
 _AUTOMAGIC_LINE = None
@@ -194,7 +198,7 @@ def _automagic_word(source):
 
 
 def _automagic(source, namespace, word):
-    """(statements, last_expression, python) of SOURCE as IPython's
+    """(statements, last_expression, python, cell) of SOURCE as IPython's
     automagic makes it (transform_cell's prefilter of a one-line cell), or
     None: WORD defined, not a magic, or IPython not installed."""
     if word is None or word in namespace or word in builtins.__dict__:
@@ -205,8 +209,8 @@ def _automagic(source, namespace, word):
         return None
     if python is None:
         return None
-    statements, last_expression, _, _ = _compile_uncached(python)
-    return statements, last_expression, python
+    statements, last_expression, _, _, cell = _compile_uncached(python)
+    return statements, last_expression, python, cell
 
 
 def _compile(source):
@@ -360,17 +364,20 @@ def execute(source, namespace, runner, history, count):
     RUNNER is the session's AsyncRunner, or None for a stateless cell;
     HISTORY the session's History, or None for a stateless cell (number 1)."""
     try:
-        statements, last_expression, python, word = _compile(source)
+        statements, last_expression, python, word, cell = _compile(source)
     except SyntaxError:
         magic = _automagic(source, namespace, _automagic_word(source))  # mkdir tmp
         if magic is None:
             _store_input(history, namespace, count, source, source)  # as a kernel does
+            _ipython.number_syntax_error(_errors.cell_filename(source), count)
             raise
-        statements, last_expression, python = magic
+        statements, last_expression, python, cell = magic
     else:
         if word is not None and word not in namespace:  # pwd, ls -d /tmp
-            statements, last_expression, python = (
-                _automagic(source, namespace, word) or (statements, last_expression, python))
+            statements, last_expression, python, cell = (
+                _automagic(source, namespace, word) or (statements, last_expression, python, cell))
+    if cell is not None:
+        cell.count = count  # "Cell In [count]" in IPython's tracebacks
     _store_input(history, namespace, count, source, python)
     _ipython.enter_cell(namespace, history, count)
     own_runner = None
@@ -660,15 +667,26 @@ def _framework_prefixes():
     return tuple(prefixes)
 
 
+def show_usage_error(exc):
+    """True when EXC, which ended a cell, is shown on stderr, not as an error
+    output (an IPython UsageError); the cell's output is still captured."""
+    return _ipython.show_usage_error(exc)
+
+
 def describe_error(exc, timeout=None):
-    """(type name, message, traceback) of the exception that ended a cell.
+    """(type name, message, traceback, lines) of the exception that ended a
+    cell: LINES are IPython's traceback for the error output, once IPython
+    is loaded (else None).
 
     TIMEOUT: the seconds of the deadline, when the watchdog raised EXC."""
     if timeout is not None and isinstance(exc, TimeoutError) and not exc.args:
         exc.args = (f"cell exceeded its {timeout:g} s timeout",)
-    # For post-mortem tools (%tb, %debug, pdb.pm()), as IPython shows one.
+    described = _errors.describe_exception(exc, (__file__, _ipython.__file__),
+                                           _framework_prefixes())
+    # After describe_exception, which took cellexec's frames off: for
+    # post-mortem tools (%tb, %debug, pdb.pm()), as IPython keeps them.
     sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
-    return _errors.describe_exception(exc, (__file__, _ipython.__file__), _framework_prefixes())
+    return (*described, _ipython.formatted_traceback(exc))
 
 
 # ---- cwd and env of one call -----------------------------------------------

@@ -72,8 +72,6 @@ def _create_shell():
 
     config = Config()
     config.HistoryManager.enabled = False     # no SQLite file in ~/.ipython
-    config.InteractiveShell.colors = "NoColor"
-    config.InteractiveShell.xmode = "Plain"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")       # e.g. "working in a virtualenv"
         shell = InteractiveShell.instance(
@@ -88,12 +86,13 @@ def _create_shell():
     def show_traceback(etype, evalue, stb):
         # An exception IPython shows without failing the cell (a display
         # formatter that raised): an error output, as in ipykernel.
-        text = _errors.utf8_safe(shell.InteractiveTB.stb2text(stb))
+        lines = [_errors.utf8_safe(line) for line in stb]
         if not _native.show_error(etype.__name__, _errors.utf8_safe(_errors.safe_str(evalue)),
-                                  text):
-            print(text, file=sys.stderr)
+                                  lines):
+            print(shell.InteractiveTB.stb2text(lines), file=sys.stderr)
 
     shell._showtraceback = show_traceback
+    shell.compile._filename_map = _CellNumbers(shell.compile._filename_map)
 
     def enable_gui(gui=None):
         # What %matplotlib asks for: figures inline need no event loop.
@@ -276,6 +275,34 @@ def automagic(source, namespace):
     return python if python.strip() != source.strip() else None
 
 
+class _CellNumbers(dict):
+    """The shell's CachingCompiler._filename_map, which makes IPython's
+    tracebacks call code of a cell's file name "Cell In [N]": N is what
+    _errors.cell_number says, as a kernel's compiler records it for every
+    cell it compiles (cells compiled before IPython was loaded included)."""
+
+    def __contains__(self, filename):
+        return dict.__contains__(self, filename) or _errors.cell_number(filename) is not None
+
+    def __getitem__(self, filename):
+        if dict.__contains__(self, filename):
+            return dict.__getitem__(self, filename)
+        number = _errors.cell_number(filename)
+        if number is None:
+            raise KeyError(filename)
+        return number
+
+    def get(self, filename, default=None):
+        return self[filename] if filename in self else default
+
+
+def number_syntax_error(filename, count):
+    """Cell COUNT, of FILENAME, did not compile: its SyntaxError says "Cell
+    In [COUNT]" too."""
+    if _shell is not None:
+        dict.__setitem__(_shell.compile._filename_map, filename, count)
+
+
 def enter_cell(namespace, history, count):
     """Point the shell at NAMESPACE and HISTORY (helper.History) for cell
     number COUNT, about to run: magics such as %time, %who, %history and
@@ -321,6 +348,47 @@ def finish_cell(source, error):
     result.error_in_exec = error
     _shell.events.trigger("post_execute")
     _shell.events.trigger("post_run_cell", result)
+
+
+def show_usage_error(exc):
+    """True when EXC, which ended a cell, is IPython's UsageError (a magic
+    unknown or misused), which a kernel prints on stderr instead of showing
+    an error output; printed here, while the cell's output is captured."""
+    if _shell is None:
+        return False
+    from IPython.core.error import UsageError
+
+    if not isinstance(exc, UsageError):
+        return False
+    _shell.show_usage_error(exc)
+    return True
+
+
+def formatted_traceback(exc):
+    """IPython's traceback of EXC, which ended a cell, as a kernel sends it
+    in an error output: a list of texts, in the shell's colours and
+    %xmode; None before the shell exists, or when IPython fails to format
+    it.  As InteractiveShell.showtraceback chooses: SystemExit shows only
+    its message, a SyntaxError (or any error compiling the cell) IPython's
+    SyntaxTB, anything else its InteractiveTB."""
+    if _shell is None:
+        return None
+    etype = type(exc)
+    try:
+        if isinstance(exc, SystemExit):
+            stb = ["An exception has occurred, use %tb to see the full traceback.\n"]
+            stb.extend(_shell.InteractiveTB.get_exception_only(etype, exc))
+        elif isinstance(exc, SyntaxError) and (etype is SyntaxError or exc.__traceback__ is None):
+            import traceback
+
+            stb = _shell.SyntaxTB.structured_traceback(etype, exc,
+                                                       traceback.extract_tb(exc.__traceback__))
+        else:
+            stb = _shell.InteractiveTB.structured_traceback(etype, exc, exc.__traceback__,
+                                                            tb_offset=0)
+        return [_errors.utf8_safe(line) for line in stb]
+    except Exception:
+        return None
 
 
 def take_payload():

@@ -37,18 +37,33 @@ native_publish_display(PyObject *module, PyObject *const *args, Py_ssize_t nargs
   return ok ? Py_NewRef(Py_True) : NULL;
 }
 
-/* show_error(ename, evalue, traceback) -> bool: an error output of the
- * running cell that does not end it; False when no cell runs. */
+/* show_error(ename, evalue, lines) -> bool: an error output of the
+ * running cell that does not end it, its traceback the list of str LINES;
+ * False when no cell runs. */
 static PyObject *
 native_show_error(PyObject *module, PyObject *args)
 {
-  const char *ename, *evalue, *traceback;
-  if (!PyArg_ParseTuple(args, "sss:show_error", &ename, &evalue, &traceback))
+  const char *ename, *evalue;
+  PyObject *list;
+  if (!PyArg_ParseTuple(args, "ssO!:show_error", &ename, &evalue, &PyList_Type, &list))
     return NULL;
   cx__py_cell *cell = cx__py_output_cell();
   if (cell == NULL)
     return Py_NewRef(Py_False);
-  cx__py_show_error(cell, ename, evalue, traceback);
+  GStrvBuilder *builder = g_strv_builder_new();
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+    const char *line = PyUnicode_Check(PyList_GET_ITEM(list, i))
+                         ? PyUnicode_AsUTF8(PyList_GET_ITEM(list, i)) : NULL;
+    if (line == NULL) {
+      g_strv_builder_unref(builder);
+      PyErr_Clear();
+      return PyErr_Format(PyExc_TypeError, "show_error: the lines must be str");
+    }
+    g_strv_builder_add(builder, line);
+  }
+  g_auto(GStrv) lines = g_strv_builder_end(builder);
+  g_strv_builder_unref(builder);
+  cx__py_show_error(cell, ename, evalue, (const char *const *)lines);
   return Py_NewRef(Py_True);
 }
 
@@ -123,7 +138,7 @@ static PyMethodDef native_methods[] = {
     "publish_display(data, metadata, display_id, update): show a MIME bundle in the "
     "running cell (update: replace the one named display_id); False when no cell runs." },
   { "show_error", native_show_error, METH_VARARGS,
-    "show_error(ename, evalue, traceback): an error output of the running cell that "
+    "show_error(ename, evalue, lines): an error output of the running cell that "
     "does not end it; False when no cell runs." },
   { "clear_output", native_clear_output, METH_O,
     "clear_output(wait): clear the running cell's outputs; False when no cell runs." },

@@ -166,7 +166,7 @@ void cx__py_note_stream(cx__py_cell *cell, int fd);
 /* With the GIL held: an exception shown in CELL without failing it (an
  * "error" output), as IPython shows one raised by a display formatter. */
 void cx__py_show_error(cx__py_cell *cell, const char *ename, const char *evalue,
-                       const char *traceback);
+                       const char *const *lines);
 /* With the GIL held: IPython's clear_output(wait) in CELL. */
 void cx__py_clear_output(cx__py_cell *cell, gboolean wait);
 /* The events recorded for the cell running (or last run) in this process,

@@ -181,13 +181,14 @@ static string_rule string_rules[] = {
   { "strip_ansi", "\\x1b\\[[0-9;?]*[A-Za-z]", "", NULL },
   { "timing", "[0-9]+(?:\\.[0-9]+)?(?:e[+-]?[0-9]+)?\\s*(?:ns|\xc2\xb5s|us|ms|s)\\b", "<time>", NULL },
   { "cell_filename", "\\([^(),]*, line ([0-9]+)\\)", "(<cell>, line \\1)", NULL },
+  { "cell_path", "/tmp/ipykernel_[0-9]+/[0-9]+\\.py|<cell-[0-9a-f]+>", "<cell>", NULL },
   { "digits", "[0-9]+", "<n>", NULL },
   { NULL, "0x[0-9a-fA-F]{4,}", "0x<addr>", NULL },
 };
 
 static const char *const known_rules[] = {
-  "strip_ansi", "timing", "cell_filename", "digits", "streams_by_name", "error_as_stderr",
-  "drop_exit_hint", NULL
+  "strip_ansi", "timing", "cell_filename", "cell_path", "digits", "streams_by_name",
+  "drop_exit_hint", "compare_tracebacks", NULL
 };
 
 #define EXIT_HINT "UserWarning: To exit: use 'exit', 'quit', or Ctrl-D."
@@ -265,7 +266,7 @@ member_string(JsonObject *object, const char *name)
            : NULL;
 }
 
-/* OUTPUTS normalised: tracebacks dropped, streams joined per name with
+/* OUTPUTS normalised: tracebacks dropped (unless "compare_tracebacks"), streams joined per name with
  * "streams_by_name", every string through normalize_string().  Anything
  * that is not an array of objects is kept as it is, to show up in the
  * diff. */
@@ -289,20 +290,6 @@ normalize_outputs(JsonNode *outputs, const char *const *rules)
     const char *type = member_string(output, "output_type");
     const char *name = member_string(output, "name");
     const char *text = member_string(output, "text");
-    g_autoptr(JsonObject) as_stream = NULL;
-    g_autofree char *error_line = NULL;
-    if (has_rule(rules, "error_as_stderr") && g_strcmp0(type, "error") == 0) {
-      error_line = g_strdup_printf("%s: %s\n", member_string(output, "ename"),
-                                   member_string(output, "evalue"));
-      as_stream = json_object_new();
-      json_object_set_string_member(as_stream, "output_type", "stream");
-      json_object_set_string_member(as_stream, "name", "stderr");
-      json_object_set_string_member(as_stream, "text", error_line);
-      output = as_stream;
-      type = "stream";
-      name = "stderr";
-      text = error_line;
-    }
     if (has_rule(rules, "drop_exit_hint") && g_strcmp0(type, "stream") == 0 && text != NULL &&
         strstr(text, EXIT_HINT) != NULL)
       continue;
@@ -320,7 +307,8 @@ normalize_outputs(JsonNode *outputs, const char *const *rules)
     JsonNode *member;
     json_object_iter_init(&iter, output);
     while (json_object_iter_next(&iter, &key, &member))
-      if (!(g_strcmp0(type, "error") == 0 && strcmp(key, "traceback") == 0))
+      if (!(g_strcmp0(type, "error") == 0 && strcmp(key, "traceback") == 0) ||
+          has_rule(rules, "compare_tracebacks"))
         json_object_set_member(copy, key, json_node_copy(member));
     json_array_add_object_element(out, copy);
   }

@@ -17,11 +17,17 @@ Each case is a dict:
                "strip_ansi"   ANSI escape sequences removed
                "cell_filename"  "(FILE, line N)" -> "(<cell>, line N)": the
                               kernel names a cell's code after a hash of it
+               "cell_path"    a cell's file name, the kernel's
+                              /tmp/ipykernel_PID/HASH.py or cellexec's
+                              <cell-HASH>, -> "<cell>"
+               "compare_tracebacks"  the tracebacks of error outputs are
+                              compared too, colour codes included
                "streams_by_name"  only the text of each stream (all its
                               writes joined) and the order of the other
                               outputs count, not how streams interleave
              Always applied: error tracebacks are not compared (ename and
-             evalue are), and memory addresses 0x... become 0x<addr>.
+             evalue are) unless "compare_tracebacks" says so, and memory
+             addresses 0x... become 0x<addr>.
   files      optional list of file names (relative to the cell's working
              directory) whose contents after the cell are compared too
   note       optional: what to look for in the kernel's answer
@@ -160,6 +166,7 @@ CASES = [
                 "\n"
                 "display(Broken())\n"
                 "print('still running')",
+        "normalize": ["compare_tracebacks"],
         "note": "the formatter's exception becomes an error output, yet the cell goes on and "
                 "succeeds; the object is shown as text/plain",
     },
@@ -395,7 +402,6 @@ CASES = [
     {
         "name": "magic_unknown",
         "code": "%no_such_magic",
-        "normalize": ["error_as_stderr"],
         "note": "no error output: the message is a stderr stream, yet the reply says "
                 "status error, ename UsageError",
     },
@@ -459,6 +465,45 @@ CASES = [
         "code": "def broken(:\n    pass",
         "normalize": ["cell_filename"],
         "note": "a SyntaxError is an error output too; its message names the cell's file",
+    },
+
+    # ---- IPython's tracebacks, once IPython is loaded ---------------------------
+    {
+        "name": "traceback_of_ipython",
+        "setup": ["import IPython", "def f():\n    return 1/0"],
+        "code": "f()",
+        "normalize": ["compare_tracebacks"],
+        "note": "IPython's traceback, coloured, each cell called Cell In [N] with its lines",
+    },
+    {
+        "name": "traceback_xmode_plain",
+        "setup": ["%xmode Plain", "def f():\n    return 1/0"],
+        "code": "f()",
+        "normalize": ["compare_tracebacks"],
+    },
+    {
+        "name": "traceback_xmode_minimal",
+        "setup": ["%xmode Minimal"],
+        "code": "1/0",
+        "normalize": ["compare_tracebacks"],
+    },
+    {
+        "name": "traceback_of_a_syntax_error",
+        "setup": ["import IPython"],
+        "code": "def broken(:\n    pass",
+        "normalize": ["compare_tracebacks", "cell_filename"],
+    },
+    {
+        "name": "traceback_of_sys_exit",
+        "setup": ["import IPython"],
+        "code": "import sys\nsys.exit(3)",
+        "normalize": ["compare_tracebacks", "drop_exit_hint"],
+    },
+    {
+        "name": "warning_shows_its_line",
+        "code": "import warnings\nwarnings.warn('careful')",
+        "normalize": ["cell_path"],
+        "note": "a warning names the cell's file and shows its line",
     },
 
     # ---- Notebook tools: profilers, tracers, __main__, output history ---------

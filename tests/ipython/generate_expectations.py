@@ -131,6 +131,7 @@ TIMING = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?\s*(?:ns|µs|us|ms|s)\
 DIGITS = re.compile(r"[0-9]+")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 CELL_FILENAME = re.compile(r"\([^(),]*, line ([0-9]+)\)")
+CELL_PATH = re.compile(r"/tmp/ipykernel_[0-9]+/[0-9]+\.py|<cell-[0-9a-f]+>")
 
 
 def normalize_string(text, rules):
@@ -140,6 +141,8 @@ def normalize_string(text, rules):
         text = TIMING.sub("<time>", text)
     if "cell_filename" in rules:
         text = CELL_FILENAME.sub(r"(<cell>, line \1)", text)
+    if "cell_path" in rules:
+        text = CELL_PATH.sub("<cell>", text)
     if "digits" in rules:
         text = DIGITS.sub("<n>", text)
     return ADDRESS.sub("0x<addr>", text)
@@ -163,13 +166,10 @@ def normalize_outputs(outputs, rules):
     streams = {}
     for out in outputs:
         out = dict(out)
-        if "error_as_stderr" in rules and out.get("output_type") == "error":
-            out = {"output_type": "stream", "name": "stderr",
-                   "text": f"{out['ename']}: {out['evalue']}\n"}
         if ("drop_exit_hint" in rules and out.get("output_type") == "stream"
                 and EXIT_HINT in out.get("text", "")):
             continue
-        if out.get("output_type") == "error":
+        if out.get("output_type") == "error" and "compare_tracebacks" not in rules:
             out.pop("traceback", None)
         if "streams_by_name" in rules and out.get("output_type") == "stream":
             streams[out["name"]] = streams.get(out["name"], "") + out["text"]
@@ -326,7 +326,9 @@ def run_case(ksm, case, timeout, verbose):
 
 
 def strip_tracebacks(entry):
-    """Tracebacks are not compared; keep them readable (no colour codes)."""
+    """Tracebacks not compared are kept readable (no colour codes)."""
+    if "compare_tracebacks" in entry.get("normalize", ()):
+        return
     for out in entry["outputs"]:
         if out["output_type"] == "error":
             out["traceback"] = [ANSI.sub("", line) for line in out["traceback"]]
