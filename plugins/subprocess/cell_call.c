@@ -373,6 +373,51 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
 
 /* ---- The result ---------------------------------------------------------------- */
 
+/* The traceback lines of an error output as the worker gives them: a new
+ * vector of the strings of ARRAY, or NULL when it is not an array of
+ * strings of at most LIMIT bytes in all (0: no limit). */
+static char **
+traceback_lines(JsonArray *array, guint64 limit)
+{
+  if (array == NULL)
+    return NULL;
+  GStrvBuilder *builder = g_strv_builder_new();
+  guint64 total = 0;
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < json_array_get_length(array); i++) {
+    JsonNode *line = json_array_get_element(array, i);
+    ok = JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING;
+    if (ok) {
+      total += strlen(json_node_get_string(line));
+      g_strv_builder_add(builder, json_node_get_string(line));
+    }
+  }
+  char **lines = g_strv_builder_end(builder);
+  g_strv_builder_unref(builder);
+  if (!ok || (limit > 0 && total > limit))
+    g_clear_pointer(&lines, g_strfreev);
+  return lines;
+}
+
+/* How the error shows (the RESULT frame's "error_output", see
+ * docs/worker-protocol.md): from a process that runs untrusted code, so
+ * what makes no sense, or passes LIMIT, leaves the plain traceback's lines. */
+static void
+set_error_output(cx_result *result, JsonNode *shown, guint64 limit)
+{
+  if (shown == NULL)
+    return;
+  if (JSON_NODE_HOLDS_VALUE(shown) && json_node_get_value_type(shown) == G_TYPE_BOOLEAN) {
+    cx_result_set_error_output(result, NULL, json_node_get_boolean(shown));
+    return;
+  }
+  if (!JSON_NODE_HOLDS_OBJECT(shown))
+    return;
+  g_auto(GStrv) lines = traceback_lines(cx__wire_get_array(json_node_get_object(shown),
+                                                           "traceback"), limit);
+  cx_result_set_error_output(result, (const char *const *)lines, TRUE);
+}
+
 /* Copy the error and extras of the worker's RESULT into RESULT (its outputs
  * came as OUTPUT and DISPLAY frames). */
 static gboolean
@@ -394,13 +439,15 @@ merge_worker_result(cx_result *result, call_state *call, JsonNode *node, GError 
     cx_result_set_error(result, cx_result_get_error_type(worker),
                         cut_message != NULL ? cut_message : message,
                         cut_traceback != NULL ? cut_traceback : traceback);
+    set_error_output(result, cx_result_get_extra(worker, "error_output"), limit);
   }
   else
     cx_result_set_success(result, cx_result_get_success(worker));
   g_auto(GStrv) extras = cx_result_list_extras(worker);
-  /* "truncated" is the host's to say (mark_truncation()). */
+  /* "truncated" is the host's to say (mark_truncation()); "error_output"
+   * is read above. */
   for (char **key = extras; *key != NULL; key++)
-    if (!g_str_equal(*key, "truncated"))
+    if (!g_str_equal(*key, "truncated") && !g_str_equal(*key, "error_output"))
       cx_result_set_extra(result, *key, json_node_copy(cx_result_get_extra(worker, *key)));
   return TRUE;
 }
@@ -420,9 +467,9 @@ apply_event(cx_result *result, JsonObject *event)
   if (g_str_equal(kind, "error")) {
     const char *ename = cx__wire_get_string(event, "ename", NULL);
     const char *evalue = cx__wire_get_string(event, "evalue", NULL);
+    g_auto(GStrv) lines = traceback_lines(cx__wire_get_array(event, "traceback"), 0);
     if (ename != NULL && evalue != NULL)
-      cx_result_add_error_output(result, ename, evalue,
-                                 cx__wire_get_string(event, "traceback", NULL));
+      cx_result_add_error_output_lines(result, ename, evalue, (const char *const *)lines);
     return;
   }
   JsonObject *data = cx__wire_get_object(event, "data");

@@ -13,7 +13,7 @@ cx__wire_bound_event(JsonObject *event, guint64 limit, JsonArray *truncated)
   const char *kind = cx__wire_get_string(event, "event", "");
   if (g_str_equal(kind, "error")) {
     cx__output_bound_string(event, "evalue", "evalue", limit, truncated);
-    cx__output_bound_string(event, "traceback", "traceback", limit, truncated);
+    cx__output_bound_lines(event, "traceback", "traceback", limit, truncated);
     return;
   }
   cx__output_bound_bundle(event, limit, truncated);

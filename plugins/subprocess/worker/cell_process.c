@@ -152,7 +152,7 @@ bound_event_text(guint64 limit, const char *json, gsize len)
     json_object_remove_member(event, "metadata");
     if (error) {
       json_object_set_string_member(event, "evalue", placeholder);
-      json_object_set_string_member(event, "traceback", "");
+      json_object_set_array_member(event, "traceback", json_array_new());
     } else {
       JsonObject *data = json_object_new();
       json_object_set_string_member(data, "text/plain", placeholder);
@@ -400,6 +400,7 @@ bound_result(guint64 limit, JsonObject *object)
     for (GList *l = members; l != NULL; l = l->next) {
       const char *key = l->data;
       if (!g_str_equal(key, "success") && !g_str_equal(key, "error") &&
+          !g_str_equal(key, "error_output") &&
           !g_str_equal(key, "stdout") && !g_str_equal(key, "stderr") &&
           !g_str_equal(key, "rich_outputs") && !g_str_equal(key, "outputs"))
         json_object_remove_member(object, key);
@@ -439,6 +440,38 @@ keep_error_nul(JsonObject *object, const cx_result *result)
     json_object_set_string_member(error, "traceback", traceback);
 }
 
+/* How the error of RESULT shows (cx_result_set_error_output), for the
+ * host: "error_output" false when it has no error output, {"traceback":
+ * [lines]} when those are not the error's traceback, cut at its line
+ * breaks.  Lines longer in all than LIMIT (or a frame's part) are left to
+ * the plain traceback, which bound_result() cuts. */
+static void
+set_error_output(JsonObject *object, const cx_result *result, guint64 limit)
+{
+  if (!cx_result_has_error(result))
+    return;
+  if (!cx_result_get_error_output_shown(result)) {
+    json_object_set_boolean_member(object, "error_output", FALSE);
+    return;
+  }
+  const char *const *lines = cx_result_get_error_output_traceback(result);
+  if (lines == NULL)
+    return;
+  guint64 total = 0;
+  JsonArray *array = json_array_new();
+  for (const char *const *line = lines; *line != NULL; line++) {
+    total += strlen(*line);
+    json_array_add_string_element(array, *line);
+  }
+  if ((limit > 0 && total > limit) || total > CX__WIRE_PART_MAX) {
+    json_array_unref(array);
+    return;
+  }
+  JsonObject *output = json_object_new();
+  json_object_set_array_member(output, "traceback", array);
+  json_object_set_object_member(object, "error_output", output);
+}
+
 /* Send the output the streamer has not, then the result without it. */
 static void
 send_result(channel_state *channel, cx_result *result)
@@ -452,6 +485,7 @@ send_result(channel_state *channel, cx_result *result)
   json_object_set_string_member(object, "stderr", "");
   json_object_set_array_member(object, "rich_outputs", json_array_new());
   json_object_set_array_member(object, "outputs", json_array_new());
+  set_error_output(object, result, channel->output_limit);
   bound_result(channel->output_limit, object);
   cx__wire_send_object(channel->channel, CX__WIRE_MSG_RESULT, json_object_ref(object), -1, NULL);
   g_mutex_unlock(&channel->write_lock);
