@@ -185,6 +185,40 @@ plain_of(const cx_result *result, guint index)
                    memcmp(out_, NUL_CELL_STDOUT, len_) == 0);                      \
   } while (0)
 
+/* The error output lists the kernel's traceback as the kernel sent it
+ * (IPython's, coloured), while the error's traceback is plain text; a
+ * UsageError fails the cell with a stderr line and no error output, as a
+ * kernel shows it. */
+static void
+test_jupyter_error_outputs_are_the_kernels(void)
+{
+  g_autoptr(cx_result) failed = cx_test_run_cell(shared(), "def f():\n    return 1 / 0\nf()", NULL);
+  CX_ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
+  CU_ASSERT_TRUE(cx_result_get_error_output_shown(failed));
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(failed);
+  CU_ASSERT_EQUAL_FATAL(json_array_get_length(outputs), 1);
+  JsonObject *error = json_array_get_object_element(outputs, 0);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(error, "output_type"), "error");
+  JsonArray *lines = json_object_get_array_member(error, "traceback");
+  g_autoptr(GString) joined = g_string_new(NULL);
+  for (guint i = 0; i < json_array_get_length(lines); i++)
+    g_string_append(joined, json_array_get_string_element(lines, i));
+  CU_ASSERT_PTR_NOT_NULL(strchr(joined->str, '\x1b')); /* the kernel's colours */
+  CX_ASSERT_CONTAINS(joined->str, "Cell ");
+  CU_ASSERT_PTR_NULL(strchr(cx_result_get_error_traceback(failed), '\x1b'));
+
+  g_autoptr(cx_result) usage = cx_test_run_cell(shared(), "%no_such_magic", NULL);
+  CX_ASSERT_ERROR_TYPE(usage, "UsageError");
+  CU_ASSERT_FALSE(cx_result_get_error_output_shown(usage));
+  CX_ASSERT_CONTAINS(cx_result_get_stderr(usage, NULL),
+                     "UsageError: Line magic function `%no_such_magic` not found.");
+  g_autoptr(JsonArray) usage_outputs = cx_result_list_outputs(usage);
+  CU_ASSERT_EQUAL_FATAL(json_array_get_length(usage_outputs), 1);
+  CU_ASSERT_STRING_EQUAL(
+    json_object_get_string_member(json_array_get_object_element(usage_outputs, 0), "output_type"),
+    "stream");
+}
+
 static void
 test_jupyter_runs_cells(void)
 {
@@ -1164,6 +1198,7 @@ cx_test_register(void)
 {
   static const cx_test_case tests[] = {
     { "test_jupyter_runs_cells", test_jupyter_runs_cells },
+    { "test_jupyter_error_outputs_are_the_kernels", test_jupyter_error_outputs_are_the_kernels },
     { "test_jupyter_input_fails_at_once", test_jupyter_input_fails_at_once },
     { "test_jupyter_display_updates_and_clear", test_jupyter_display_updates_and_clear },
     { "test_jupyter_streams_output_live", test_jupyter_streams_output_live },

@@ -95,6 +95,10 @@ gboolean jk_signature_equal(const char *expected, const char *given, gsize given
 typedef struct {
   jk_exec *exec;
   char *ename, *evalue, *traceback;
+  /* The error message's traceback as the kernel sent it (IPython's, with
+   * colour codes), for the error output; NULL when the error came only
+   * in the reply (a UsageError: no error output). */
+  char **traceback_lines;
   gint64 execution_count; /* from execute_input; 0: none came */
   JsonArray *dropped;     /* what could not be kept of its outputs; NULL: nothing */
   /* output-limit: [1] stdout, [2] stderr as kept (their heads are in the

@@ -138,15 +138,43 @@ traceback_text(JsonObject *content)
   return g_string_free(g_steal_pointer(&text), FALSE);
 }
 
-static void
-save_error(jk_exec_state *state, JsonObject *content)
+/* The strings of the traceback of CONTENT, as they are (a new vector). */
+static char **
+traceback_lines(JsonObject *content)
 {
-  g_free(state->ename);
-  g_free(state->evalue);
-  g_free(state->traceback);
+  GStrvBuilder *builder = g_strv_builder_new();
+  JsonNode *node = json_object_get_member(content, "traceback");
+  JsonArray *lines = node != NULL && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node)
+                                                                 : NULL;
+  for (guint i = 0; lines != NULL && i < json_array_get_length(lines); i++) {
+    JsonNode *line = json_array_get_element(lines, i);
+    if (JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING)
+      g_strv_builder_add(builder, json_node_get_string(line));
+  }
+  char **strv = g_strv_builder_end(builder);
+  g_strv_builder_unref(builder);
+  return strv;
+}
+
+static void
+clear_error(jk_exec_state *state)
+{
+  g_clear_pointer(&state->ename, g_free);
+  g_clear_pointer(&state->evalue, g_free);
+  g_clear_pointer(&state->traceback, g_free);
+  g_clear_pointer(&state->traceback_lines, g_strfreev);
+}
+
+/* The error of CONTENT, an error message or (SHOWN FALSE) a reply that
+ * says error when no error message came. */
+static void
+save_error(jk_exec_state *state, JsonObject *content, gboolean shown)
+{
+  clear_error(state);
   state->ename = g_strdup(jk_get_string(content, "ename", "Error"));
   state->evalue = g_strdup(jk_get_string(content, "evalue", ""));
   state->traceback = traceback_text(content);
+  state->traceback_lines = shown ? traceback_lines(content) : NULL;
 }
 
 /* The error message saved last, which no output has followed yet, as an
@@ -158,11 +186,9 @@ show_pending_error(jk_exec_state *state)
   if (state->ename == NULL)
     return;
   if (state->exec->result != NULL)
-    cx_result_add_error_output(state->exec->result, state->ename, state->evalue,
-                               state->traceback);
-  g_clear_pointer(&state->ename, g_free);
-  g_clear_pointer(&state->evalue, g_free);
-  g_clear_pointer(&state->traceback, g_free);
+    cx_result_add_error_output_lines(state->exec->result, state->ename, state->evalue,
+                                     (const char *const *)state->traceback_lines);
+  clear_error(state);
 }
 
 /* IOPub messages that are not outputs, which a front end without widgets
@@ -263,7 +289,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
     return g_strcmp0(jk_get_string(c, "execution_state", ""), "idle") == 0;
   if (g_str_equal(type, "error")) {
     show_pending_error(state); /* two in a row: the first was only shown */
-    save_error(state, c);
+    save_error(state, c, TRUE);
     return FALSE;
   }
   /* The cell's number comes before it runs: a kernel that dies running it
@@ -434,7 +460,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
   jk_exec *exec = state->exec;
   const char *status = exec->reply != NULL ? jk_get_string(exec->reply, "status", NULL) : NULL;
   if (state->ename == NULL && g_strcmp0(status, "error") == 0)
-    save_error(state, exec->reply);
+    save_error(state, exec->reply, FALSE);
   if (exec->result == NULL)
     return;
   /* The kernel says the cell succeeded: an error it showed last was shown,
@@ -484,6 +510,12 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
     cx_result_set_error(exec->result, "KernelDied", message, "");
   } else if (state->ename != NULL) {
     cx_result_set_error(exec->result, state->ename, state->evalue, state->traceback);
+    /* The kernel's lines, unless output-limit cut the error: then the
+     * plain traceback, cut as the other backends cut it. */
+    gboolean cut = json_array_get_length(error_cuts) > 0;
+    cx_result_set_error_output(exec->result,
+                               cut ? NULL : (const char *const *)state->traceback_lines,
+                               state->traceback_lines != NULL);
   } else if (g_strcmp0(status, "aborted") == 0) {
     cx_result_set_error(exec->result, "Aborted", "the kernel aborted the request", "");
   } else if (exec->reply != NULL && g_strcmp0(status, "ok") != 0) {
@@ -503,9 +535,7 @@ void
 jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome)
 {
   finish_result(state, outcome);
-  g_clear_pointer(&state->ename, g_free);
-  g_clear_pointer(&state->evalue, g_free);
-  g_clear_pointer(&state->traceback, g_free);
+  clear_error(state);
   g_clear_pointer(&state->dropped, json_array_unref);
   g_clear_pointer(&state->cuts, json_array_unref);
   for (int stream = 1; stream <= 2; stream++)
