@@ -219,6 +219,24 @@ print_bundle_text(FILE *out, JsonObject *bundle)
   }
 }
 
+/* An error output's traceback LINE for STREAM: IPython's lines may end in
+ * a line break of their own, and carry colour codes a file or a pipe has
+ * no use for. */
+static void
+print_traceback_line(FILE *stream, const char *line)
+{
+  static GRegex *colour;
+  g_autofree char *plain = NULL;
+  if (!isatty(fileno(stream))) {
+    if (g_once_init_enter(&colour))
+      g_once_init_leave(&colour, g_regex_new("\x1b\\[[0-9;?]*[ -/]*[@-~]", G_REGEX_RAW, 0, NULL));
+    line = plain = g_regex_replace_literal(colour, line, -1, 0, "", 0, NULL);
+  }
+  fputs(line, stream);
+  if (!g_str_has_suffix(line, "\n"))
+    fputc('\n', stream);
+}
+
 /* One output: streams to ours, rich outputs (displays, updates, the value
  * of the last expression) as text, errors as their traceback on stderr. */
 static void
@@ -234,7 +252,7 @@ print_output(JsonObject *output, gpointer data)
     fflush(printer->out);
     JsonArray *lines = json_object_get_array_member(output, "traceback");
     for (guint j = 0; j < json_array_get_length(lines); j++)
-      fprintf(printer->err, "%s\n", json_array_get_string_element(lines, j));
+      print_traceback_line(printer->err, json_array_get_string_element(lines, j));
     if (json_array_get_length(lines) == 0)
       fprintf(printer->err, "%s: %s\n", json_object_get_string_member(output, "ename"),
               json_object_get_string_member(output, "evalue"));
