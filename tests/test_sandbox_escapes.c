@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cx_test.h"
@@ -43,6 +44,43 @@ test_escape_no_host_sysctl_write(void)
     "    pass\n"
     "print('ALLOWED' if done else 'DENIED', done)\n",
     NULL, NULL, NULL, NULL);
+}
+
+/* What runc masks of /proc (the kernel's memory, the SysRq trigger) is not
+ * there, and what it makes read-only (/proc/sys, /proc/irq, /proc/bus) is
+ * a read-only mount: the user namespace alone (test above) would not
+ * keep a later kernel's new writable file from a cell. */
+static void
+test_escape_proc_is_masked(void)
+{
+  cx_test_sandbox_check_both(
+    "import os\n"
+    "seen = [p for p in ('/proc/kcore', '/proc/sysrq-trigger') if os.path.exists(p)]\n"
+    "writable = [p for p in ('/proc/sys', '/proc/irq', '/proc/bus')\n"
+    "            if os.path.exists(p) and not os.statvfs(p).f_flag & os.ST_RDONLY]\n"
+    "print('ALLOWED' if seen or writable else 'DENIED', seen, writable)\n",
+    NULL, NULL, NULL, NULL);
+}
+
+/* The cell's writable cwd is mounted nosuid and nodev: no set-id program
+ * and no device node made there means anything, whoever owns it. */
+static void
+test_escape_writable_mounts_are_nosuid_and_nodev(void)
+{
+  g_autofree char *cwd = cx_test_tmpdir();
+  struct statvfs host;
+  CU_ASSERT_EQUAL_FATAL(statvfs(cwd, &host), 0);
+  if ((host.f_flag & ST_NOSUID) && (host.f_flag & ST_NODEV)) {
+    fprintf(stderr, "\n  skipped: %s is nosuid,nodev on the host already\n", cwd);
+    g_rmdir(cwd);
+    return;
+  }
+  cx_test_sandbox_check_both(
+    "import os\n"
+    "flags = os.statvfs('.').f_flag\n"
+    "print('DENIED' if flags & os.ST_NOSUID and flags & os.ST_NODEV else 'ALLOWED', flags)\n",
+    "cwd", cwd, "cwd", cwd);
+  g_rmdir(cwd);
 }
 
 /* A copy of a program with the setuid bit, made by a cell in a writable
@@ -84,7 +122,8 @@ test_escape_no_other_process_memory(void)
     "import os\n"
     "mine = {os.getpid()}\n"
     "opened = []\n"
-    "for name in os.listdir('/proc'):\n"
+    "# pid 1 by name too: the view may list no other process.\n"
+    "for name in set(os.listdir('/proc')) | {'1'}:\n"
     "    if not name.isdigit() or int(name) in mine:\n"
     "        continue\n"
     "    try:\n"
@@ -470,6 +509,9 @@ cx_test_register(void)
   static const cx_test_case cases[] = {
     { "test_escape_no_host_sysctl_write", test_escape_no_host_sysctl_write },
     { "test_escape_no_setuid_root_file", test_escape_no_setuid_root_file },
+    { "test_escape_proc_is_masked", test_escape_proc_is_masked },
+    { "test_escape_writable_mounts_are_nosuid_and_nodev",
+      test_escape_writable_mounts_are_nosuid_and_nodev },
     { "test_escape_no_other_process_memory", test_escape_no_other_process_memory },
     { "test_escape_init_is_under_the_filter", test_escape_init_is_under_the_filter },
     { "test_escape_no_memory_of_another_session", test_escape_no_memory_of_another_session },

@@ -66,13 +66,24 @@ resolve_program(const char *argv0)
   return g_strdup(argv0);
 }
 
+/* The JSON document in FILE, read as every JSON cellexec reads: bounded in
+ * size and depth (cx_file_get_contents, cx_json_from_string). */
+static JsonNode *
+json_from_file(const char *file, GError **error)
+{
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  if (!cx_file_get_contents(file, &text, &length, error))
+    return NULL;
+  return cx_json_from_string(text, (gssize)length, error);
+}
+
 static jk_spec *
 spec_from_file(const char *name, const char *dir, const char *file, GError **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new();
-  if (!json_parser_load_from_file(parser, file, error))
+  g_autoptr(JsonNode) root = json_from_file(file, error);
+  if (root == NULL)
     return NULL;
-  JsonNode *root = json_parser_get_root(parser);
   JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
   JsonArray *argv = object != NULL && json_object_has_member(object, "argv") &&
                         JSON_NODE_HOLDS_ARRAY(json_object_get_member(object, "argv"))
@@ -264,14 +275,13 @@ write_connection_file(jk_kernel *kernel, GError **error)
 static gboolean
 read_connection_file(jk_kernel *kernel, const char *path, GError **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new();
   g_autoptr(GError) parse_error = NULL;
-  if (!json_parser_load_from_file(parser, path, &parse_error)) {
+  g_autoptr(JsonNode) root = json_from_file(path, &parse_error);
+  if (root == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot read the connection file %s: %s",
                 path, parse_error->message);
     return FALSE;
   }
-  JsonNode *root = json_parser_get_root(parser);
   JsonObject *o = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
   for (int i = 0; o != NULL && i < JK_N_CHANNELS; i++)
     kernel->ports[i] = (int)json_object_get_int_member_with_default(o, channel_names[i], 0);
