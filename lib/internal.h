@@ -147,6 +147,9 @@ char *cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul);
  * objects deeper than CX_JSON_MAX_DEPTH; the one check cx_json_from_string
  * makes before json-glib reads the text (json_text.c). */
 gboolean cx__json_check_depth(const char *text, gsize len, GError **error);
+/* The same with LIMIT levels, the error saying that READER reads no more. */
+gboolean cx__json_check_depth_limit(const char *text, gsize len, guint limit,
+                                    const char *reader, GError **error);
 /* NODE as Python's json.dumps(NODE, sort_keys=True, indent=INDENT,
  * ensure_ascii=False) writes it: how nbformat writes notebooks. */
 char *cx__json_to_python_text(JsonNode *node, guint indent);

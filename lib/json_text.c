@@ -292,6 +292,13 @@ escapes_replaced(const char *text, gsize len, gsize *out_len)
 gboolean
 cx__json_check_depth(const char *text, gsize len, GError **error)
 {
+  return cx__json_check_depth_limit(text, len, CX_JSON_MAX_DEPTH, "cellexec", error);
+}
+
+gboolean
+cx__json_check_depth_limit(const char *text, gsize len, guint limit, const char *reader,
+                           GError **error)
+{
   guint depth = 0;
   for (gsize i = 0; i < len; i++) {
     char c = text[i];
@@ -310,11 +317,11 @@ cx__json_check_depth(const char *text, gsize len, GError **error)
           break;
       }
     } else if (c == '[' || c == '{') {
-      if (++depth > CX_JSON_MAX_DEPTH) {
+      if (++depth > limit) {
         g_set_error(error, CX_ERROR, CX_ERROR_JSON,
-                    "JSON nested deeper than %d levels at byte %" G_GSIZE_FORMAT
-                    ", more than cellexec reads: nest the data less deeply",
-                    CX_JSON_MAX_DEPTH, i);
+                    "JSON nested deeper than %u levels at byte %" G_GSIZE_FORMAT
+                    ", more than %s reads: nest the data less deeply",
+                    limit, i, reader);
         return FALSE;
       }
     } else if ((c == ']' || c == '}') && depth > 0) {

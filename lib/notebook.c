@@ -7,6 +7,11 @@
 #include "lib/internal.h"
 #include "lib/notebook_internal.h"
 
+/* The deepest nesting a notebook may have: a little more than Python's
+ * json module reads under its default recursion limit (998 levels), which
+ * is where Jupyter's own reader stops. */
+#define NOTEBOOK_MAX_DEPTH 1000
+
 /* The minors of nbformat 4 this code reads and writes (4.5 added cell ids). */
 #define NBFORMAT_MINOR_MAX 5
 
@@ -133,8 +138,13 @@ cx_notebook_load_data(const char *data, gssize length, const char *origin, GErro
     return NULL;
   }
   g_autoptr(GError) parse_error = NULL;
-  /* Nesting cx_json_from_string refuses is valid JSON: told apart. */
-  if (!cx__json_check_depth(data, size, &parse_error)) {
+  /* Nesting cx_json_from_string refuses is valid JSON: told apart.  A
+   * notebook stops sooner, where Jupyter's own reader (Python's json
+   * module, under its recursion limit) stops: deeper data is no notebook
+   * anyone opened, and written back with an indent per level it grows
+   * with the square of its depth (100 KB made 2.5 GB). */
+  if (!cx__json_check_depth_limit(data, size, NOTEBOOK_MAX_DEPTH,
+                                  "Jupyter (Python's json module)", &parse_error)) {
     notebook_error(error, origin, "%s", parse_error->message);
     return NULL;
   }
