@@ -350,13 +350,6 @@ def _first_cell_output(namespace, value):
     namespace["_oh"][1] = value
 
 
-def _store_input(history, namespace, count, raw, parsed):
-    if history is None:
-        _first_cell_input(namespace, raw, parsed)
-    else:
-        history.store_input(namespace, count, raw, parsed)
-
-
 def execute(source, namespace, runner, history, count):
     """Run SOURCE in NAMESPACE as cell number COUNT; (data, metadata) of its
     value, or None.
@@ -368,7 +361,11 @@ def execute(source, namespace, runner, history, count):
     except SyntaxError:
         magic = _automagic(source, namespace, _automagic_word(source))  # mkdir tmp
         if magic is None:
-            _store_input(history, namespace, count, source, source)  # as a kernel does
+            # In and _iN keep it, as a kernel's do.
+            if history is None:
+                _first_cell_input(namespace, source, source)
+            else:
+                history.store_input(namespace, count, source, source)
             _ipython.number_syntax_error(_errors.cell_filename(source), count)
             raise
         statements, last_expression, python, cell = magic
@@ -378,7 +375,10 @@ def execute(source, namespace, runner, history, count):
                 _automagic(source, namespace, word) or (statements, last_expression, python, cell))
     if cell is not None:
         cell.count = count  # "Cell In [count]" in IPython's tracebacks
-    _store_input(history, namespace, count, source, python)
+    if history is None:
+        _first_cell_input(namespace, source, python)
+    else:
+        history.store_input(namespace, count, source, python)
     _ipython.enter_cell(namespace, history, count)
     own_runner = None
     try:

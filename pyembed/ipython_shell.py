@@ -33,6 +33,7 @@ import _cellexec_errors as _errors
 import _cellexec_native as _native
 
 _shell = None
+_ExecutionInfo = _ExecutionResult = None  # IPython's, bound with the shell
 _creating = False
 _formatting = _thread._local()  # True while format() runs on a thread
 _running = _thread._local()     # .info: the ExecutionInfo of the thread's cell
@@ -44,10 +45,11 @@ class IPythonUnavailable(Exception):
 
 
 def _create_shell():
+    global _ExecutionInfo, _ExecutionResult
     import warnings
 
     from IPython.core.displaypub import DisplayPublisher
-    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
     from IPython.core import page, payloadpage
     from traitlets.config import Config
 
@@ -93,6 +95,7 @@ def _create_shell():
 
     shell._showtraceback = show_traceback
     shell.compile._filename_map = _CellNumbers(shell.compile._filename_map)
+    _ExecutionInfo, _ExecutionResult = ExecutionInfo, ExecutionResult
 
     def enable_gui(gui=None):
         # What %matplotlib asks for: figures inline need no event loop.
@@ -324,9 +327,7 @@ def enter_cell(namespace, history, count):
     _shell.user_ns_hidden.update(In=parsed, _ih=parsed, Out=outputs, _oh=outputs, _dh=dirs)
     _shell.execution_count = count
     # As InteractiveShell.run_cell does (finish_cell fires the events after).
-    from IPython.core.interactiveshell import ExecutionInfo
-
-    _running.info = ExecutionInfo(raw[-1], store_history=True, silent=False, shell_futures=True,
+    _running.info = _ExecutionInfo(raw[-1], store_history=True, silent=False, shell_futures=True,
                                   cell_id=None)
     _shell.events.trigger("pre_execute")
     _shell.events.trigger("pre_run_cell", _running.info)
@@ -337,14 +338,12 @@ def finish_cell(source, error):
     None): IPython's post_execute and post_run_cell events, as after
     InteractiveShell.run_cell.  matplotlib's inline backend shows the
     figures the cell drew here.  Called only once the shell exists."""
-    from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
-
     info = getattr(_running, "info", None)
     _running.info = None
     if info is None:  # the shell started during the cell
-        info = ExecutionInfo(source, store_history=True, silent=False, shell_futures=True,
+        info = _ExecutionInfo(source, store_history=True, silent=False, shell_futures=True,
                              cell_id=None)
-    result = ExecutionResult(info)
+    result = _ExecutionResult(info)
     result.error_in_exec = error
     _shell.events.trigger("post_execute")
     _shell.events.trigger("post_run_cell", result)
