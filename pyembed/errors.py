@@ -5,7 +5,8 @@ _cellexec_errors, first when the interpreter starts.  helper.py formats
 the exception that ends a cell with it (describe_error), executor.py those
 of the executor operations, ipython_shell.py repairs with it what IPython
 shows of an error output; all of them register the source lines of the code
-they compile here, which linecache does not know (remember_lines).
+they compile here: a cell's in linecache too (remember_cell), an executor
+operation's here only (remember_lines).
 
 A traceback is python3's (traceback.TracebackException), chained causes
 and contexts as python3 prints them; text crosses to C as valid UTF-8,
@@ -30,64 +31,80 @@ def cell_filename(source):
 def is_cell_filename(filename):
     return isinstance(filename, str) and filename.startswith("<cell-") and filename.endswith(">")
 
-# Source lines of every code object compiled from a cell or by an executor
-# operation, for tracebacks.  Kept as long as the code lives.
+# Source lines of every code object compiled from a cell (a _Linecached)
+# or by an executor operation (a list of lines), for tracebacks.  Kept as
+# long as the code lives.
 _source_lines = weakref.WeakKeyDictionary()
 
+_linecache = None  # the module, imported with the first cell
 
-class _CellSource:
-    """The lines of one cell's source, shared by its code objects.  A cell
-    compiled under a file name of its own (helper.cell_filename) is in
-    linecache as long as one of them lives, as a kernel registers cells
-    there: warnings show its line, inspect.getsource() and IPython's
-    tracebacks and debugger find it."""
 
-    __slots__ = ("lines", "filename", "entry", "count", "__weakref__")
+class CellLines(list):
+    """A cell's source lines, with their line breaks, as linecache holds
+    them; COUNT: the number of the cell that ran it last, which IPython's
+    tracebacks show as "Cell In [COUNT]"."""
 
-    def __init__(self, lines, filename):
-        self.lines = lines
-        self.filename = filename
-        self.entry = None
-        self.count = 1  # the number of the cell that ran it last
-        if filename is not None:
-            import linecache
+    __slots__ = ("count",)
 
-            _cells[filename] = self
-            text = [line + "\n" for line in lines]
-            # No modification time: linecache.checkcache() keeps it.
-            self.entry = (sum(map(len, text)), None, text, filename)
-            linecache.cache[filename] = self.entry
+
+class _Linecached:
+    """Keeps a cell's lines in linecache, under its file name, while one of
+    the code objects compiled from it lives, as a kernel registers cells
+    there: warnings show their lines, and inspect.getsource() and IPython's
+    tracebacks and debugger find them."""
+
+    __slots__ = ("entry", "__weakref__")
+
+    def __init__(self, filename, lines):
+        # No modification time: linecache.checkcache() keeps it.
+        self.entry = (0, None, lines, filename)
+        _linecache.cache[filename] = self.entry
 
     def __del__(self):
-        linecache = sys.modules.get("linecache")
-        if self.entry is not None and linecache is not None:
-            if linecache.cache.get(self.filename) is self.entry:
-                del linecache.cache[self.filename]
+        filename = self.entry[3]
+        if _linecache is not None and _linecache.cache.get(filename) is self.entry:
+            del _linecache.cache[filename]
 
 
-# The cells compiled under a file name of their own, by that name.
-_cells = weakref.WeakValueDictionary()
+def remember_cell(source, filename, codes):
+    """Give the code objects CODES (the top level of one cell, compiled from
+    SOURCE under FILENAME, see cell_filename) the lines of SOURCE, in
+    linecache and in tracebacks, while one of them or the code nested in
+    them lives.  Returns the lines (a CellLines, its count 1)."""
+    global _linecache
+    if _linecache is None:
+        import linecache as _linecache
+    lines = CellLines(source.splitlines(True))
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    lines.count = 1
+    keeper = _Linecached(filename, lines)
+    # The top-level codes live and die together (helper's compile cache):
+    # the first stands for them all; nested code may outlive them.
+    _source_lines[codes[0]] = keeper
+    stack = [k for c in codes for k in c.co_consts if isinstance(k, type(c))]
+    while stack:
+        c = stack.pop()
+        _source_lines[c] = keeper
+        stack.extend(k for k in c.co_consts if isinstance(k, type(c)))
+    return lines
 
 
 def cell_number(filename):
     """The number of the cell that ran the code of FILENAME last, or None."""
-    cell = _cells.get(filename)
-    return cell.count if cell is not None else None
+    entry = _linecache.cache.get(filename) if _linecache is not None else None
+    return entry[2].count if entry is not None and isinstance(entry[2], CellLines) else None
 
 
-def remember_lines(code, lines, filename=None, *more_code):
+def remember_lines(code, lines):
     """Show LINES (a list of lines without their ends) as the source of CODE
-    (and of MORE_CODE, compiled from the same text) and of the code objects
-    nested in them in tracebacks; kept as long as one of them lives.
-    FILENAME: their file name, when it is one of their own, for linecache.
-    Returns what keeps the lines (its count: see cell_number)."""
-    source = _CellSource(lines, filename)
-    stack = [code, *more_code]
+    and of the code objects nested in it in tracebacks; kept as long as
+    CODE lives."""
+    stack = [code]
     while stack:
         c = stack.pop()
-        _source_lines[c] = source
+        _source_lines[c] = lines
         stack.extend(k for k in c.co_consts if isinstance(k, type(code)))
-    return source
 
 
 # Tracebacks longer than this keep their first and last _TRACEBACK_KEEP
@@ -155,12 +172,18 @@ def _attach_lines(te, exc, seen):
         return
     seen.add(id(exc))
     for summary, (frame, _) in zip(te.stack, traceback.walk_tb(exc.__traceback__)):
+        if is_cell_filename(summary.filename):
+            # Its lines are in linecache (remember_cell).
+            entry = _linecache.cache.get(summary.filename) if _linecache is not None else None
+            lines = entry[2] if entry is not None else ()
+            if 0 < summary.lineno <= len(lines):
+                summary._line = lines[summary.lineno - 1]
+            summary.filename = PLAIN_CELL_FILENAME
+            continue
         source = _source_lines.get(frame.f_code)
         if source is None:
             continue
-        lines = source.lines
-        if source.filename is not None:
-            summary.filename = PLAIN_CELL_FILENAME
+        lines = source
         if 0 < summary.lineno <= len(lines):
             # With its line break, as linecache gives lines: the caret
             # columns are counted against it.

@@ -164,11 +164,11 @@ def _compile_uncached(source):
 
 
 def _remember_lines(source, filename, statements, last_expression):
-    codes = [code for code in (statements, last_expression) if code is not None]
-    if not codes:
-        return None
-    # One holder for both: linecache keeps the lines while either lives.
-    return _errors.remember_lines(codes[0], source.splitlines(), filename, *codes[1:])
+    if statements is None:
+        return None if last_expression is None else _errors.remember_cell(
+            source, filename, (last_expression,))
+    return _errors.remember_cell(source, filename, (statements,) if last_expression is None
+                                 else (statements, last_expression))
 
 
 _AUTOMAGIC_LINE = None

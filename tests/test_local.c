@@ -631,6 +631,37 @@ test_local_timeout_raises_timeout_error(void)
  * traces the session's later cells, as in a kernel, but never cellexec's
  * own code after the cell, never another session or a stateless cell, and
  * it cannot keep a timeout from stopping a cell. */
+/* A cell's source is in linecache while its code lives, as a kernel keeps
+ * it: a function from a cell long gone from the compile cache still shows
+ * its lines (plain traceback, inspect.getsource); the entries of cells whose
+ * code is gone go too, so distinct stateless cells leave nothing behind. */
+static void
+test_local_cells_are_in_linecache_while_their_code_lives(void)
+{
+  g_autoptr(cx_session) session = open_local_session();
+  g_autoptr(cx_result) defined = cx_test_run_session_cell(session,
+    "def f():\n    return 1 / 0", NULL);
+  CX_ASSERT_CELL_OK(defined);
+  g_autoptr(cx_backend) backend = open_local();
+  for (int i = 0; i < 400; i++) { /* more than the compile cache holds */
+    g_autofree char *code = g_strdup_printf("%d + 1", i);
+    g_autoptr(cx_result) plain = cx_test_run_cell(backend, code, NULL);
+    CX_ASSERT_CELL_OK(plain);
+  }
+  g_autoptr(cx_result) failed = cx_test_run_session_cell(session, "f()", NULL);
+  CX_ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
+  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(failed),
+                     "  File \"<cell>\", line 2, in f\n    return 1 / 0\n");
+  g_autoptr(cx_result) source = cx_test_run_session_cell(session,
+    "import inspect, linecache\n"
+    "cells = [name for name in list(linecache.cache) if name.startswith('<cell-')]\n"
+    "print(inspect.getsource(f), end='')\n"
+    "len(cells) < 300", NULL);
+  CX_ASSERT_CELL_OK(source);
+  CX_ASSERT_STDOUT(source, "def f():\n    return 1 / 0\n");
+  assert_output_text(source, 0, "text/plain", "True");
+}
+
 static void
 test_local_trace_functions_stay_with_their_session(void)
 {
@@ -1537,6 +1568,8 @@ cx_test_register(void)
   static const cx_test_case control[] = {
     { "test_local_timeout_raises_timeout_error", test_local_timeout_raises_timeout_error },
     { "test_local_trace_functions_stay_with_their_session", test_local_trace_functions_stay_with_their_session },
+    { "test_local_cells_are_in_linecache_while_their_code_lives",
+      test_local_cells_are_in_linecache_while_their_code_lives },
     { "test_local_use_subprocess_uses_the_subprocess_backend", test_local_use_subprocess_uses_the_subprocess_backend },
     { "test_local_interrupt_stops_stateless_cell", test_local_interrupt_stops_stateless_cell },
     { "test_local_interrupt_stops_session_cell", test_local_interrupt_stops_session_cell },
