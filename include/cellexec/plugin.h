@@ -228,7 +228,9 @@ typedef struct cx_plugin {
   /* The oldest core ABI minor (of abi_major) the plugin works with; 0:
    * any.  A core with an older minor refuses the plugin with
    * CX_ERROR_ABI_MISMATCH (a 1.0 core cannot read this field: there the
-   * versioned symbols the plugin links against are the only guard). */
+   * versioned symbols the plugin links against are the only guard; each
+   * function is in the node of the minor that added it, CELLEXEC_1.1 for
+   * 1.1's, so the dynamic linker refuses such a plugin by name). */
   uint32_t min_core_abi_minor;
   /* CX_PLUGIN_* flags, below. */
   uint32_t flags;
