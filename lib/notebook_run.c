@@ -8,8 +8,8 @@
 
 /* After these a session's state cannot be trusted (the cell was stopped
  * part-way, or its process is gone): later cells get a fresh one. */
-static const char *const session_ending_errors[] = { "TimeoutError", "WorkerCrashed",
-                                                      "KernelDied", NULL };
+static const char *const session_ending_errors[] = { CX_ERROR_TYPE_TIMEOUT, CX_ERROR_TYPE_WORKER_CRASHED,
+                                                      CX_ERROR_TYPE_KERNEL_DIED, NULL };
 
 /* An ISO 8601 UTC timestamp with microseconds, as nbclient writes them. */
 static char *

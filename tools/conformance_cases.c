@@ -163,7 +163,7 @@ timeout_is_honoured(conformance_check *c)
   g_autoptr(cx_result) result =
     conformance_run_cell(c, NULL, "import time\nfor _ in range(600):\n    time.sleep(0.05)", run);
   double seconds = (g_get_monotonic_time() - start) / 1e6;
-  conformance_expect_error_type(c, result, "TimeoutError");
+  conformance_expect_error_type(c, result, CX_ERROR_TYPE_TIMEOUT);
   CONFORMANCE_RETURN_IF_DONE(c);
   CONFORMANCE_CHECK(c, seconds < 10, "a timeout of 0.5 s ended the cell only after %.1f s", seconds);
 }

@@ -20,9 +20,8 @@
  *   error           null, or {"type", "message", "traceback"}: the Python
  *                   exception class name, str(exc) and the formatted
  *                   traceback as one string.  Backends report failures of
- *                   their own with the same shape and types such as
- *                   TimeoutError, WorkerCrashed, KernelDied or
- *                   OutputLimitExceeded.
+ *                   their own with the same shape and the types
+ *                   CX_ERROR_TYPE_* below.
  *
  * Anything more (durations, truncation marks, ...) goes in extra top-level
  * keys set with cx_result_set_extra().  The five keys above never change
@@ -62,6 +61,36 @@ G_BEGIN_DECLS
  * (cx_result_to_json_node, cx_result_list_outputs) read it as U+FFFD, as
  * they read a NUL of stdout. */
 #define CX_RESULT_NUL "\xc0\x80"
+
+/* ABI 1.1: the error types of failures a backend reports for a cell
+ * rather than the cell raising them; a program may compare "error"."type"
+ * with them, and every plugin shipped with cellexec uses them.  After the
+ * first three the session's state cannot be trusted: the notebook runner
+ * goes on in a fresh session (cx_notebook_run).
+ *
+ *   CX_ERROR_TYPE_TIMEOUT          the cell ran past its timeout (the local
+ *                                  backend raises Python's TimeoutError in
+ *                                  it; the others stop or kill its process)
+ *   CX_ERROR_TYPE_WORKER_CRASHED   the process running the cell died (a
+ *                                  signal, os._exit(), the OOM killer)
+ *   CX_ERROR_TYPE_KERNEL_DIED      the Jupyter kernel died or stopped
+ *                                  answering while it ran the cell
+ *   CX_ERROR_TYPE_OUTPUT_LIMIT     the cell was stopped for its output
+ *                                  (output-limit)
+ *   CX_ERROR_TYPE_CPU_TIME         the cell used up its CPU time
+ *   CX_ERROR_TYPE_KERNEL_PROTOCOL  the kernel's reply made no sense: the
+ *                                  cell's outcome is unknown
+ *   CX_ERROR_TYPE_ABORTED          the kernel aborted the request
+ *   CX_ERROR_TYPE_UNRECORDED_CELL  the fake backend replays a recording
+ *                                  that holds no result for the cell */
+#define CX_ERROR_TYPE_TIMEOUT "TimeoutError"
+#define CX_ERROR_TYPE_WORKER_CRASHED "WorkerCrashed"
+#define CX_ERROR_TYPE_KERNEL_DIED "KernelDied"
+#define CX_ERROR_TYPE_OUTPUT_LIMIT "OutputLimitExceeded"
+#define CX_ERROR_TYPE_CPU_TIME "CPUTimeExceeded"
+#define CX_ERROR_TYPE_KERNEL_PROTOCOL "KernelProtocolError"
+#define CX_ERROR_TYPE_ABORTED "Aborted"
+#define CX_ERROR_TYPE_UNRECORDED_CELL "UnrecordedCell"
 
 /* A new, empty, successful result.  Free with cx_result_free(). */
 CX_EXPORT cx_result *cx_result_new(void);

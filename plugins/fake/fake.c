@@ -150,7 +150,7 @@ unrecorded(const char *code, const char *recordings)
     "it again against the real backend, or set the fake backend option unmatched = default",
     first, recordings);
   cx_result *result = cx_result_new();
-  cx_result_set_error(result, "UnrecordedCell", message, "");
+  cx_result_set_error(result, CX_ERROR_TYPE_UNRECORDED_CELL, message, "");
   return result;
 }
 

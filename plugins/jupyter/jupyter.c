@@ -206,7 +206,7 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
       g_autofree char *message = g_strdup_printf(
         "cannot apply the run options (cwd, env) in the kernel: %s",
         exec.reply ? jk_get_string(exec.reply, "evalue", status) : "no reply");
-      cx_result_set_error(result, outcome == JK_EXEC_DIED ? "KernelDied" : "RuntimeError", message, "");
+      cx_result_set_error(result, outcome == JK_EXEC_DIED ? CX_ERROR_TYPE_KERNEL_DIED : "RuntimeError", message, "");
       *kernel_lost = outcome != JK_EXEC_DONE;
       jk_exec_clear(&exec);
       return result;
@@ -221,7 +221,7 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
                    .output_limit = backend->output_limit };
   jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
   if (outcome == JK_EXEC_SEND_FAILED)
-    cx_result_set_error(result, "KernelDied", "cannot send the cell to the kernel", "");
+    cx_result_set_error(result, CX_ERROR_TYPE_KERNEL_DIED, "cannot send the cell to the kernel", "");
   *kernel_lost = outcome == JK_EXEC_DIED || exec.killed || outcome == JK_EXEC_SEND_FAILED;
   jk_exec_clear(&exec);
   cx_result_set_extra(result, "duration_ms",

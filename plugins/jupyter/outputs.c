@@ -488,7 +488,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
   g_autoptr(JsonArray) error_cuts = json_array_new();
   bound_error(state, error_cuts);
   if (outcome == JK_EXEC_TIMEOUT) {
-    const char *type = state->for_output ? "OutputLimitExceeded" : "TimeoutError";
+    const char *type = state->for_output ? CX_ERROR_TYPE_OUTPUT_LIMIT : CX_ERROR_TYPE_TIMEOUT;
     g_autofree char *why =
       state->for_output
         ? cx__output_stop_message(cx__output_stop_threshold(exec->output_limit), state->over_limit)
@@ -507,7 +507,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
     g_autofree char *message = g_strdup_printf(
       "the kernel died while running the cell (%s); the next call gets a new kernel",
       exec->died_how ? exec->died_how : "heartbeat lost");
-    cx_result_set_error(exec->result, "KernelDied", message, "");
+    cx_result_set_error(exec->result, CX_ERROR_TYPE_KERNEL_DIED, message, "");
   } else if (state->ename != NULL) {
     cx_result_set_error(exec->result, state->ename, state->evalue, state->traceback);
     /* The kernel's lines, unless output-limit cut the error: then the
@@ -517,7 +517,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
                                cut ? NULL : (const char *const *)state->traceback_lines,
                                state->traceback_lines != NULL);
   } else if (g_strcmp0(status, "aborted") == 0) {
-    cx_result_set_error(exec->result, "Aborted", "the kernel aborted the request", "");
+    cx_result_set_error(exec->result, CX_ERROR_TYPE_ABORTED, "the kernel aborted the request", "");
   } else if (exec->reply != NULL && g_strcmp0(status, "ok") != 0) {
     /* Not a success the kernel claimed: what happened is unknown. */
     g_autofree char *message =
@@ -526,7 +526,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
                           "error and aborted: the cell's outcome is unknown", status)
         : g_strdup("the kernel's execute_reply has no string \"status\": the cell's outcome "
                    "is unknown");
-    cx_result_set_error(exec->result, "KernelProtocolError", message, "");
+    cx_result_set_error(exec->result, CX_ERROR_TYPE_KERNEL_PROTOCOL, message, "");
   }
   mark_truncation(state, error_cuts);
 }

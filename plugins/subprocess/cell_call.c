@@ -540,11 +540,11 @@ set_crash_error(cx_result *result, call_state *call)
     g_autofree char *message = g_strdup_printf(
       "the cell's process broke the worker protocol (%s) and was killed",
       call->protocol_error);
-    cx_result_set_error(result, "WorkerCrashed", message, "");
+    cx_result_set_error(result, CX_ERROR_TYPE_WORKER_CRASHED, message, "");
     return;
   }
   if (call->exited == NULL) {
-    cx_result_set_error(result, "WorkerCrashed",
+    cx_result_set_error(result, CX_ERROR_TYPE_WORKER_CRASHED,
                         "the cell's process ended without a result, and the worker did not "
                         "say how (the fork server itself died?); the next call starts a new one",
                         "");
@@ -552,14 +552,14 @@ set_crash_error(cx_result *result, call_state *call)
   }
   JsonObject *exited = json_node_get_object(call->exited);
   if (cx__wire_exit_signal(exited) == SIGXCPU) {
-    cx_result_set_error(result, "CPUTimeExceeded",
+    cx_result_set_error(result, CX_ERROR_TYPE_CPU_TIME,
                         "the cell used up its CPU time (cpu-limit) and was stopped with SIGXCPU",
                         "");
     return;
   }
   g_autofree char *how = cx__wire_describe_exit(exited);
   g_autofree char *message = g_strdup_printf("the cell's process %s", how);
-  cx_result_set_error(result, "WorkerCrashed", message, "");
+  cx_result_set_error(result, CX_ERROR_TYPE_WORKER_CRASHED, message, "");
   cx_result_set_extra(result, "exit", json_node_copy(call->exited));
 }
 
@@ -576,7 +576,7 @@ make_result(call_state *call, GError **error)
   if (call->stop != STOP_NONE) {
     /* Keep the traceback of the KeyboardInterrupt: it shows where the cell
      * was.  Its last line says what happened in words, as Python's do. */
-    const char *type = call->stop == STOP_TIMEOUT ? "TimeoutError" : "OutputLimitExceeded";
+    const char *type = call->stop == STOP_TIMEOUT ? CX_ERROR_TYPE_TIMEOUT : CX_ERROR_TYPE_OUTPUT_LIMIT;
     const char *traceback = cx_result_has_error(result) ? cx_result_get_error_traceback(result) : "";
     g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback,
                                             traceback[0] != '\0' ? "\n" : "", type,

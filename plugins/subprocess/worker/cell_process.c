@@ -212,7 +212,7 @@ report_output_limit(channel_state *channel)
     return;
   channel->limit_reported = TRUE;
   JsonObject *limit = json_object_new();
-  json_object_set_string_member(limit, "type", "OutputLimitExceeded");
+  json_object_set_string_member(limit, "type", CX_ERROR_TYPE_OUTPUT_LIMIT);
   g_autofree char *message =
     cx__output_stop_message(stop_at, stream == 1 ? "stdout" : "stderr");
   json_object_set_string_member(limit, "message", message);
@@ -409,7 +409,7 @@ bound_result(guint64 limit, JsonObject *object)
       "the cell's result (%" G_GSIZE_FORMAT " bytes) is too large for the worker channel "
       "(%u MiB at most)", size, CX__WIRE_MAX_PAYLOAD / (1024 * 1024));
     JsonObject *replaced = json_object_new();
-    json_object_set_string_member(replaced, "type", "OutputLimitExceeded");
+    json_object_set_string_member(replaced, "type", CX_ERROR_TYPE_OUTPUT_LIMIT);
     json_object_set_string_member(replaced, "message", message);
     g_autofree char *traceback = g_strdup_printf("OutputLimitExceeded: %s\n", message);
     json_object_set_string_member(replaced, "traceback", traceback);
