@@ -119,7 +119,11 @@ typedef struct cx_backend_vtable {
   void (*destroy)(cx_backend_instance *backend);
 
   /* Required.  Run CODE in a fresh namespace, as a new IPython session per
-   * call would.  RUN is never NULL.  A cell that fails in any way (exception,
+   * call would.  RUN is never NULL, and the core has merged the backend's
+   * own cwd, env and timeout options into it (the call's values win, env
+   * entries add up): apply RUN as given, without reading those options
+   * again for a cell.  The same holds for session_run_cell.  A cell that
+   * fails in any way (exception,
    * timeout, crash) is a result with success FALSE and error set; NULL with
    * ERROR set is only for failures of the backend itself (it cannot run
    * anything). */

@@ -179,9 +179,9 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
                const cx_run_options *run, gboolean *kernel_lost, GError **error)
 {
   cx_result *result = cx_result_new_streaming(run);
+  /* The backend's timeout is in RUN already (plugin.h); its own
+   * backend->timeout is for the executor operations, which get no RUN. */
   double timeout = cx_run_options_get_timeout(run);
-  if (timeout <= 0)
-    timeout = backend->timeout;
   gint64 start = g_get_monotonic_time();
   *kernel_lost = FALSE;
   g_autofree char *setup = setup_code(run);

@@ -76,8 +76,7 @@ struct subprocess_backend {
   char *preload;          /* module names, comma-separated */
   gboolean spawn_mode;
   char **environment;        /* the worker's */
-  double timeout;
-  char *cwd;
+  char *cwd;                 /* the sandbox's view; a cell's comes in its RUN */
   JsonObject *limits;        /* the "limits" of open requests (only read, never shared) */
   char *sandbox;             /* isolation = sandbox: its JSON for the worker; else NULL */
   char **view;               /* isolation = sandbox: the directories cells see (cwd, lists) */
@@ -290,9 +289,8 @@ cell_request(subprocess_backend *backend, const char *code, const cx_run_options
     g_autofree char *encoded = g_base64_encode((const guchar *)code, strlen(code));
     json_object_set_string_member(cell, "code_base64", encoded);
   }
+  /* The backend's cwd, env and timeout are in RUN already (plugin.h). */
   const char *cwd = cx_run_options_get_cwd(run);
-  if (cwd == NULL)
-    cwd = backend->cwd;
   if (cwd != NULL)
     json_object_set_string_member(cell, "cwd", cwd);
   JsonArray *env = json_array_new();
@@ -344,9 +342,8 @@ open_request(subprocess_backend *backend, const char *kind)
 static cx__sp_call_params
 call_params(subprocess_backend *backend, const cx_run_options *run, gboolean one_shot)
 {
-  double timeout = cx_run_options_get_timeout(run);
   return (cx__sp_call_params){
-    .timeout = timeout > 0 ? timeout : backend->timeout,
+    .timeout = cx_run_options_get_timeout(run),
     .output_limit = backend->output_limit,
     .one_shot = one_shot,
     .run = run,
@@ -434,7 +431,6 @@ subprocess_create(const cx_options *options, GError **error)
   backend->environment =
     cx__sp_worker_environment(cx_options_get_bool(options, "inherit-env", FALSE),
                               (const char *const *)env);
-  backend->timeout = cx_options_get_double(options, "timeout", 0);
   backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
   backend->limits = g_steal_pointer(&limits);
   backend->sandbox = g_steal_pointer(&sandbox);
