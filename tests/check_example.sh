@@ -164,5 +164,24 @@ else
   failed=$((failed + 1))
 fi
 
+# The handles of plugin.h are distinct types: a session method where a
+# backend's belongs does not compile (it did while all three were void).
+cat > "$tmp/mixed_handles.c" <<'EOF'
+#include <cellexec/plugin.h>
+static void close_session(cx_session_instance *session) { (void)session; }
+const cx_backend_vtable mixed = { .struct_size = sizeof(cx_backend_vtable),
+                                  .destroy = close_session };
+EOF
+if ${CC:-cc} -c -Werror=incompatible-pointer-types -o "$tmp/mixed_handles.o" "$tmp/mixed_handles.c" \
+     $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags cellexec) >"$tmp/mixed_handles.log" 2>&1; then
+  echo "FAIL test_plugin_handles_are_distinct_types: a session method compiled as a backend's"
+  failed=$((failed + 1))
+elif grep -q 'incompatible-pointer-types' "$tmp/mixed_handles.log"; then
+  echo "ok   test_plugin_handles_are_distinct_types"; passed=$((passed + 1))
+else
+  echo "FAIL test_plugin_handles_are_distinct_types: it failed otherwise:"; cat "$tmp/mixed_handles.log"
+  failed=$((failed + 1))
+fi
+
 echo "test_example: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -36,13 +36,13 @@ hello_create(const cx_options *options, GError **error)
   /* Options are borrowed: copy what you keep. */
   backend->greeting = g_strdup(cx_options_get_string(options, "greeting", "hello"));
   g_mutex_init(&backend->lock);
-  return backend;
+  return (cx_backend_instance *)backend;
 }
 
 static void
 hello_destroy(cx_backend_instance *instance)
 {
-  hello_backend *backend = instance;
+  hello_backend *backend = (hello_backend *)instance;
   g_mutex_clear(&backend->lock);
   g_free(backend->greeting);
   g_free(backend);
@@ -69,26 +69,26 @@ static cx_result *
 hello_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
                GError **error)
 {
-  return greet(instance, code); /* stateless: nothing is kept */
+  return greet((hello_backend *)instance, code); /* stateless: nothing is kept */
 }
 
 static cx_session_instance *
 hello_session_open(cx_backend_instance *instance, GError **error)
 {
-  hello_backend *backend = instance;
+  hello_backend *backend = (hello_backend *)instance;
   g_mutex_lock(&backend->lock);
   backend->sessions++;
   g_mutex_unlock(&backend->lock);
   hello_session *session = g_new0(hello_session, 1);
   session->backend = backend;
-  return session;
+  return (cx_session_instance *)session;
 }
 
 static cx_result *
 hello_session_run_cell(cx_session_instance *instance, const char *code,
                        const cx_run_options *run, GError **error)
 {
-  hello_session *session = instance; /* the core runs one cell of a session at a time */
+  hello_session *session = (hello_session *)instance; /* the core runs one cell of a session at a time */
   cx_result *result = greet(session->backend, code);
   /* The cell's number in its session, as a kernel counts. */
   cx_result_set_extra(result, "execution_count",
@@ -107,7 +107,7 @@ hello_session_close(cx_session_instance *session)
 static gboolean
 hello_interrupt(cx_backend_instance *instance, cx_session_instance *session, GError **error)
 {
-  hello_backend *backend = instance;
+  hello_backend *backend = (hello_backend *)instance;
   g_mutex_lock(&backend->lock);
   backend->interrupts++;
   g_mutex_unlock(&backend->lock);
@@ -118,7 +118,7 @@ hello_interrupt(cx_backend_instance *instance, cx_session_instance *session, GEr
 static JsonNode *
 hello_query(cx_backend_instance *instance, const char *what, GError **error)
 {
-  hello_backend *backend = instance;
+  hello_backend *backend = (hello_backend *)instance;
   if (strcmp(what, "info") != 0) {
     g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
                 "the hello backend answers the query \"info\" only, not \"%s\"", what);

@@ -101,10 +101,29 @@ struct cx_debug_exporter {
 
 /* ---- The backend vtable ------------------------------------------------- */
 
-/* Handles a backend gives out.  Their contents are the plugin's own. */
-typedef void cx_backend_instance;
-typedef void cx_session_instance;
-typedef void cx_env_instance;
+/* Handles a backend gives out: pointers to the plugin's own state, which
+ * the core never reads.  Each is a distinct incomplete type, so that the
+ * compiler tells a session from a backend or an environment; a plugin
+ * casts its state to and from them, e.g.
+ *
+ *   static cx_backend_instance *
+ *   my_create(const cx_options *options, GError **error)
+ *   {
+ *     my_backend *backend = g_new0(my_backend, 1);
+ *     return (cx_backend_instance *)backend;
+ *   }
+ *
+ *   static void
+ *   my_destroy(cx_backend_instance *instance)
+ *   {
+ *     my_backend *backend = (my_backend *)instance;
+ *     ...
+ *
+ * (Until ABI 1.1 all three were void, and the same pointers cross the
+ * ABI, so plugins built either way load into either core.) */
+typedef struct cx_backend_instance cx_backend_instance;
+typedef struct cx_session_instance cx_session_instance;
+typedef struct cx_env_instance cx_env_instance;
 
 typedef struct cx_backend_vtable {
   size_t struct_size;       /* sizeof(cx_backend_vtable) the plugin was built with */

@@ -84,7 +84,7 @@ fake_create(const cx_options *options, GError **error)
 
   backend->script = fake_script_load(cx_options_get_string(options, "responses", NULL), error);
   if (backend->script == NULL) {
-    fake_destroy(backend);
+    fake_destroy((cx_backend_instance *)backend);
     return NULL;
   }
   const char *record = cx_options_get_string(options, "record", NULL);
@@ -93,18 +93,18 @@ fake_create(const cx_options *options, GError **error)
     if (backend->record == NULL) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot open record file %s: %s", record,
                   g_strerror(errno));
-      fake_destroy(backend);
+      fake_destroy((cx_backend_instance *)backend);
       return NULL;
     }
     backend->record_path = g_strdup(record);
   }
-  return backend;
+  return (cx_backend_instance *)backend;
 }
 
 static void
 fake_destroy(cx_backend_instance *instance)
 {
-  fake_backend *backend = instance;
+  fake_backend *backend = (fake_backend *)instance;
   if (backend->record != NULL)
     fclose(backend->record);
   g_free(backend->record_path);
@@ -187,26 +187,26 @@ static cx_result *
 fake_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
               GError **error)
 {
-  return respond(instance, code, run, 0, 0, error);
+  return respond((fake_backend *)instance, code, run, 0, 0, error);
 }
 
 static cx_session_instance *
 fake_session_open(cx_backend_instance *instance, GError **error)
 {
-  fake_backend *backend = instance;
+  fake_backend *backend = (fake_backend *)instance;
   fake_session *session = g_new0(fake_session, 1);
   session->backend = backend;
   g_mutex_lock(&backend->lock);
   session->id = ++backend->next_session;
   g_mutex_unlock(&backend->lock);
-  return session;
+  return (cx_session_instance *)session;
 }
 
 static cx_result *
 fake_session_run_cell(cx_session_instance *instance, const char *code, const cx_run_options *run,
                       GError **error)
 {
-  fake_session *session = instance;
+  fake_session *session = (fake_session *)instance;
   return respond(session->backend, code, run, session->id, ++session->cells, error);
 }
 
@@ -219,7 +219,7 @@ fake_session_close(cx_session_instance *session)
 static gboolean
 fake_interrupt(cx_backend_instance *instance, cx_session_instance *session, GError **error)
 {
-  fake_backend *backend = instance;
+  fake_backend *backend = (fake_backend *)instance;
   g_mutex_lock(&backend->lock);
   backend->interrupts++;
   g_mutex_unlock(&backend->lock);
@@ -229,7 +229,7 @@ fake_interrupt(cx_backend_instance *instance, cx_session_instance *session, GErr
 static JsonNode *
 fake_query(cx_backend_instance *instance, const char *what, GError **error)
 {
-  fake_backend *backend = instance;
+  fake_backend *backend = (fake_backend *)instance;
   g_autoptr(JsonBuilder) builder = json_builder_new();
   g_mutex_lock(&backend->lock);
   if (strcmp(what, "calls") == 0) {

@@ -289,7 +289,7 @@ static cx_result *
 jupyter_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
                  GError **error)
 {
-  jupyter_backend *backend = instance;
+  jupyter_backend *backend = (jupyter_backend *)instance;
   if (backend->connection_file != NULL) {
     gboolean restarted;
     return jupyter_run_attached(backend, code, run, &restarted, error);
@@ -310,7 +310,7 @@ jupyter_run_cell(cx_backend_instance *instance, const char *code, const cx_run_o
 static void
 jupyter_destroy(cx_backend_instance *instance)
 {
-  jupyter_backend *backend = instance;
+  jupyter_backend *backend = (jupyter_backend *)instance;
   g_mutex_lock(&backend->lock);
   backend->stopping = TRUE;
   g_mutex_unlock(&backend->lock);
@@ -415,16 +415,16 @@ jupyter_create(const cx_options *options, GError **error)
   if (backend->connection_file != NULL) {
     gboolean reattached;
     if (attached_kernel(backend, &reattached, error) == NULL) {
-      jupyter_destroy(backend);
+      jupyter_destroy((cx_backend_instance *)backend);
       return NULL;
     }
-    return backend;
+    return (cx_backend_instance *)backend;
   }
   backend->starters = g_thread_pool_new(starter_thread, backend, MAX(1, (gint)pool_size), FALSE, NULL);
   g_mutex_lock(&backend->lock);
   fill_pool_locked(backend);
   g_mutex_unlock(&backend->lock);
-  return backend;
+  return (cx_backend_instance *)backend;
 }
 
 /* ---- Interrupts and queries ---------------------------------------------------------- */
@@ -433,7 +433,7 @@ static gboolean
 jupyter_interrupt(cx_backend_instance *instance, cx_session_instance *session_instance,
                   GError **error)
 {
-  jupyter_backend *backend = instance;
+  jupyter_backend *backend = (jupyter_backend *)instance;
   if (session_instance != NULL)
     return jupyter_session_interrupt(session_instance, error);
   g_mutex_lock(&backend->lock);
@@ -446,7 +446,7 @@ jupyter_interrupt(cx_backend_instance *instance, cx_session_instance *session_in
 static JsonNode *
 jupyter_query(cx_backend_instance *instance, const char *what, GError **error)
 {
-  jupyter_backend *backend = instance;
+  jupyter_backend *backend = (jupyter_backend *)instance;
   if (g_strcmp0(what, "info") != 0) {
     g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
                 "the jupyter backend answers the query \"info\" only, not \"%s\"", what);

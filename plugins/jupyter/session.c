@@ -32,7 +32,7 @@ typedef struct {
 cx_session_instance *
 jupyter_session_open(cx_backend_instance *instance, GError **error)
 {
-  jupyter_backend *backend = instance;
+  jupyter_backend *backend = (jupyter_backend *)instance;
   jupyter_session *session = g_new0(jupyter_session, 1);
   session->backend = backend;
   g_rec_mutex_init(&session->lock);
@@ -44,7 +44,7 @@ jupyter_session_open(cx_backend_instance *instance, GError **error)
       return NULL;
     }
   }
-  return session;
+  return (cx_session_instance *)session;
 }
 
 /* The session's kernel, a new one when the last died (*RESTARTED).  With
@@ -72,7 +72,7 @@ cx_result *
 jupyter_session_run_cell(cx_session_instance *instance, const char *code,
                          const cx_run_options *run, GError **error)
 {
-  jupyter_session *session = instance;
+  jupyter_session *session = (jupyter_session *)instance;
   jupyter_backend *backend = session->backend;
   gboolean restarted = FALSE;
   cx_result *result;
@@ -103,7 +103,7 @@ jupyter_session_run_cell(cx_session_instance *instance, const char *code,
 void
 jupyter_session_close(cx_session_instance *instance)
 {
-  jupyter_session *session = instance;
+  jupyter_session *session = (jupyter_session *)instance;
   jupyter_discard(session->backend, session->kernel);
   g_clear_pointer(&session->host_functions, g_hash_table_unref);
   g_rec_mutex_clear(&session->lock);
@@ -113,7 +113,7 @@ jupyter_session_close(cx_session_instance *instance)
 gboolean
 jupyter_session_interrupt(cx_session_instance *instance, GError **error)
 {
-  jupyter_session *session = instance;
+  jupyter_session *session = (jupyter_session *)instance;
   jupyter_backend *backend = session->backend;
   if (!g_atomic_int_get(&session->busy))
     return TRUE;
@@ -415,8 +415,8 @@ static cx_env_instance *
 jupyter_execute_prelude_incremental(cx_session_instance *instance, cx_env_instance *env_instance,
                                     const char *code, GError **error)
 {
-  jupyter_session *session = instance;
-  jupyter_env *env = env_instance;
+  jupyter_session *session = (jupyter_session *)instance;
+  jupyter_env *env = (jupyter_env *)env_instance;
   gboolean fresh = env == NULL;
   if (fresh) {
     env = g_new0(jupyter_env, 1);
@@ -431,7 +431,7 @@ jupyter_execute_prelude_incremental(cx_session_instance *instance, cx_env_instan
       g_free(env);
     return NULL;
   }
-  return env;
+  return (cx_env_instance *)env;
 }
 
 static cx_env_instance *
@@ -445,13 +445,13 @@ static JsonNode *
 value_call(cx_session_instance *instance, cx_env_instance *env_instance, const char *operation,
            const char *code, JsonObject *locals, gboolean with_locals, GError **error)
 {
-  jupyter_env *env = env_instance;
+  jupyter_env *env = (jupyter_env *)env_instance;
   g_autofree char *code_literal = jupyter_py_literal(code);
   g_autofree char *locals_literal = with_locals ? json_literal(locals) : NULL;
   g_autofree char *call = g_strdup_printf("_cellexec_h.x.%s(_cellexec_h.env(%d), %s%s%s)", operation,
                                           env != NULL ? env->id : 0, code_literal,
                                           with_locals ? ", " : "", with_locals ? locals_literal : "");
-  return helper_call(instance, call, error);
+  return helper_call((jupyter_session *)instance, call, error);
 }
 
 static JsonNode *
@@ -483,12 +483,12 @@ jupyter_execute_side_effects(cx_session_instance *instance, cx_env_instance *env
                              const char *code, JsonObject *bindings, int line_offset,
                              GError **error)
 {
-  jupyter_env *env = env_instance;
+  jupyter_env *env = (jupyter_env *)env_instance;
   g_autofree char *literal = jupyter_py_literal(code);
   g_autofree char *bound = json_literal(bindings);
   g_autofree char *call = g_strdup_printf("_cellexec_h.x.execute(_cellexec_h.env(%d), %s, %s, %d, "
                                           "'<side effects>')", env->id, literal, bound, line_offset);
-  g_autoptr(JsonNode) value = helper_call(instance, call, error);
+  g_autoptr(JsonNode) value = helper_call((jupyter_session *)instance, call, error);
   return value != NULL;
 }
 
@@ -498,8 +498,8 @@ jupyter_create_dynamic_function(cx_session_instance *instance, cx_env_instance *
                                 JsonObject *defaults, cx_host_function function,
                                 gpointer user_data, GDestroyNotify destroy, GError **error)
 {
-  jupyter_session *session = instance;
-  jupyter_env *env = env_instance;
+  jupyter_session *session = (jupyter_session *)instance;
+  jupyter_env *env = (jupyter_env *)env_instance;
   host_function *f = g_new0(host_function, 1);
   *f = (host_function){ function, user_data, destroy, env->id };
   int id = g_atomic_int_add(&session->next_env, 1) + 1;
@@ -529,10 +529,10 @@ jupyter_create_dynamic_function(cx_session_instance *instance, cx_env_instance *
 static JsonObject *
 jupyter_env_snapshot(cx_session_instance *instance, cx_env_instance *env_instance, GError **error)
 {
-  jupyter_env *env = env_instance;
+  jupyter_env *env = (jupyter_env *)env_instance;
   g_autofree char *call = g_strdup_printf("_cellexec_h.x.snapshot(_cellexec_h.env(%d))",
                                           env != NULL ? env->id : 0);
-  g_autoptr(JsonNode) value = helper_call(instance, call, error);
+  g_autoptr(JsonNode) value = helper_call((jupyter_session *)instance, call, error);
   if (value == NULL)
     return NULL;
   if (!JSON_NODE_HOLDS_OBJECT(value)) {
@@ -551,11 +551,11 @@ env_owns(gpointer key, gpointer value, gpointer data)
 static void
 jupyter_env_free(cx_session_instance *instance, cx_env_instance *env_instance)
 {
-  jupyter_session *session = instance;
-  jupyter_env *env = env_instance;
+  jupyter_session *session = (jupyter_session *)instance;
+  jupyter_env *env = (jupyter_env *)env_instance;
   g_autofree char *call = g_strdup_printf("_cellexec_h.free(%d)", env->id);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) value = helper_call(instance, call, &error);
+  g_autoptr(JsonNode) value = helper_call((jupyter_session *)instance, call, &error);
   if (session->host_functions != NULL)
     g_hash_table_foreach_remove(session->host_functions, env_owns, GINT_TO_POINTER(env->id));
   g_free(env);

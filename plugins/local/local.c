@@ -70,13 +70,13 @@ local_create(const cx_options *options, GError **error)
   backend->isolated = isolated;
   backend->run_flags = cx_options_get_bool(options, "capture-fds", TRUE)
                          ? CX__PY_RUN_CAPTURE_FDS : CX__PY_RUN_DEFAULT;
-  return backend;
+  return (cx_backend_instance *)backend;
 }
 
 static void
 local_destroy(cx_backend_instance *instance)
 {
-  local_backend *backend = instance;
+  local_backend *backend = (local_backend *)instance;
   g_free(backend);
 }
 
@@ -91,7 +91,7 @@ static cx_result *
 local_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
                GError **error)
 {
-  local_backend *backend = instance;
+  local_backend *backend = (local_backend *)instance;
   if (!local_prepare_run(backend, run, error))
     return NULL;
   return cx__py_run_cell(backend, NULL, code, run, backend->run_flags, error);
@@ -100,7 +100,7 @@ local_run_cell(cx_backend_instance *instance, const char *code, const cx_run_opt
 static cx_session_instance *
 local_session_open(cx_backend_instance *instance, GError **error)
 {
-  local_backend *backend = instance;
+  local_backend *backend = (local_backend *)instance;
   if (!cx__py_start(backend->isolated, error))
     return NULL;
   cx__py_session *python = cx__py_session_new(error);
@@ -110,14 +110,14 @@ local_session_open(cx_backend_instance *instance, GError **error)
   session->backend = backend;
   session->python = python;
   g_mutex_init(&session->executor_lock);
-  return session;
+  return (cx_session_instance *)session;
 }
 
 static cx_result *
 local_session_run_cell(cx_session_instance *instance, const char *code,
                        const cx_run_options *run, GError **error)
 {
-  local_session *session = instance;
+  local_session *session = (local_session *)instance;
   if (!local_prepare_run(session->backend, run, error))
     return NULL;
   return cx__py_run_cell(session, session->python, code, run, session->backend->run_flags,
@@ -127,7 +127,7 @@ local_session_run_cell(cx_session_instance *instance, const char *code,
 static void
 local_session_close(cx_session_instance *instance)
 {
-  local_session *session = instance;
+  local_session *session = (local_session *)instance;
   cx__py_executor_free(session->executor);
   g_mutex_clear(&session->executor_lock);
   cx__py_session_free(session->python);
@@ -139,14 +139,14 @@ local_interrupt(cx_backend_instance *backend, cx_session_instance *session, GErr
 {
   /* Cells are registered under their session, stateless ones under the
    * backend: see local_run_cell and local_session_run_cell. */
-  cx__py_interrupt(session != NULL ? session : backend);
+  cx__py_interrupt(session != NULL ? (const void *)session : (const void *)backend);
   return TRUE;
 }
 
 static JsonNode *
 local_query(cx_backend_instance *instance, const char *what, GError **error)
 {
-  local_backend *backend = instance;
+  local_backend *backend = (local_backend *)instance;
   if (g_strcmp0(what, "info") != 0) {
     g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
                 "the local backend answers the query \"info\" only, not \"%s\"", what);
@@ -187,8 +187,8 @@ static cx_env_instance *
 local_execute_prelude_incremental(cx_session_instance *instance, cx_env_instance *env,
                                   const char *code, GError **error)
 {
-  cx__py_executor *executor = local_executor(instance, error);
-  cx__py_env *target = env;
+  cx__py_executor *executor = local_executor((local_session *)instance, error);
+  cx__py_env *target = (cx__py_env *)env;
   if (executor == NULL || (target == NULL && (target = cx__py_env_new(executor, error)) == NULL))
     return NULL;
   if (!cx__py_env_execute(target, code, NULL, 0, "<prelude>", error)) {
@@ -196,7 +196,7 @@ local_execute_prelude_incremental(cx_session_instance *instance, cx_env_instance
       cx__py_env_free(target);
     return NULL;
   }
-  return target;
+  return (cx_env_instance *)target;
 }
 
 static cx_env_instance *
@@ -209,21 +209,21 @@ static JsonNode *
 local_evaluate_inline(cx_session_instance *session, cx_env_instance *env, const char *code,
                       JsonObject *locals, GError **error)
 {
-  return cx__py_env_evaluate_inline(env, code, locals, error);
+  return cx__py_env_evaluate_inline((cx__py_env *)env, code, locals, error);
 }
 
 static JsonNode *
 local_execute_block(cx_session_instance *session, cx_env_instance *env, const char *code,
                     JsonObject *locals, GError **error)
 {
-  return cx__py_env_execute_block(env, code, locals, error);
+  return cx__py_env_execute_block((cx__py_env *)env, code, locals, error);
 }
 
 static gboolean
 local_execute_side_effects(cx_session_instance *session, cx_env_instance *env, const char *code,
                            JsonObject *bindings, int line_offset, GError **error)
 {
-  return cx__py_env_execute(env, code, bindings, line_offset, "<side_effects>", error);
+  return cx__py_env_execute((cx__py_env *)env, code, bindings, line_offset, "<side_effects>", error);
 }
 
 static gboolean
@@ -232,7 +232,7 @@ local_create_dynamic_function(cx_session_instance *session, cx_env_instance *env
                               cx_host_function function, gpointer user_data,
                               GDestroyNotify destroy, GError **error)
 {
-  return cx__py_env_bind_function(env, name, params, defaults, function, user_data, destroy,
+  return cx__py_env_bind_function((cx__py_env *)env, name, params, defaults, function, user_data, destroy,
                                   error);
 }
 
@@ -240,19 +240,19 @@ static JsonNode *
 local_evaluate_type_expression(cx_session_instance *session, cx_env_instance *env,
                                const char *code, GError **error)
 {
-  return cx__py_env_evaluate_type_expression(env, code, error);
+  return cx__py_env_evaluate_type_expression((cx__py_env *)env, code, error);
 }
 
 static JsonObject *
 local_env_snapshot(cx_session_instance *session, cx_env_instance *env, GError **error)
 {
-  return cx__py_env_snapshot(env, error);
+  return cx__py_env_snapshot((cx__py_env *)env, error);
 }
 
 static void
 local_env_free(cx_session_instance *session, cx_env_instance *env)
 {
-  cx__py_env_free(env);
+  cx__py_env_free((cx__py_env *)env);
 }
 
 static const cx_executor_vtable local_executor_vtable = {

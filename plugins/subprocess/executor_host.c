@@ -244,8 +244,8 @@ static cx_env_instance *
 subprocess_execute_prelude_incremental(cx_session_instance *instance, cx_env_instance *env_instance,
                                        const char *code, GError **error)
 {
-  subprocess_session *session = instance;
-  subprocess_env *env = env_instance;
+  subprocess_session *session = (subprocess_session *)instance;
+  subprocess_env *env = (subprocess_env *)env_instance;
   g_rec_mutex_lock(&session->lock);
   gboolean restarted;
   /* A new environment may go to a new process; an existing one may not. */
@@ -273,7 +273,7 @@ subprocess_execute_prelude_incremental(cx_session_instance *instance, cx_env_ins
     }
   }
   g_rec_mutex_unlock(&session->lock);
-  return reply != NULL ? env : NULL;
+  return reply != NULL ? (cx_env_instance *)env : NULL;
 }
 
 static cx_env_instance *
@@ -286,10 +286,10 @@ static JsonNode *
 code_with_locals(cx_env_instance *env, const char *op, const char *code, JsonObject *locals,
                  GError **error)
 {
-  JsonObject *request = env_request(env, op);
+  JsonObject *request = env_request((subprocess_env *)env, op);
   json_object_set_string_member(request, "code", code);
   set_optional_object(request, "locals", locals);
-  return reply_value(perform(env, request, error));
+  return reply_value(perform((subprocess_env *)env, request, error));
 }
 
 static JsonNode *
@@ -311,11 +311,11 @@ subprocess_execute_side_effects(cx_session_instance *session, cx_env_instance *e
                                 const char *code, JsonObject *bindings, int line_offset,
                                 GError **error)
 {
-  JsonObject *request = env_request(env, CX__WIRE_OP_SIDE_EFFECTS);
+  JsonObject *request = env_request((subprocess_env *)env, CX__WIRE_OP_SIDE_EFFECTS);
   json_object_set_string_member(request, "code", code);
   set_optional_object(request, "bindings", bindings);
   json_object_set_int_member(request, "line_offset", line_offset);
-  g_autoptr(JsonObject) reply = perform(env, request, error);
+  g_autoptr(JsonObject) reply = perform((subprocess_env *)env, request, error);
   return reply != NULL;
 }
 
@@ -325,8 +325,8 @@ subprocess_create_dynamic_function(cx_session_instance *instance, cx_env_instanc
                                    JsonObject *defaults, cx_host_function function,
                                    gpointer user_data, GDestroyNotify destroy, GError **error)
 {
-  subprocess_session *session = instance;
-  subprocess_env *env = env_instance;
+  subprocess_session *session = (subprocess_session *)instance;
+  subprocess_env *env = (subprocess_env *)env_instance;
   g_rec_mutex_lock(&session->lock);
   /* Registered before the request: the function exists once bound. */
   host_function *bound = g_new0(host_function, 1);
@@ -365,15 +365,15 @@ static JsonNode *
 subprocess_evaluate_type_expression(cx_session_instance *session, cx_env_instance *env,
                                     const char *code, GError **error)
 {
-  JsonObject *request = env_request(env, CX__WIRE_OP_TYPE_EXPRESSION);
+  JsonObject *request = env_request((subprocess_env *)env, CX__WIRE_OP_TYPE_EXPRESSION);
   json_object_set_string_member(request, "code", code);
-  return reply_value(perform(env, request, error));
+  return reply_value(perform((subprocess_env *)env, request, error));
 }
 
 static JsonObject *
 subprocess_env_snapshot(cx_session_instance *session, cx_env_instance *env, GError **error)
 {
-  g_autoptr(JsonNode) value = reply_value(perform(env, env_request(env, CX__WIRE_OP_SNAPSHOT),
+  g_autoptr(JsonNode) value = reply_value(perform((subprocess_env *)env, env_request((subprocess_env *)env, CX__WIRE_OP_SNAPSHOT),
                                                   error));
   if (value == NULL)
     return NULL;
@@ -388,8 +388,8 @@ subprocess_env_snapshot(cx_session_instance *session, cx_env_instance *env, GErr
 static void
 subprocess_env_free(cx_session_instance *instance, cx_env_instance *env_instance)
 {
-  subprocess_session *session = instance;
-  subprocess_env *env = env_instance;
+  subprocess_session *session = (subprocess_session *)instance;
+  subprocess_env *env = (subprocess_env *)env_instance;
   g_rec_mutex_lock(&session->lock);
   /* No reply: the process frees it in turn.  A dead process took it along. */
   if (env_usable(env, NULL))

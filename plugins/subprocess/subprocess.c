@@ -356,7 +356,7 @@ call_params(subprocess_backend *backend, const cx_run_options *run, gboolean one
 static void
 subprocess_destroy(cx_backend_instance *instance)
 {
-  subprocess_backend *backend = instance;
+  subprocess_backend *backend = (subprocess_backend *)instance;
   g_clear_pointer(&backend->server, cx__sp_worker_process_stop);
   g_free(backend->worker_path);
   g_free(backend->preload);
@@ -442,11 +442,11 @@ subprocess_create(const cx_options *options, GError **error)
   if (!backend->spawn_mode) {
     backend->server = start_worker(backend, error);
     if (backend->server == NULL) {
-      subprocess_destroy(backend);
+      subprocess_destroy((cx_backend_instance *)backend);
       return NULL;
     }
   }
-  return backend;
+  return (cx_backend_instance *)backend;
 }
 
 /* The server a stateless cell was sent to, while it waits to start. */
@@ -524,7 +524,7 @@ static cx_result *
 subprocess_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
                     GError **error)
 {
-  subprocess_backend *backend = instance;
+  subprocess_backend *backend = (subprocess_backend *)instance;
   cx__sp_call_outcome outcome;
   g_autoptr(GError) first_error = NULL;
   if (!cwd_in_view(backend, run, error))
@@ -663,7 +663,7 @@ static cx_session_instance *
 subprocess_session_open(cx_backend_instance *instance, GError **error)
 {
   subprocess_session *session = g_new0(subprocess_session, 1);
-  session->backend = instance;
+  session->backend = (subprocess_backend *)instance;
   session->channel = -1;
   g_rec_mutex_init(&session->lock);
   if (!session_connect(session, error)) {
@@ -671,7 +671,7 @@ subprocess_session_open(cx_backend_instance *instance, GError **error)
     g_free(session);
     return NULL;
   }
-  return session;
+  return (cx_session_instance *)session;
 }
 
 /* TRUE when the session's process has ended since its last cell (its
@@ -710,7 +710,7 @@ static cx_result *
 subprocess_session_run_cell(cx_session_instance *instance, const char *code,
                             const cx_run_options *run, GError **error)
 {
-  subprocess_session *session = instance;
+  subprocess_session *session = (subprocess_session *)instance;
   subprocess_backend *backend = session->backend;
   if (!cwd_in_view(backend, run, error))
     return NULL;
@@ -748,7 +748,7 @@ subprocess_session_run_cell(cx_session_instance *instance, const char *code,
 static void
 subprocess_session_close(cx_session_instance *instance)
 {
-  subprocess_session *session = instance;
+  subprocess_session *session = (subprocess_session *)instance;
   /* EOF on its channel: the session's process kills what it started and
    * exits; the server reaps it. */
   session_disconnect(session);
@@ -763,9 +763,9 @@ static gboolean
 subprocess_interrupt(cx_backend_instance *instance, cx_session_instance *session_instance,
                      GError **error)
 {
-  subprocess_backend *backend = instance;
+  subprocess_backend *backend = (subprocess_backend *)instance;
   if (session_instance != NULL) {
-    subprocess_session *session = session_instance;
+    subprocess_session *session = (subprocess_session *)session_instance;
     gint pid = g_atomic_int_get(&session->pid);
     if (g_atomic_int_get(&session->busy) && pid > 0)
       kill(pid, SIGINT);
@@ -789,7 +789,7 @@ subprocess_interrupt(cx_backend_instance *instance, cx_session_instance *session
 static JsonNode *
 subprocess_query(cx_backend_instance *instance, const char *what, GError **error)
 {
-  subprocess_backend *backend = instance;
+  subprocess_backend *backend = (subprocess_backend *)instance;
   if (g_strcmp0(what, "info") != 0) {
     g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
                 "the subprocess backend answers the query \"info\" only, not \"%s\"", what);

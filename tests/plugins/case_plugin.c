@@ -38,7 +38,7 @@ echo_create(const cx_options *options, GError **error)
   backend->ratio = cx_options_get_double(options, "ratio", -1);
   backend->verbose = cx_options_get_bool(options, "verbose", FALSE);
   backend->memory = cx_options_get_size(options, "memory", 0);
-  return backend;
+  return (cx_backend_instance *)backend;
 }
 
 G_GNUC_UNUSED static void
@@ -54,7 +54,7 @@ echo_run_cell(cx_backend_instance *instance, const char *code, const cx_run_opti
 #ifdef CASE_NO_RESULT
   return NULL; /* breaks the contract: no result and no error */
 #endif
-  echo_backend *backend = instance;
+  echo_backend *backend = (echo_backend *)instance;
   cx_result *result = cx_result_new();
   g_autoptr(JsonNode) options = cx_run_options_to_json_node(run);
   g_autofree char *text = json_to_string(options, FALSE);
@@ -151,7 +151,7 @@ CX_PLUGIN_DEFINE("null_method", "1.0", "run_cell left NULL", NULL, &vtable, NULL
 static cx_session_instance *
 open_session(cx_backend_instance *backend, GError **error)
 {
-  return backend;
+  return (cx_session_instance *)backend; /* any non-NULL handle */
 }
 static const cx_backend_vtable vtable = { .struct_size = sizeof(cx_backend_vtable),
                                           .create = echo_create, .destroy = echo_destroy,
