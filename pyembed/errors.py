@@ -31,10 +31,42 @@ def cell_filename(source):
 def is_cell_filename(filename):
     return isinstance(filename, str) and filename.startswith("<cell-") and filename.endswith(">")
 
+class _KeyRef(weakref.ref):
+    __slots__ = ("key",)
+
+
+class _ByIdentity:
+    """A mapping from objects to values, kept while the object lives, that
+    tells keys apart by identity: code objects compare equal when only
+    their file name, comments or blank space differ, so a
+    WeakKeyDictionary would give one cell's entry to another."""
+
+    __slots__ = ("_entries", "_forget")
+
+    def __init__(self):
+        entries = self._entries = {}  # id(key): (_KeyRef, value)
+
+        def forget(ref):
+            entry = entries.get(ref.key)
+            if entry is not None and entry[0] is ref:
+                del entries[ref.key]
+
+        self._forget = forget
+
+    def __setitem__(self, key, value):
+        ref = _KeyRef(key, self._forget)
+        ref.key = id(key)
+        self._entries[ref.key] = (ref, value)
+
+    def get(self, key):
+        entry = self._entries.get(id(key))
+        return entry[1] if entry is not None and entry[0]() is key else None
+
+
 # Source lines of every code object compiled from a cell (a _Linecached)
 # or by an executor operation (a list of lines), for tracebacks.  Kept as
 # long as the code lives.
-_source_lines = weakref.WeakKeyDictionary()
+_source_lines = _ByIdentity()
 
 _linecache = None  # the module, imported with the first cell
 
@@ -61,9 +93,10 @@ class _Linecached:
         _linecache.cache[filename] = self.entry
 
     def __del__(self):
-        filename = self.entry[3]
-        if _linecache is not None and _linecache.cache.get(filename) is self.entry:
-            del _linecache.cache[filename]
+        # At interpreter exit linecache's globals may be gone already.
+        cache = getattr(_linecache, "cache", None)
+        if isinstance(cache, dict) and cache.get(self.entry[3]) is self.entry:
+            cache.pop(self.entry[3], None)
 
 
 def remember_cell(source, filename, codes):

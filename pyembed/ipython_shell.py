@@ -94,7 +94,10 @@ def _create_shell():
             print(shell.InteractiveTB.stb2text(lines), file=sys.stderr)
 
     shell._showtraceback = show_traceback
-    shell.compile._filename_map = _CellNumbers(shell.compile._filename_map)
+    try:
+        shell.compile._filename_map = _CellNumbers(shell.compile._filename_map)
+    except AttributeError:
+        pass  # an IPython that names cells otherwise: "File <cell-...>" then
     _ExecutionInfo, _ExecutionResult = ExecutionInfo, ExecutionResult
 
     def enable_gui(gui=None):
@@ -302,8 +305,11 @@ class _CellNumbers(dict):
 def number_syntax_error(filename, count):
     """Cell COUNT, of FILENAME, did not compile: its SyntaxError says "Cell
     In [COUNT]" too."""
-    if _shell is not None:
-        dict.__setitem__(_shell.compile._filename_map, filename, count)
+    numbers = getattr(getattr(_shell, "compile", None), "_filename_map", None)
+    if isinstance(numbers, _CellNumbers):
+        if dict.__len__(numbers) > 1000:  # only cells that did not compile
+            dict.clear(numbers)
+        dict.__setitem__(numbers, filename, count)
 
 
 def enter_cell(namespace, history, count):

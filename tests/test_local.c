@@ -633,8 +633,9 @@ test_local_timeout_raises_timeout_error(void)
  * it cannot keep a timeout from stopping a cell. */
 /* A cell's source is in linecache while its code lives, as a kernel keeps
  * it: a function from a cell long gone from the compile cache still shows
- * its lines (plain traceback, inspect.getsource); the entries of cells whose
- * code is gone go too, so distinct stateless cells leave nothing behind. */
+ * its lines (plain traceback, inspect.getsource), whatever cells of equal
+ * code came since; the entries of cells whose code is gone go too, so
+ * distinct stateless cells leave nothing behind. */
 static void
 test_local_cells_are_in_linecache_while_their_code_lives(void)
 {
@@ -643,6 +644,10 @@ test_local_cells_are_in_linecache_while_their_code_lives(void)
     "def f():\n    return 1 / 0", NULL);
   CX_ASSERT_CELL_OK(defined);
   g_autoptr(cx_backend) backend = open_local();
+  /* The same code but for a comment: code objects that compare equal,
+   * which must not take the first cell's lines with them. */
+  g_autoptr(cx_result) twin = cx_test_run_cell(backend, "def f():\n    return 1 / 0  # twin", NULL);
+  CX_ASSERT_CELL_OK(twin);
   for (int i = 0; i < 400; i++) { /* more than the compile cache holds */
     g_autofree char *code = g_strdup_printf("%d + 1", i);
     g_autoptr(cx_result) plain = cx_test_run_cell(backend, code, NULL);
