@@ -147,15 +147,18 @@ traceback_lines(const char *traceback)
   return split;
 }
 
-/* A copy of LINES when every line can be an output's text (UTF-8, no NUL
- * marker: a JsonNode cannot hold NUL), else NULL. */
+static gboolean text_is_valid(const char *text, gboolean nul_marker);
+
+/* A copy of LINES when every line is UTF-8 text (CX_RESULT_NUL standing
+ * for a NUL, which error_output() writes as the other error texts), else
+ * NULL. */
 static char **
 output_lines_copy(const char *const *lines)
 {
   if (lines == NULL)
     return NULL;
   for (const char *const *line = lines; *line != NULL; line++)
-    if (!g_utf8_validate(*line, -1, NULL) || strstr(*line, CX_RESULT_NUL) != NULL)
+    if (!text_is_valid(*line, TRUE))
       return NULL;
   return g_strdupv((char **)lines);
 }
@@ -184,8 +187,11 @@ error_output(const char *ename, const char *evalue, const char *const *lines,
     lines = (const char *const *)(split = traceback_lines(text));
   }
   JsonArray *array = json_array_new();
-  for (const char *const *line = lines; *line != NULL; line++)
-    json_array_add_string_element(array, *line);
+  for (const char *const *line = lines; *line != NULL; line++) {
+    /* A shown error's lines come from a text that may hold the NUL marker. */
+    g_autofree char *text = error_text(*line, keep_nul);
+    json_array_add_string_element(array, text);
+  }
   JsonObject *error = json_object_new();
   json_object_set_string_member(error, "output_type", "error");
   json_object_set_string_member(error, "ename", ename);
@@ -914,10 +920,15 @@ read_outputs(JsonObject *object, cx_result *result, char ***failure_lines,
   gboolean failed = failure != NULL && JSON_NODE_HOLDS_OBJECT(failure);
   guint n = json_array_get_length(array);
   gboolean last_is_error = FALSE;
-  if (n > 0) {
+  if (n > 0 && failed) {
+    /* The failure's own output: last, and of the failure's type (else it
+     * is an error the cell showed, and the failure has no output). */
     JsonNode *last = json_array_get_element(array, n - 1);
-    last_is_error = JSON_NODE_HOLDS_OBJECT(last) &&
-                    g_strcmp0(member_string(json_node_get_object(last), "output_type"), "error") == 0;
+    JsonObject *output = JSON_NODE_HOLDS_OBJECT(last) ? json_node_get_object(last) : NULL;
+    last_is_error = output != NULL &&
+                    g_strcmp0(member_string(output, "output_type"), "error") == 0 &&
+                    g_strcmp0(member_string(output, "ename"),
+                              member_string(json_node_get_object(failure), "type")) == 0;
   }
   for (guint i = 0; i < n; i++)
     if (!read_ordered_output(json_array_get_element(array, i), i,

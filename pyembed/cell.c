@@ -25,11 +25,12 @@ struct cx__py_session {
  * for a cell whose host callback runs another cell. */
 static GRecMutex context_lock;
 
+
 /* TEXT (a str) as UTF-8 with each NUL as CX_RESULT_NUL: a C string would
  * end at the first, cutting an exception's message there.  NULL with a
  * Python exception when TEXT has no UTF-8 form. */
-static char *
-utf8_keeping_nul(PyObject *text)
+char *
+cx__py_utf8_keeping_nul(PyObject *text)
 {
   Py_ssize_t size;
   const char *utf8 = PyUnicode_Check(text) ? PyUnicode_AsUTF8AndSize(text, &size) : NULL;
@@ -45,7 +46,7 @@ utf8_keeping_nul(PyObject *text)
 }
 
 /* LINES, a list of str, as a NULL-terminated vector of UTF-8 texts; NULL
- * when it is not one or a text holds a NUL (which a C string would cut). */
+ * when it is not one, or a text holds a NUL. */
 static char **
 text_lines(PyObject *lines)
 {
@@ -54,10 +55,10 @@ text_lines(PyObject *lines)
   GStrvBuilder *builder = g_strv_builder_new();
   gboolean ok = TRUE;
   for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(lines); i++) {
-    PyObject *line = PyList_GET_ITEM(lines, i);
-    Py_ssize_t size;
-    const char *utf8 = PyUnicode_Check(line) ? PyUnicode_AsUTF8AndSize(line, &size) : NULL;
-    ok = utf8 != NULL && strlen(utf8) == (size_t)size;
+    /* A NUL leaves the plain traceback's lines: the worker's frame keeps
+     * the NUL marker only in the error's own texts. */
+    g_autofree char *utf8 = cx__py_utf8_keeping_nul(PyList_GET_ITEM(lines, i));
+    ok = utf8 != NULL && strstr(utf8, CX_RESULT_NUL) == NULL;
     if (ok)
       g_strv_builder_add(builder, utf8);
   }
@@ -86,8 +87,8 @@ set_error_from_exception(cx_result *result, PyObject *exception, const cx__py_ce
   g_auto(GStrv) lines = NULL;
   if (described != NULL && PyTuple_Check(described) && PyTuple_GET_SIZE(described) == 4) {
     type = PyUnicode_AsUTF8(PyTuple_GET_ITEM(described, 0));
-    message = type != NULL ? utf8_keeping_nul(PyTuple_GET_ITEM(described, 1)) : NULL;
-    traceback = message != NULL ? utf8_keeping_nul(PyTuple_GET_ITEM(described, 2)) : NULL;
+    message = type != NULL ? cx__py_utf8_keeping_nul(PyTuple_GET_ITEM(described, 1)) : NULL;
+    traceback = message != NULL ? cx__py_utf8_keeping_nul(PyTuple_GET_ITEM(described, 2)) : NULL;
     lines = text_lines(PyTuple_GET_ITEM(described, 3));
   }
   if (type != NULL && message != NULL && traceback != NULL) {

@@ -52,14 +52,14 @@ native_show_error(PyObject *module, PyObject *args)
     return Py_NewRef(Py_False);
   GStrvBuilder *builder = g_strv_builder_new();
   for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
-    const char *line = PyUnicode_Check(PyList_GET_ITEM(list, i))
-                         ? PyUnicode_AsUTF8(PyList_GET_ITEM(list, i)) : NULL;
+    char *line = cx__py_utf8_keeping_nul(PyList_GET_ITEM(list, i)); /* NUL kept */
     if (line == NULL) {
       g_strv_builder_unref(builder);
       PyErr_Clear();
       return PyErr_Format(PyExc_TypeError, "show_error: the lines must be str");
     }
     g_strv_builder_add(builder, line);
+    g_free(line);
   }
   g_auto(GStrv) lines = g_strv_builder_end(builder);
   g_strv_builder_unref(builder);

@@ -163,6 +163,10 @@ gboolean cx__py_publish(cx__py_cell *cell, cx__py_output_kind kind,
  * records events remembers where it switched streams, so that stdout and
  * stderr reach the host interleaved as they were written. */
 void cx__py_note_stream(cx__py_cell *cell, int fd);
+/* With the GIL held: TEXT (a str) as UTF-8 with each NUL as CX_RESULT_NUL,
+ * a new string (cell.c); NULL with a Python exception when it is no str or
+ * has no UTF-8 form. */
+char *cx__py_utf8_keeping_nul(PyObject *text);
 /* With the GIL held: an exception shown in CELL without failing it (an
  * "error" output), as IPython shows one raised by a display formatter. */
 void cx__py_show_error(cx__py_cell *cell, const char *ename, const char *evalue,

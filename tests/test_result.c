@@ -447,9 +447,15 @@ test_result_error_output_as_ipython_shows_it(void)
   g_autoptr(cx_result) copy = cx_result_copy(result);
   CU_ASSERT_TRUE(g_strv_equal(cx_result_get_error_output_traceback(copy), lines));
 
-  /* Lines a JsonNode cannot hold are not taken. */
+  /* A NUL (as the marker) is kept, as in the error's own texts; lines
+   * that are not UTF-8 are not taken. */
   static const char *const nul[] = { "a" CX_RESULT_NUL "b", NULL };
   cx_result_set_error_output(result, nul, TRUE);
+  CU_ASSERT_TRUE(g_strv_equal(cx_result_get_error_output_traceback(result), nul));
+  g_autofree char *kept = cx_result_to_json(result, FALSE);
+  CX_ASSERT_CONTAINS(kept, "\"a\\u0000b\"");
+  static const char *const bad[] = { "a\xff", NULL };
+  cx_result_set_error_output(result, bad, TRUE);
   CU_ASSERT_PTR_NULL(cx_result_get_error_output_traceback(result));
 
   /* No error output: only the stderr line the backend wrote. */

@@ -163,8 +163,9 @@ CX_EXPORT void cx_result_add_error_output(cx_result *result, const char *ename,
 /* ABI 1.1: the same, its "traceback" being TRACEBACK_LINES (NULL-terminated,
  * copied) as they are, where cx_result_add_error_output() cuts a text at
  * its line breaks: a Jupyter kernel's traceback is a list whose entries
- * hold line breaks and colour codes.  Lines that are not valid UTF-8, or
- * hold a NUL, leave the traceback empty. */
+ * hold line breaks and colour codes.  A NUL is given as CX_RESULT_NUL, as
+ * in cx_result_set_error(); lines that are not valid UTF-8 leave the
+ * traceback empty. */
 CX_EXPORT void cx_result_add_error_output_lines(cx_result *result, const char *ename,
                                                 const char *evalue,
                                                 const char *const *traceback_lines);
@@ -185,11 +186,11 @@ CX_EXPORT void cx_result_set_error(cx_result *result, const char *type,
 
 /* ABI 1.1: how the error set by cx_result_set_error() shows in "outputs",
  * where it is the last output.  TRACEBACK_LINES, when not NULL
- * (NULL-terminated, copied, valid UTF-8 without NUL or they are ignored),
+ * (NULL-terminated, copied; ignored unless valid UTF-8),
  * become that output's "traceback" in place of the lines of the error's
  * traceback: IPython's formatted traceback, with the colour codes a Jupyter
  * kernel sends, while "error"."traceback" keeps the plain text a program
- * reads.  SHOWN FALSE: the failure has no error output at all, as IPython
+ * reads (a NUL as CX_RESULT_NUL).  SHOWN FALSE: the failure has no error output at all, as IPython
  * fails a cell on a UsageError (an unknown magic) and only prints its
  * message on stderr, which the backend writes there itself.
  * cx_result_set_error() resets both: plain lines, shown.  In JSON, an
