@@ -71,9 +71,9 @@ printf 'void *cx_json_to_string(void *, int);\nint main(void) { return cx_json_t
 if [ -n "${CELLEXEC_SANITIZED:-}" ]; then
   echo "ok   test_newer_minor_is_refused_by_an_older_core (sanitizer build: not linked against)"
   passed=$((passed + 1))
-elif ! cc -shared -fPIC -Wl,-soname,libcellexec.so.0 -Wl,--version-script="$old/old.map" \
+elif ! ${CC:-cc} -shared -fPIC -Wl,-soname,libcellexec.so.0 -Wl,--version-script="$old/old.map" \
        -o "$old/libcellexec.so.0" "$old/old.c" ||
-   ! cc -o "$old/program" "$old/program.c" -L"$builddir/.libs" -lcellexec; then
+   ! ${CC:-cc} -o "$old/program" "$old/program.c" -L"$builddir/.libs" -lcellexec; then
   echo "FAIL test_newer_minor_is_refused_by_an_older_core: cannot build the probe (cc)"
   failed=$((failed + 1))
 elif refused=$(LD_LIBRARY_PATH="$old" "$old/program" 2>&1); then

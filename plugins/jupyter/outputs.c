@@ -156,6 +156,16 @@ traceback_lines(JsonObject *content)
   return strv;
 }
 
+/* TRUE when LINES, each with a line break, pass LIMIT bytes (0: none). */
+static gboolean
+lines_pass(const char *const *lines, guint64 limit)
+{
+  guint64 total = 0;
+  for (const char *const *line = lines; limit > 0 && line != NULL && *line != NULL; line++)
+    total += strlen(*line) + 1;
+  return limit > 0 && total > limit;
+}
+
 static void
 clear_error(jk_exec_state *state)
 {
@@ -185,9 +195,19 @@ show_pending_error(jk_exec_state *state)
 {
   if (state->ename == NULL)
     return;
-  if (state->exec->result != NULL)
-    cx_result_add_error_output_lines(state->exec->result, state->ename, state->evalue,
-                                     (const char *const *)state->traceback_lines);
+  cx_result *result = state->exec->result;
+  const char *const *lines = (const char *const *)state->traceback_lines;
+  /* Lines past output-limit (colour codes count) give way to the plain
+   * traceback, cut as the cell's own error is. */
+  if (result != NULL && lines != NULL && !lines_pass(lines, state->exec->output_limit)) {
+    cx_result_add_error_output_lines(result, state->ename, state->evalue, lines);
+  } else if (result != NULL) {
+    guint64 omitted;
+    g_autofree char *cut = cx__output_cut_text(state->traceback, strlen(state->traceback),
+                                               state->exec->output_limit, &omitted);
+    cx_result_add_error_output(result, state->ename, state->evalue,
+                               cut != NULL ? cut : state->traceback);
+  }
   clear_error(state);
 }
 
@@ -510,12 +530,15 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
     cx_result_set_error(exec->result, CX_ERROR_TYPE_KERNEL_DIED, message, "");
   } else if (state->ename != NULL) {
     cx_result_set_error(exec->result, state->ename, state->evalue, state->traceback);
-    /* The kernel's lines, unless output-limit cut the error: then the
-     * plain traceback, cut as the other backends cut it. */
-    gboolean cut = json_array_get_length(error_cuts) > 0;
-    cx_result_set_error_output(exec->result,
-                               cut ? NULL : (const char *const *)state->traceback_lines,
-                               state->traceback_lines != NULL);
+    /* The kernel's lines, unless they, or the error, pass output-limit:
+     * then the plain traceback, cut as the other backends cut it.  No
+     * error output for an error the kernel only printed, as ipykernel
+     * does a UsageError; any other error the reply names without an
+     * error message (one dropped as malformed) still gets one. */
+    const char *const *lines = (const char *const *)state->traceback_lines;
+    gboolean cut = json_array_get_length(error_cuts) > 0 || lines_pass(lines, exec->output_limit);
+    gboolean shown = lines != NULL || g_strcmp0(state->ename, "UsageError") != 0;
+    cx_result_set_error_output(exec->result, cut ? NULL : lines, shown);
   } else if (g_strcmp0(status, "aborted") == 0) {
     cx_result_set_error(exec->result, CX_ERROR_TYPE_ABORTED, "the kernel aborted the request", "");
   } else if (exec->reply != NULL && g_strcmp0(status, "ok") != 0) {

@@ -388,7 +388,7 @@ traceback_lines(JsonArray *array, guint64 limit)
     JsonNode *line = json_array_get_element(array, i);
     ok = JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING;
     if (ok) {
-      total += strlen(json_node_get_string(line));
+      total += strlen(json_node_get_string(line)) + 1; /* with its break */
       g_strv_builder_add(builder, json_node_get_string(line));
     }
   }

@@ -400,7 +400,6 @@ bound_result(guint64 limit, JsonObject *object)
     for (GList *l = members; l != NULL; l = l->next) {
       const char *key = l->data;
       if (!g_str_equal(key, "success") && !g_str_equal(key, "error") &&
-          !g_str_equal(key, "error_output") &&
           !g_str_equal(key, "stdout") && !g_str_equal(key, "stderr") &&
           !g_str_equal(key, "rich_outputs") && !g_str_equal(key, "outputs"))
         json_object_remove_member(object, key);
@@ -414,6 +413,7 @@ bound_result(guint64 limit, JsonObject *object)
     g_autofree char *traceback = g_strdup_printf("OutputLimitExceeded: %s\n", message);
     json_object_set_string_member(replaced, "traceback", traceback);
     json_object_set_object_member(object, "error", replaced);
+    json_object_remove_member(object, "error_output"); /* it was the old error's */
     json_object_set_boolean_member(object, "success", FALSE);
   }
   if (json_array_get_length(truncated) > 0) {
@@ -457,18 +457,18 @@ set_error_output(JsonObject *object, const cx_result *result, guint64 limit)
   const char *const *lines = cx_result_get_error_output_traceback(result);
   if (lines == NULL)
     return;
-  guint64 total = 0;
+  guint64 total = 0; /* each line with its break, as the text they make */
   JsonArray *array = json_array_new();
   for (const char *const *line = lines; *line != NULL; line++) {
-    total += strlen(*line);
+    total += strlen(*line) + 1;
     json_array_add_string_element(array, *line);
   }
-  if ((limit > 0 && total > limit) || total > CX__WIRE_PART_MAX) {
-    json_array_unref(array);
+  g_autoptr(JsonNode) node = json_node_init_array(json_node_alloc(), array);
+  json_array_unref(array);
+  if ((limit > 0 && total > limit) || cx__wire_json_size(node) > CX__WIRE_PART_MAX)
     return;
-  }
   JsonObject *output = json_object_new();
-  json_object_set_array_member(output, "traceback", array);
+  json_object_set_member(output, "traceback", g_steal_pointer(&node));
   json_object_set_object_member(object, "error_output", output);
 }
 
