@@ -93,6 +93,29 @@ cx__output_bound_string(JsonObject *object, const char *key, const char *part, g
   json_object_set_string_member(object, key, cut);
 }
 
+char **
+cx__output_lines(JsonArray *array, guint64 limit)
+{
+  if (array == NULL)
+    return NULL;
+  GStrvBuilder *builder = g_strv_builder_new();
+  guint64 total = 0;
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < json_array_get_length(array); i++) {
+    JsonNode *line = json_array_get_element(array, i);
+    ok = JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING;
+    if (ok) {
+      total += strlen(json_node_get_string(line)) + 1; /* with its break */
+      g_strv_builder_add(builder, json_node_get_string(line));
+    }
+  }
+  char **lines = g_strv_builder_end(builder);
+  g_strv_builder_unref(builder);
+  if (!ok || (limit > 0 && total > limit))
+    g_clear_pointer(&lines, g_strfreev);
+  return lines;
+}
+
 void
 cx__output_bound_lines(JsonObject *object, const char *key, const char *part, guint64 limit,
                        JsonArray *truncated)

@@ -57,6 +57,12 @@ void cx__output_note_cut(JsonArray *truncated, const char *part, guint64 total, 
 void cx__output_bound_string(JsonObject *object, const char *key, const char *part,
                              guint64 limit, JsonArray *truncated);
 
+/* The strings of ARRAY, an error output's traceback from a process that
+ * runs untrusted code (a worker, a kernel), as a new vector; NULL when
+ * ARRAY is NULL, holds anything but strings, or its lines, each with a
+ * line break, pass LIMIT bytes (0: no limit). */
+char **cx__output_lines(JsonArray *array, guint64 limit);
+
 /* The same for a member KEY that is a list of lines (an error output's
  * traceback): past LIMIT in all, they are cut as one text of lines. */
 void cx__output_bound_lines(JsonObject *object, const char *key, const char *part,

@@ -96,9 +96,10 @@ typedef struct {
   jk_exec *exec;
   char *ename, *evalue, *traceback;
   /* The error message's traceback as the kernel sent it (IPython's, with
-   * colour codes), for the error output; NULL when the error came only
-   * in the reply (a UsageError: no error output). */
+   * colour codes), for the error output; NULL for the plain traceback
+   * (past output-limit, or not a list of strings). */
   char **traceback_lines;
+  gboolean error_message_came; /* FALSE: the error is only in the reply */
   gint64 execution_count; /* from execute_input; 0: none came */
   JsonArray *dropped;     /* what could not be kept of its outputs; NULL: nothing */
   /* output-limit: [1] stdout, [2] stderr as kept (their heads are in the

@@ -138,34 +138,6 @@ traceback_text(JsonObject *content)
   return g_string_free(g_steal_pointer(&text), FALSE);
 }
 
-/* The strings of the traceback of CONTENT, as they are (a new vector). */
-static char **
-traceback_lines(JsonObject *content)
-{
-  GStrvBuilder *builder = g_strv_builder_new();
-  JsonNode *node = json_object_get_member(content, "traceback");
-  JsonArray *lines = node != NULL && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node)
-                                                                 : NULL;
-  for (guint i = 0; lines != NULL && i < json_array_get_length(lines); i++) {
-    JsonNode *line = json_array_get_element(lines, i);
-    if (JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING)
-      g_strv_builder_add(builder, json_node_get_string(line));
-  }
-  char **strv = g_strv_builder_end(builder);
-  g_strv_builder_unref(builder);
-  return strv;
-}
-
-/* TRUE when LINES, each with a line break, pass LIMIT bytes (0: none). */
-static gboolean
-lines_pass(const char *const *lines, guint64 limit)
-{
-  guint64 total = 0;
-  for (const char *const *line = lines; limit > 0 && line != NULL && *line != NULL; line++)
-    total += strlen(*line) + 1;
-  return limit > 0 && total > limit;
-}
-
 static void
 clear_error(jk_exec_state *state)
 {
@@ -173,6 +145,7 @@ clear_error(jk_exec_state *state)
   g_clear_pointer(&state->evalue, g_free);
   g_clear_pointer(&state->traceback, g_free);
   g_clear_pointer(&state->traceback_lines, g_strfreev);
+  state->error_message_came = FALSE;
 }
 
 /* The error of CONTENT, an error message or (SHOWN FALSE) a reply that
@@ -184,7 +157,12 @@ save_error(jk_exec_state *state, JsonObject *content, gboolean shown)
   state->ename = g_strdup(jk_get_string(content, "ename", "Error"));
   state->evalue = g_strdup(jk_get_string(content, "evalue", ""));
   state->traceback = traceback_text(content);
-  state->traceback_lines = shown ? traceback_lines(content) : NULL;
+  state->error_message_came = shown;
+  /* The kernel's lines, unless they pass output-limit (colour codes
+   * count): then the plain traceback, cut as the other backends cut it. */
+  JsonNode *lines = json_object_get_member(content, "traceback");
+  if (shown && lines != NULL && JSON_NODE_HOLDS_ARRAY(lines))
+    state->traceback_lines = cx__output_lines(json_node_get_array(lines), state->exec->output_limit);
 }
 
 /* The error message saved last, which no output has followed yet, as an
@@ -197,9 +175,7 @@ show_pending_error(jk_exec_state *state)
     return;
   cx_result *result = state->exec->result;
   const char *const *lines = (const char *const *)state->traceback_lines;
-  /* Lines past output-limit (colour codes count) give way to the plain
-   * traceback, cut as the cell's own error is. */
-  if (result != NULL && lines != NULL && !lines_pass(lines, state->exec->output_limit)) {
+  if (result != NULL && lines != NULL) {
     cx_result_add_error_output_lines(result, state->ename, state->evalue, lines);
   } else if (result != NULL) {
     guint64 omitted;
@@ -530,15 +506,15 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
     cx_result_set_error(exec->result, CX_ERROR_TYPE_KERNEL_DIED, message, "");
   } else if (state->ename != NULL) {
     cx_result_set_error(exec->result, state->ename, state->evalue, state->traceback);
-    /* The kernel's lines, unless they, or the error, pass output-limit:
-     * then the plain traceback, cut as the other backends cut it.  No
+    /* The kernel's lines, unless the error passed output-limit: then the
+     * plain traceback, cut as the other backends cut it.  No
      * error output for an error the kernel only printed, as ipykernel
      * does a UsageError; any other error the reply names without an
      * error message (one dropped as malformed) still gets one. */
-    const char *const *lines = (const char *const *)state->traceback_lines;
-    gboolean cut = json_array_get_length(error_cuts) > 0 || lines_pass(lines, exec->output_limit);
-    gboolean shown = lines != NULL || g_strcmp0(state->ename, "UsageError") != 0;
-    cx_result_set_error_output(exec->result, cut ? NULL : lines, shown);
+    gboolean cut = json_array_get_length(error_cuts) > 0;
+    gboolean shown = state->error_message_came || g_strcmp0(state->ename, "UsageError") != 0;
+    cx_result_set_error_output(exec->result,
+                               cut ? NULL : (const char *const *)state->traceback_lines, shown);
   } else if (g_strcmp0(status, "aborted") == 0) {
     cx_result_set_error(exec->result, CX_ERROR_TYPE_ABORTED, "the kernel aborted the request", "");
   } else if (exec->reply != NULL && g_strcmp0(status, "ok") != 0) {

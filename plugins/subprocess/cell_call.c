@@ -373,32 +373,6 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
 
 /* ---- The result ---------------------------------------------------------------- */
 
-/* The traceback lines of an error output as the worker gives them: a new
- * vector of the strings of ARRAY, or NULL when it is not an array of
- * strings of at most LIMIT bytes in all (0: no limit). */
-static char **
-traceback_lines(JsonArray *array, guint64 limit)
-{
-  if (array == NULL)
-    return NULL;
-  GStrvBuilder *builder = g_strv_builder_new();
-  guint64 total = 0;
-  gboolean ok = TRUE;
-  for (guint i = 0; ok && i < json_array_get_length(array); i++) {
-    JsonNode *line = json_array_get_element(array, i);
-    ok = JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING;
-    if (ok) {
-      total += strlen(json_node_get_string(line)) + 1; /* with its break */
-      g_strv_builder_add(builder, json_node_get_string(line));
-    }
-  }
-  char **lines = g_strv_builder_end(builder);
-  g_strv_builder_unref(builder);
-  if (!ok || (limit > 0 && total > limit))
-    g_clear_pointer(&lines, g_strfreev);
-  return lines;
-}
-
 /* How the error shows (the RESULT frame's "error_output", see
  * docs/worker-protocol.md): from a process that runs untrusted code, so
  * what makes no sense, or passes LIMIT, leaves the plain traceback's lines. */
@@ -413,7 +387,7 @@ set_error_output(cx_result *result, JsonNode *shown, guint64 limit)
   }
   if (!JSON_NODE_HOLDS_OBJECT(shown))
     return;
-  g_auto(GStrv) lines = traceback_lines(cx__wire_get_array(json_node_get_object(shown),
+  g_auto(GStrv) lines = cx__output_lines(cx__wire_get_array(json_node_get_object(shown),
                                                            "traceback"), limit);
   cx_result_set_error_output(result, (const char *const *)lines, TRUE);
 }
@@ -467,7 +441,7 @@ apply_event(cx_result *result, JsonObject *event)
   if (g_str_equal(kind, "error")) {
     const char *ename = cx__wire_get_string(event, "ename", NULL);
     const char *evalue = cx__wire_get_string(event, "evalue", NULL);
-    g_auto(GStrv) lines = traceback_lines(cx__wire_get_array(event, "traceback"), 0);
+    g_auto(GStrv) lines = cx__output_lines(cx__wire_get_array(event, "traceback"), 0);
     if (ename != NULL && evalue != NULL)
       cx_result_add_error_output_lines(result, ename, evalue, (const char *const *)lines);
     return;
