@@ -123,14 +123,22 @@ test_result_json_refuses_hostile_nesting(void)
   assert_too_deep(error);
 }
 
+/* An empty notebook whose metadata is {MEMBERS} (a new string). */
+static char *
+notebook_with_metadata(const char *members)
+{
+  return g_strdup_printf(
+    "{\"cells\": [], \"metadata\": {%s}, \"nbformat\": 4, \"nbformat_minor\": 5}", members);
+}
+
 /* A notebook whose metadata holds 100 KB of nested arrays: read, it became
  * 2.5 GB of output (nbformat's layout indents each level). */
 static void
 test_notebook_with_deep_metadata_is_refused(void)
 {
   g_autofree char *deep = cx_test_nested_json(50000, "0");
-  g_autofree char *text = g_strdup_printf(
-    "{\"cells\": [], \"metadata\": {\"x\": %s}, \"nbformat\": 4, \"nbformat_minor\": 5}", deep);
+  g_autofree char *members = g_strdup_printf("\"x\": %s", deep);
+  g_autofree char *text = notebook_with_metadata(members);
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "deep.ipynb", &error);
   CU_ASSERT_PTR_NULL(notebook);
@@ -148,8 +156,8 @@ static void
 test_notebook_nests_as_deep_as_jupyter_reads(void)
 {
   g_autofree char *deep = cx_test_nested_json(998, "0");
-  g_autofree char *text = g_strdup_printf(
-    "{\"cells\": [], \"metadata\": {\"x\": %s}, \"nbformat\": 4, \"nbformat_minor\": 5}", deep);
+  g_autofree char *members = g_strdup_printf("\"x\": %s", deep);
+  g_autofree char *text = notebook_with_metadata(members);
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "deep.ipynb", &error);
   CX_ASSERT_NO_ERROR(error);
@@ -160,9 +168,8 @@ test_notebook_nests_as_deep_as_jupyter_reads(void)
   CX_ASSERT_CONTAINS(compact, deep);
 
   g_autofree char *chain = cx_test_nested_json(9990, "0");
-  g_autofree char *wide = g_strdup_printf(
-    "{\"cells\": [], \"metadata\": {\"a\": %s, \"b\": %s, \"c\": %s}, \"nbformat\": 4, "
-    "\"nbformat_minor\": 5}", chain, chain, chain);
+  g_autofree char *three = g_strdup_printf("\"a\": %s, \"b\": %s, \"c\": %s", chain, chain, chain);
+  g_autofree char *wide = notebook_with_metadata(three);
   g_autoptr(GError) too_deep = NULL;
   g_autoptr(cx_notebook) refused = cx_notebook_load_data(wide, -1, "wide.ipynb", &too_deep);
   CU_ASSERT_PTR_NULL(refused);

@@ -169,8 +169,12 @@ test_escape_init_is_under_the_filter(void)
 /* A secret in one session's memory, read by a cell of another session
  * that knows where it is (its pid and the address, as the first cell
  * printed them). */
+/* With isolation none and then sandbox: a session runs VICTIM_CODE, and
+ * another session runs the probe PROBE_FOR makes of what it printed
+ * (stripped), which must say ALLOWED with none and DENIED with the
+ * sandbox. */
 static void
-test_escape_no_memory_of_another_session(void)
+check_across_sessions(const char *victim_code, char *(*probe_for)(const char *printed))
 {
   for (int sandbox = 0; sandbox < 2; sandbox++) {
     g_autoptr(GError) error = NULL;
@@ -179,36 +183,50 @@ test_escape_no_memory_of_another_session(void)
     CX_ASSERT_NO_ERROR(error);
     g_autoptr(cx_session) victim = cx_session_open(backend, &error);
     CX_ASSERT_NO_ERROR(error);
-    g_autoptr(cx_result) placed = cx_session_run_cell(
-      victim,
-      "import os, sys\n"
-      "secret = b'cx-session-secret-' + os.urandom(8).hex().encode()\n"
-      /* A bytes object's data starts after its header. */
-      "print(os.getpid(), id(secret) + sys.getsizeof(b'') - 1, secret.decode())\n",
-      NULL, &error);
+    g_autoptr(cx_result) placed = cx_session_run_cell(victim, victim_code, NULL, &error);
     CX_ASSERT_NO_ERROR(error);
     gsize len;
     const char *printed = cx_result_get_stdout(placed, &len);
     g_autofree char *line = g_strstrip(g_strndup(printed, len));
-    g_auto(GStrv) where = g_strsplit(line, " ", 3);
-    CU_ASSERT_EQUAL_FATAL(g_strv_length(where), 3);
-    g_autoptr(cx_session) thief = cx_session_open(backend, &error);
+    g_autofree char *code = probe_for(line);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(code);
+    g_autoptr(cx_session) prober = cx_session_open(backend, &error);
     CX_ASSERT_NO_ERROR(error);
-    g_autofree char *code = g_strdup_printf(
-      "try:\n"
-      "    with open('/proc/%s/mem', 'rb') as f:\n"
-      "        f.seek(%s)\n"
-      "        print('ALLOWED' if f.read(%d) == b'%s' else 'DENIED (other bytes)')\n"
-      "except OSError as e:\n"
-      "    print('DENIED', e)\n",
-      where[0], where[1], (int)strlen(where[2]), where[2]);
-    g_autoptr(cx_result) stolen = cx_session_run_cell(thief, code, NULL, &error);
+    g_autoptr(cx_result) probed = cx_session_run_cell(prober, code, NULL, &error);
     CX_ASSERT_NO_ERROR(error);
-    const char *out = cx_result_get_stdout(stolen, &len);
+    const char *out = cx_result_get_stdout(probed, &len);
     CU_ASSERT_TRUE(g_str_has_prefix(out, sandbox ? "DENIED" : "ALLOWED"));
     if (!g_str_has_prefix(out, sandbox ? "DENIED" : "ALLOWED"))
       g_printerr("\n  isolation = %s: %.*s", sandbox ? "sandbox" : "none", (int)len, out);
   }
+}
+
+/* PRINTED: "PID ADDRESS SECRET": read SECRET at ADDRESS of PID's memory. */
+static char *
+memory_probe(const char *printed)
+{
+  g_auto(GStrv) where = g_strsplit(printed, " ", 3);
+  if (g_strv_length(where) != 3)
+    return NULL;
+  return g_strdup_printf(
+    "try:\n"
+    "    with open('/proc/%s/mem', 'rb') as f:\n"
+    "        f.seek(%s)\n"
+    "        print('ALLOWED' if f.read(%d) == b'%s' else 'DENIED (other bytes)')\n"
+    "except OSError as e:\n"
+    "    print('DENIED', e)\n",
+    where[0], where[1], (int)strlen(where[2]), where[2]);
+}
+
+static void
+test_escape_no_memory_of_another_session(void)
+{
+  check_across_sessions(
+    "import os, sys\n"
+    "secret = b'cx-session-secret-' + os.urandom(8).hex().encode()\n"
+    /* A bytes object's data starts after its header. */
+    "print(os.getpid(), id(secret) + sys.getsizeof(b'') - 1, secret.decode())\n",
+    memory_probe);
 }
 
 /* Landlock's ABI on this kernel (0: none). */
@@ -217,6 +235,18 @@ landlock_abi(void)
 {
   long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
   return abi > 0 ? abi : 0;
+}
+
+/* PRINTED: a pid: send it signal 0. */
+static char *
+signal_probe(const char *printed)
+{
+  return g_strdup_printf("import os\n"
+                         "try:\n"
+                         "    os.kill(%s, 0)\n"
+                         "    print('ALLOWED')\n"
+                         "except OSError as e:\n"
+                         "    print('DENIED', e)\n", printed);
 }
 
 /* A cell cannot signal another session's process: its cells run as the
@@ -231,33 +261,7 @@ test_escape_no_signal_to_another_session(void)
                     "(Linux 6.12), see plugins/subprocess/README.md\n", landlock_abi());
     return;
   }
-  for (int sandbox = 0; sandbox < 2; sandbox++) {
-    g_autoptr(GError) error = NULL;
-    g_autoptr(cx_backend) backend = cx_test_sandbox_open(sandbox ? "sandbox" : "none", &error,
-                                                         NULL, NULL, NULL, NULL, NULL, NULL);
-    CX_ASSERT_NO_ERROR(error);
-    g_autoptr(cx_session) victim = cx_session_open(backend, &error);
-    CX_ASSERT_NO_ERROR(error);
-    g_autoptr(cx_result) placed = cx_session_run_cell(victim, "import os\nprint(os.getpid())",
-                                                      NULL, &error);
-    CX_ASSERT_NO_ERROR(error);
-    g_autofree char *pid = g_strstrip(g_strdup(cx_result_get_stdout(placed, NULL)));
-    g_autoptr(cx_session) sender = cx_session_open(backend, &error);
-    CX_ASSERT_NO_ERROR(error);
-    g_autofree char *code = g_strdup_printf(
-      "import os\n"
-      "try:\n"
-      "    os.kill(%s, 0)\n"
-      "    print('ALLOWED')\n"
-      "except OSError as e:\n"
-      "    print('DENIED', e)\n", pid);
-    g_autoptr(cx_result) sent = cx_session_run_cell(sender, code, NULL, &error);
-    CX_ASSERT_NO_ERROR(error);
-    const char *out = cx_result_get_stdout(sent, NULL);
-    CU_ASSERT_TRUE(g_str_has_prefix(out, sandbox ? "DENIED" : "ALLOWED"));
-    if (!g_str_has_prefix(out, sandbox ? "DENIED" : "ALLOWED"))
-      g_printerr("\n  isolation = %s: %s", sandbox ? "sandbox" : "none", out);
-  }
+  check_across_sessions("import os\nprint(os.getpid())", signal_probe);
 }
 
 /* One stateless cell's /tmp is not the next one's. */
