@@ -90,7 +90,9 @@ class _Linecached:
     def __init__(self, filename, lines):
         # No modification time: linecache.checkcache() keeps it.
         self.entry = (0, None, lines, filename)
-        _linecache.cache[filename] = self.entry
+        cache = _linecache.cache
+        if isinstance(cache, dict):  # a cell may have replaced it
+            cache[filename] = self.entry
 
     def __del__(self):
         # At interpreter exit linecache's globals may be gone already.
@@ -125,7 +127,8 @@ def remember_cell(source, filename, codes):
 
 def cell_number(filename):
     """The number of the cell that ran the code of FILENAME last, or None."""
-    entry = _linecache.cache.get(filename) if _linecache is not None else None
+    cache = getattr(_linecache, "cache", None)
+    entry = cache.get(filename) if isinstance(cache, dict) else None
     return entry[2].count if entry is not None and isinstance(entry[2], CellLines) else None
 
 
@@ -207,7 +210,8 @@ def _attach_lines(te, exc, seen):
     for summary, (frame, _) in zip(te.stack, traceback.walk_tb(exc.__traceback__)):
         if is_cell_filename(summary.filename):
             # Its lines are in linecache (remember_cell).
-            entry = _linecache.cache.get(summary.filename) if _linecache is not None else None
+            cache = getattr(_linecache, "cache", None)
+            entry = cache.get(summary.filename) if isinstance(cache, dict) else None
             lines = entry[2] if entry is not None else ()
             if 0 < summary.lineno <= len(lines):
                 summary._line = lines[summary.lineno - 1]

@@ -665,6 +665,16 @@ test_local_cells_are_in_linecache_while_their_code_lives(void)
   CX_ASSERT_CELL_OK(source);
   CX_ASSERT_STDOUT(source, "def f():\n    return 1 / 0\n");
   assert_output_text(source, 0, "text/plain", "True");
+
+  /* A cell that breaks linecache breaks tracebacks, not later cells. */
+  g_autoptr(cx_result) broken = cx_test_run_session_cell(session,
+    "import linecache\nsaved, linecache.cache = linecache.cache, None", NULL);
+  CX_ASSERT_CELL_OK(broken);
+  g_autoptr(cx_result) still = cx_test_run_session_cell(session, "def h():\n    return 2\nh()", NULL);
+  CX_ASSERT_CELL_OK(still);
+  assert_output_text(still, 0, "text/plain", "2");
+  g_autoptr(cx_result) mended = cx_test_run_session_cell(session, "linecache.cache = saved", NULL);
+  CX_ASSERT_CELL_OK(mended);
 }
 
 static void
