@@ -163,9 +163,12 @@ test_notebook_nests_as_deep_as_jupyter_reads(void)
   CX_ASSERT_NO_ERROR(error);
   g_autofree char *written = notebook != NULL ? cx_notebook_to_json(notebook) : NULL;
   CU_ASSERT_PTR_NOT_NULL_FATAL(written);
-  g_autoptr(GRegex) space = g_regex_new("\\s", 0, 0, NULL);
-  g_autofree char *compact = g_regex_replace_literal(space, written, -1, 0, "", 0, NULL);
-  CX_ASSERT_CONTAINS(compact, deep);
+  /* Without its layout (a GRegex takes minutes on these 500 KB). */
+  g_autoptr(GString) compact = g_string_sized_new(strlen(written));
+  for (const char *c = written; *c != '\0'; c++)
+    if (!g_ascii_isspace(*c))
+      g_string_append_c(compact, *c);
+  CX_ASSERT_CONTAINS(compact->str, deep);
 
   g_autofree char *chain = cx_test_nested_json(9990, "0");
   g_autofree char *three = g_strdup_printf("\"a\": %s, \"b\": %s, \"c\": %s", chain, chain, chain);
