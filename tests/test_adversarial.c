@@ -63,6 +63,7 @@ static void check_session_from_threads(cx_backend *, const char *, const adversa
 static void check_sigint_disposition(cx_backend *, const char *, const adversarial_case *);
 static void check_sigint_disposition_first_cell(cx_backend *, const char *, const adversarial_case *);
 static void check_stopped_fork_server(cx_backend *, const char *, const adversarial_case *);
+static void check_forged_events_of_wrong_types(cx_backend *, const char *, const adversarial_case *);
 
 #define SPIN "while True:\n    pass\n"
 /* A cell writing a frame of TYPE (a one-letter string) with PAYLOAD (a
@@ -204,6 +205,8 @@ static const adversarial_case cases[] = {
     NULL, 30, NULL, NULL, NULL, 10, "x = 1", THEN_OK },
   { "stopped_fork_server", ON_SUBPROCESS, 0,
     NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, check_stopped_fork_server },
+  { "forged_events_of_wrong_types", ON_SUBPROCESS, 0,
+    NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, check_forged_events_of_wrong_types },
   { "non_utf8_source_in_session", ON_BOTH, IN_SESSION,
     "x = '\xff'",
     NULL, 0, "SyntaxError", NULL, NULL, 0, "x = 41", "print('ok' if x == 41 else x)" },
@@ -515,6 +518,35 @@ check_stopped_fork_server(cx_backend *backend, const char *backend_name, const a
     assert_stdout_is(result, "ok\n");
   }
   kill((pid_t)server, SIGCONT);
+}
+
+/* Display events whose members have the wrong JSON type: json-glib's own
+ * getters would log a CRITICAL for them (fatal here) or round a fraction
+ * into an execution count; the host reads them as missing. */
+static void
+check_forged_events_of_wrong_types(cx_backend *backend, const char *backend_name,
+                                   const adversarial_case *c)
+{
+  (void)backend_name;
+  (void)c;
+  static const char code[] =
+    "import json, os, struct\n"
+    "def forge(event):\n"
+    "    payload = json.dumps(event).encode()\n"
+    "    frame = struct.pack('>IB', len(payload), ord('P')) + payload\n"
+    "    while frame:\n"
+    "        frame = frame[os.write(3, frame):]\n"
+    "forge({'event': 'clear', 'wait': {}})\n"
+    "forge({'event': 'execute_result', 'data': {'text/plain': 'x'}, 'execution_count': {}})\n"
+    "forge({'event': 'execute_result', 'data': {'text/plain': 'y'}, 'execution_count': 2.5})\n"
+    "print('ok')";
+  GLogLevelFlags was = g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+  g_autoptr(cx_result) result = cx_test_run_cell(backend, code, NULL);
+  g_log_set_always_fatal(was);
+  CX_ASSERT_CELL_OK(result);
+  assert_stdout_is(result, "ok\n");
+  g_autofree char *json = cx_result_to_json(result, FALSE);
+  CU_ASSERT_PTR_NULL(strstr(json, "\"execution_count\":2"));
 }
 
 void

@@ -107,9 +107,9 @@ copy_cuts(JsonArray *cuts, JsonArray *to)
     JsonObject *entry = json_object_new();
     json_object_set_string_member(entry, "part", part);
     json_object_set_int_member(entry, "total_bytes",
-                               json_object_get_int_member_with_default(cut, "total_bytes", 0));
+                               cx__wire_get_int(cut, "total_bytes", 0));
     json_object_set_int_member(entry, "omitted_bytes",
-                               json_object_get_int_member_with_default(cut, "omitted_bytes", 0));
+                               cx__wire_get_int(cut, "omitted_bytes", 0));
     json_array_add_object_element(to, entry);
   }
 }
@@ -208,7 +208,7 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
   switch (type) {
   case CX__WIRE_MSG_STARTED: {
     g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "STARTED", &error);
-    gint64 pid = node != NULL ? json_object_get_int_member_with_default(
+    gint64 pid = node != NULL ? cx__wire_get_int(
                                   json_node_get_object(node), "pid", 0) : 0;
     if (pid <= 1 || pid > G_MAXINT || call->started) {
       call->protocol_error = g_strdup("malformed or repeated STARTED message");
@@ -434,7 +434,7 @@ apply_event(cx_result *result, JsonObject *event)
 {
   const char *kind = cx__wire_get_string(event, "event", "");
   if (g_str_equal(kind, "clear")) {
-    cx_result_clear_output(result, json_object_get_boolean_member_with_default(event, "wait",
+    cx_result_clear_output(result, cx__wire_get_boolean(event, "wait",
                                                                                FALSE));
     return;
   }
@@ -457,7 +457,7 @@ apply_event(cx_result *result, JsonObject *event)
     cx_result_update_display(result, display_id, data, metadata);
   else if (g_str_equal(kind, "execute_result"))
     cx_result_add_execute_result(
-      result, data, metadata, json_object_get_int_member_with_default(event, "execution_count", 0));
+      result, data, metadata, cx__wire_get_int(event, "execution_count", 0));
 }
 
 /* The streams and events, in the order the cell made them. */

@@ -342,7 +342,7 @@ static cx_run_options *
 run_options_from(JsonObject *cell, GError **error)
 {
   g_autoptr(cx_run_options) run = cx_run_options_new();
-  const char *cwd = json_object_get_string_member_with_default(cell, "cwd", NULL);
+  const char *cwd = cx__wire_get_string(cell, "cwd", NULL);
   if (cwd != NULL)
     cx_run_options_set_cwd(run, cwd);
   JsonArray *env = cx__wire_get_array(cell, "env");
@@ -498,9 +498,9 @@ run_cell(channel_state *channel, JsonObject *cell, cx__py_session *session,
          const cx__worker_limits *limits)
 {
   g_autoptr(GError) error = NULL;
-  const char *code = json_object_get_string_member_with_default(cell, "code", NULL);
+  const char *code = cx__wire_get_string(cell, "code", NULL);
   g_autofree char *decoded = NULL;
-  const char *encoded = json_object_get_string_member_with_default(cell, "code_base64", NULL);
+  const char *encoded = cx__wire_get_string(cell, "code_base64", NULL);
   if (code == NULL && encoded != NULL) {
     /* Code that is not UTF-8: Python says what is wrong with it. */
     gsize len;
@@ -655,7 +655,7 @@ receive_request(int server_socket, int *channel_fd, gint64 *host_pid)
     g_autoptr(JsonNode) pid = cx__wire_parse_object(payload, len, "STARTED", &error);
     if (pid == NULL)
       return NULL;
-    *host_pid = json_object_get_int_member_with_default(json_node_get_object(pid), "pid", 0);
+    *host_pid = cx__wire_get_int(json_node_get_object(pid), "pid", 0);
     if (!cx__wire_read_blocking(reader, &type, &payload, &len, &error))
       return NULL;
   }
@@ -712,7 +712,7 @@ cx__worker_spare_main(int server_socket, pid_t server)
   close(channel_fd);
   JsonObject *request = json_node_get_object(request_node);
   channel.output_limit =
-    (guint64)MAX(json_object_get_int_member_with_default(request, "output_limit", 0), 0);
+    (guint64)MAX(cx__wire_get_int(request, "output_limit", 0), 0);
 
   JsonObject *started = json_object_new();
   json_object_set_int_member(started, "pid", host_pid);
@@ -731,7 +731,7 @@ cx__worker_spare_main(int server_socket, pid_t server)
     _exit(1);
   }
 
-  const char *kind = json_object_get_string_member_with_default(request, "kind", "");
+  const char *kind = cx__wire_get_string(request, "kind", "");
   if (g_str_equal(kind, "cell")) {
     JsonObject *cell = cx__wire_get_object(request, "cell");
     if (cell != NULL)

@@ -1051,11 +1051,11 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
     return FALSE;
   }
   JsonObject *config = json_node_get_object(root);
-  gboolean loopback = g_strcmp0(json_object_get_string_member_with_default(config, "network",
+  gboolean loopback = g_strcmp0(cx__wire_get_string(config, "network",
                                                                            "none"), "loopback") == 0;
-  guint64 memory = MAX(json_object_get_int_member_with_default(config, "memory", 0), 0);
-  guint64 processes = MAX(json_object_get_int_member_with_default(config, "processes", 0), 0);
-  g_autofree char *cwd = g_strdup(json_object_get_string_member_with_default(config, "cwd", NULL));
+  guint64 memory = MAX(cx__wire_get_int(config, "memory", 0), 0);
+  guint64 processes = MAX(cx__wire_get_int(config, "processes", 0), 0);
+  g_autofree char *cwd = g_strdup(cx__wire_get_string(config, "cwd", NULL));
   if (cwd == NULL)
     cwd = g_get_current_dir();
 
