@@ -31,15 +31,18 @@ libcellexec_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(CX_LT_VERSION_INFO) -no-u
 EXTRA_libcellexec_la_DEPENDENCIES = $(srcdir)/lib/libcellexec.map
 EXTRA_DIST += lib/libcellexec.map
 
-# The output-limit rule, for the backends that bound what a cell shows
-# (subprocess, jupyter): a convenience library linked into each, as
-# plugins do not depend on each other, and outside libcellexec's ABI.
+# What the backends that talk to a peer process (subprocess, jupyter)
+# share: the output-limit rule, the output buffer, and the safe reading of
+# a peer's JSON.  A convenience library linked into each, as plugins do
+# not depend on each other, and outside libcellexec's ABI.
 noinst_LTLIBRARIES += lib/libcxoutput.la
 lib_libcxoutput_la_SOURCES = \
 	lib/output_limit.c \
 	lib/output_limit.h \
 	lib/output_buffer.c \
-	lib/output_buffer.h
+	lib/output_buffer.h \
+	lib/peer_json.c \
+	lib/peer_json.h
 lib_libcxoutput_la_CFLAGS = $(PLUGIN_CFLAGS)
 
 cellexecincludedir = $(includedir)/cellexec

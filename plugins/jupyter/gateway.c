@@ -315,7 +315,7 @@ jk_kernel_gateway_start(const char *url, const char *token, const char *name, gb
   }
   g_autoptr(JsonNode) started = call(g->session, "POST", g->base, "/api/kernels", token, body, 201, error);
   const char *id = started != NULL && JSON_NODE_HOLDS_OBJECT(started)
-                     ? jk_get_string(json_node_get_object(started), "id", NULL)
+                     ? cx__peer_get_string(json_node_get_object(started), "id", NULL)
                      : NULL;
   gboolean ok = id != NULL;
   if (started != NULL && id == NULL)
@@ -442,7 +442,7 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
     while ((m = g_queue_pop_head(&g->incoming)) != NULL) {
       gboolean ours = g_strcmp0(m->parent_id, msg_id) == 0;
       const char *state_name = m->channel == JK_IOPUB && g_str_equal(m->msg_type, "status")
-                                 ? jk_get_string(m->content, "execution_state", "")
+                                 ? cx__peer_get_string(m->content, "execution_state", "")
                                  : "";
       if (g_str_equal(state_name, "restarting") || g_str_equal(state_name, "dead")) {
         /* The server saw its kernel die (and may bring up another). */

@@ -188,7 +188,7 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
   if (setup != NULL) {
     jk_exec exec = { .code = setup, .silent = TRUE, .timeout = timeout, .grace = backend->grace };
     jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
-    const char *status = exec.reply ? jk_get_string(exec.reply, "status", "") : "";
+    const char *status = exec.reply ? cx__peer_get_string(exec.reply, "status", "") : "";
     if (outcome == JK_EXEC_DONE && g_strcmp0(status, "error") == 0) {
       /* The kernel could not enter the cwd or set the env: the run options
        * are wrong, as the other backends say, and no cell ran. */
@@ -196,8 +196,8 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
                   "cannot run the cell in directory %s with its environment; check the cwd and "
                   "env options: %s: %s",
                   cx_run_options_get_cwd(run) != NULL ? cx_run_options_get_cwd(run) : "(unchanged)",
-                  jk_get_string(exec.reply, "ename", "Error"),
-                  jk_get_string(exec.reply, "evalue", ""));
+                  cx__peer_get_string(exec.reply, "ename", "Error"),
+                  cx__peer_get_string(exec.reply, "evalue", ""));
       jk_exec_clear(&exec);
       cx_result_free(result);
       return NULL;
@@ -205,7 +205,7 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
     if (outcome != JK_EXEC_DONE || g_strcmp0(status, "ok") != 0) {
       g_autofree char *message = g_strdup_printf(
         "cannot apply the run options (cwd, env) in the kernel: %s",
-        exec.reply ? jk_get_string(exec.reply, "evalue", status) : "no reply");
+        exec.reply ? cx__peer_get_string(exec.reply, "evalue", status) : "no reply");
       cx_result_set_error(result, outcome == JK_EXEC_DIED ? CX_ERROR_TYPE_KERNEL_DIED : "RuntimeError", message, "");
       *kernel_lost = outcome != JK_EXEC_DONE;
       jk_exec_clear(&exec);

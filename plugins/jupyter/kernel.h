@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <cellexec/plugin.h>
 
+#include "lib/peer_json.h"
+
 G_BEGIN_DECLS
 
 /* Messages dropped, per backend; updated atomically. */
@@ -108,14 +110,6 @@ jk_exec_outcome jk_kernel_execute(jk_kernel *kernel, jk_exec *exec);
 char *jk_kernel_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value,
                                double timeout, GError **error);
 void jk_exec_clear(jk_exec *exec);
-
-/* Member NAME of O (may be NULL) when it is a string, an integer, a
- * boolean; else FALLBACK.  What a kernel sends is not trusted to have the
- * types the protocol says, and json-glib's own getters complain
- * (g_critical) of a member of another type. */
-const char *jk_get_string(JsonObject *o, const char *name, const char *fallback);
-gint64 jk_get_int(JsonObject *o, const char *name, gint64 fallback);
-gboolean jk_get_bool(JsonObject *o, const char *name, gboolean fallback);
 
 /* Strip ANSI escape sequences (tracebacks of IPython are coloured). */
 char *jk_strip_ansi(const char *text);

@@ -32,35 +32,6 @@ jk_message_free(jk_message *message)
   g_free(message);
 }
 
-static JsonNode *
-value_member(JsonObject *o, const char *name, GType type)
-{
-  JsonNode *node = o != NULL ? json_object_get_member(o, name) : NULL;
-  return node != NULL && JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == type
-           ? node : NULL;
-}
-
-const char *
-jk_get_string(JsonObject *o, const char *name, const char *fallback)
-{
-  JsonNode *node = value_member(o, name, G_TYPE_STRING);
-  return node != NULL ? json_node_get_string(node) : fallback;
-}
-
-gint64
-jk_get_int(JsonObject *o, const char *name, gint64 fallback)
-{
-  JsonNode *node = value_member(o, name, G_TYPE_INT64);
-  return node != NULL ? json_node_get_int(node) : fallback;
-}
-
-gboolean
-jk_get_bool(JsonObject *o, const char *name, gboolean fallback)
-{
-  JsonNode *node = value_member(o, name, G_TYPE_BOOLEAN);
-  return node != NULL ? json_node_get_boolean(node) : fallback;
-}
-
 char *
 jk_sign(const char *key, const GBytes *const frames[4])
 {
@@ -271,12 +242,12 @@ keep_nul_of_content(jk_message *m, const char *data, gsize len, const char *memb
 static gboolean
 message_complete(jk_message *m)
 {
-  const char *type = m->header ? jk_get_string(m->header, "msg_type", NULL) : NULL;
+  const char *type = m->header ? cx__peer_get_string(m->header, "msg_type", NULL) : NULL;
   if (m->parent == NULL || m->metadata == NULL || m->content == NULL || type == NULL)
     return FALSE;
   m->msg_type = g_strdup(type);
-  m->msg_id = g_strdup(jk_get_string(m->header, "msg_id", ""));
-  m->parent_id = g_strdup(jk_get_string(m->parent, "msg_id", ""));
+  m->msg_id = g_strdup(cx__peer_get_string(m->header, "msg_id", ""));
+  m->parent_id = g_strdup(cx__peer_get_string(m->parent, "msg_id", ""));
   return TRUE;
 }
 
@@ -352,7 +323,7 @@ jk_message_from_websocket(const char *text, gsize len, jk_counters *counters)
     m->parent = object_member(o, "parent_header");
     m->metadata = object_member(o, "metadata");
     m->content = object_member(o, "content");
-    const char *channel = jk_get_string(o, "channel", "");
+    const char *channel = cx__peer_get_string(o, "channel", "");
     for (int i = 0; i < JK_N_CHANNELS; i++)
       if (g_strcmp0(channel, jk_channel_names[i]) == 0)
         m->channel = i;

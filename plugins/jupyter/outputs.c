@@ -114,7 +114,7 @@ kept_metadata(jk_exec_state *state, const char *msg_type, JsonObject *c)
 static const char *
 display_id_of(JsonObject *content)
 {
-  return jk_get_string(object_member(content, "transient"), "display_id", NULL);
+  return cx__peer_get_string(object_member(content, "transient"), "display_id", NULL);
 }
 
 static char *
@@ -154,8 +154,8 @@ static void
 save_error(jk_exec_state *state, JsonObject *content, gboolean shown)
 {
   clear_error(state);
-  state->ename = g_strdup(jk_get_string(content, "ename", "Error"));
-  state->evalue = g_strdup(jk_get_string(content, "evalue", ""));
+  state->ename = g_strdup(cx__peer_get_string(content, "ename", "Error"));
+  state->evalue = g_strdup(cx__peer_get_string(content, "evalue", ""));
   state->traceback = traceback_text(content);
   state->error_message_came = shown;
   /* The kernel's lines, unless they pass output-limit (colour codes
@@ -237,8 +237,8 @@ jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline)
 static void
 handle_stream(jk_exec_state *state, JsonObject *c)
 {
-  const char *name = jk_get_string(c, "name", "");
-  const char *text = jk_get_string(c, "text", NULL);
+  const char *name = cx__peer_get_string(c, "name", "");
+  const char *text = cx__peer_get_string(c, "text", NULL);
   gboolean out = g_str_equal(name, "stdout"), err = g_str_equal(name, "stderr");
   if (text == NULL || !(out || err)) {
     note_dropped(state, "stream", text == NULL ? "the whole output: its \"text\" is not a string"
@@ -282,7 +282,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
   JsonObject *c = m->content;
   const char *type = m->msg_type;
   if (g_str_equal(type, "status"))
-    return g_strcmp0(jk_get_string(c, "execution_state", ""), "idle") == 0;
+    return g_strcmp0(cx__peer_get_string(c, "execution_state", ""), "idle") == 0;
   if (g_str_equal(type, "error")) {
     show_pending_error(state); /* two in a row: the first was only shown */
     save_error(state, c, TRUE);
@@ -291,7 +291,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
   /* The cell's number comes before it runs: a kernel that dies running it
    * sends no reply to take it from. */
   if (g_str_equal(type, "execute_input")) {
-    state->execution_count = jk_get_int(c, "execution_count", 0);
+    state->execution_count = cx__peer_get_int(c, "execution_count", 0);
     return FALSE;
   }
   if (result == NULL || is_not_output(type))
@@ -300,7 +300,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
   if (g_str_equal(type, "stream")) {
     handle_stream(state, c);
   } else if (g_str_equal(type, "clear_output")) {
-    cx_result_clear_output(result, jk_get_bool(c, "wait", FALSE));
+    cx_result_clear_output(result, cx__peer_get_boolean(c, "wait", FALSE));
   } else if (g_str_equal(type, "execute_result") || g_str_equal(type, "display_data") ||
              g_str_equal(type, "update_display_data")) {
     g_autoptr(JsonObject) data = kept_data(state, type, c);
@@ -320,7 +320,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
     JsonObject *kept = json_object_get_object_member(output, "data");
     metadata = object_member(output, "metadata");
     if (g_str_equal(type, "execute_result"))
-      cx_result_add_execute_result(result, kept, metadata, jk_get_int(c, "execution_count", 0));
+      cx_result_add_execute_result(result, kept, metadata, cx__peer_get_int(c, "execution_count", 0));
     else if (g_str_equal(type, "display_data"))
       cx_result_add_display(result, kept, metadata, display_id);
     else if (display_id != NULL)
@@ -338,7 +338,7 @@ jk_input_prompt(const jk_message *m, const char *msg_id)
 {
   if (m == NULL || g_strcmp0(m->parent_id, msg_id) != 0 || !g_str_equal(m->msg_type, "input_request"))
     return NULL;
-  return jk_get_string(m->content, "prompt", "");
+  return cx__peer_get_string(m->content, "prompt", "");
 }
 
 JsonObject *
@@ -380,7 +380,7 @@ plain_payload(JsonArray *payload)
                             ? json_object_get_member(json_node_get_object(entry), "data") : NULL;
     JsonObject *data = data_node != NULL && JSON_NODE_HOLDS_OBJECT(data_node)
                          ? json_node_get_object(data_node) : NULL;
-    const char *text = data != NULL ? jk_get_string(data, "text/plain", NULL)
+    const char *text = data != NULL ? cx__peer_get_string(data, "text/plain", NULL)
                                     : NULL;
     if (text != NULL) {
       g_autofree char *stripped = jk_strip_ansi(text);
@@ -454,7 +454,7 @@ static void
 finish_result(jk_exec_state *state, jk_exec_outcome outcome)
 {
   jk_exec *exec = state->exec;
-  const char *status = exec->reply != NULL ? jk_get_string(exec->reply, "status", NULL) : NULL;
+  const char *status = exec->reply != NULL ? cx__peer_get_string(exec->reply, "status", NULL) : NULL;
   if (state->ename == NULL && g_strcmp0(status, "error") == 0)
     save_error(state, exec->reply, FALSE);
   if (exec->result == NULL)
@@ -469,7 +469,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
   if (exec->reply != NULL && json_object_has_member(exec->reply, "execution_count"))
     cx_result_set_extra(exec->result, "execution_count",
                         json_node_init_int(json_node_alloc(),
-                                           jk_get_int(exec->reply, "execution_count", 0)));
+                                           cx__peer_get_int(exec->reply, "execution_count", 0)));
   else if (state->execution_count > 0)
     cx_result_set_extra(exec->result, "execution_count",
                         json_node_init_int(json_node_alloc(), state->execution_count));

@@ -163,14 +163,14 @@ session_exec(jupyter_session *session, const char *code, JsonObject *user_expres
     jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
     session->current_kernel = NULL;
     g_atomic_int_set(&session->busy, FALSE);
-    const char *status = exec.reply ? jk_get_string(exec.reply, "status", "") : "";
+    const char *status = exec.reply ? cx__peer_get_string(exec.reply, "status", "") : "";
     if (outcome != JK_EXEC_DONE) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel %s",
                   outcome == JK_EXEC_TIMEOUT ? "did not answer in time" : "died");
     } else if (g_strcmp0(status, "ok") != 0) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the executor helper failed: %s: %s",
-                  jk_get_string(exec.reply, "ename", "Error"),
-                  jk_get_string(exec.reply, "evalue", status));
+                  cx__peer_get_string(exec.reply, "ename", "Error"),
+                  cx__peer_get_string(exec.reply, "evalue", status));
     } else {
       reply = json_object_ref(exec.reply);
     }
@@ -272,7 +272,7 @@ on_input(const char *prompt, const char *msg_id, gpointer data)
   JsonObject *call = request != NULL && JSON_NODE_HOLDS_OBJECT(request) ? json_node_get_object(request) : NULL;
   host_function *f = call != NULL && session->host_functions != NULL
     ? g_hash_table_lookup(session->host_functions,
-                          GINT_TO_POINTER(jk_get_int(call, "function", 0)))
+                          GINT_TO_POINTER(cx__peer_get_int(call, "function", 0)))
     : NULL;
   JsonNode *arguments = call != NULL ? json_object_get_member(call, "arguments") : NULL;
   if (f == NULL || arguments == NULL || !JSON_NODE_HOLDS_OBJECT(arguments)) {
@@ -365,7 +365,7 @@ direct_call(jupyter_session *session, const char *call, GError **error)
                         ? json_object_get_object_member(json_node_get_object(all), "answer") : NULL;
   JsonNode *data = value != NULL ? json_object_get_member(value, "data") : NULL;
   const char *text = data != NULL && JSON_NODE_HOLDS_OBJECT(data)
-                       ? jk_get_string(json_node_get_object(data), "text/plain", NULL)
+                       ? cx__peer_get_string(json_node_get_object(data), "text/plain", NULL)
                        : NULL;
   if (text == NULL)
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel did not answer the operation");

@@ -101,15 +101,15 @@ copy_cuts(JsonArray *cuts, JsonArray *to)
   for (guint i = 0; cuts != NULL && i < json_array_get_length(cuts); i++) {
     JsonNode *node = json_array_get_element(cuts, i);
     JsonObject *cut = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
-    const char *part = cx__wire_get_string(cut, "part", NULL);
+    const char *part = cx__peer_get_string(cut, "part", NULL);
     if (part == NULL || json_array_get_length(to) >= CX__OUTPUT_MAX_CUTS_LISTED)
       continue;
     JsonObject *entry = json_object_new();
     json_object_set_string_member(entry, "part", part);
     json_object_set_int_member(entry, "total_bytes",
-                               cx__wire_get_int(cut, "total_bytes", 0));
+                               cx__peer_get_int(cut, "total_bytes", 0));
     json_object_set_int_member(entry, "omitted_bytes",
-                               cx__wire_get_int(cut, "omitted_bytes", 0));
+                               cx__peer_get_int(cut, "omitted_bytes", 0));
     json_array_add_object_element(to, entry);
   }
 }
@@ -117,7 +117,7 @@ copy_cuts(JsonArray *cuts, JsonArray *to)
 static void
 note_truncated_event(call_state *call, JsonObject *event)
 {
-  copy_cuts(cx__wire_get_array(event, "truncated"), call->truncated_outputs);
+  copy_cuts(cx__peer_get_array(event, "truncated"), call->truncated_outputs);
 }
 
 static void
@@ -208,7 +208,7 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
   switch (type) {
   case CX__WIRE_MSG_STARTED: {
     g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "STARTED", &error);
-    gint64 pid = node != NULL ? cx__wire_get_int(
+    gint64 pid = node != NULL ? cx__peer_get_int(
                                   json_node_get_object(node), "pid", 0) : 0;
     if (pid <= 1 || pid > G_MAXINT || call->started) {
       call->protocol_error = g_strdup("malformed or repeated STARTED message");
@@ -281,7 +281,7 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
       return;
     }
     begin_stop(call, STOP_OUTPUT_LIMIT,
-               g_strdup(cx__wire_get_string(json_node_get_object(node), "message",
+               g_strdup(cx__peer_get_string(json_node_get_object(node), "message",
                                             "the cell wrote too much output")));
     return;
   }
@@ -387,7 +387,7 @@ set_error_output(cx_result *result, JsonNode *shown, guint64 limit)
   }
   if (!JSON_NODE_HOLDS_OBJECT(shown))
     return;
-  g_auto(GStrv) lines = cx__output_lines(cx__wire_get_array(json_node_get_object(shown),
+  g_auto(GStrv) lines = cx__output_lines(cx__peer_get_array(json_node_get_object(shown),
                                                            "traceback"), limit);
   cx_result_set_error_output(result, (const char *const *)lines, TRUE);
 }
@@ -432,23 +432,23 @@ merge_worker_result(cx_result *result, call_state *call, JsonNode *node, GError 
 static void
 apply_event(cx_result *result, JsonObject *event)
 {
-  const char *kind = cx__wire_get_string(event, "event", "");
+  const char *kind = cx__peer_get_string(event, "event", "");
   if (g_str_equal(kind, "clear")) {
-    cx_result_clear_output(result, cx__wire_get_boolean(event, "wait",
+    cx_result_clear_output(result, cx__peer_get_boolean(event, "wait",
                                                                                FALSE));
     return;
   }
   if (g_str_equal(kind, "error")) {
-    const char *ename = cx__wire_get_string(event, "ename", NULL);
-    const char *evalue = cx__wire_get_string(event, "evalue", NULL);
-    g_auto(GStrv) lines = cx__output_lines(cx__wire_get_array(event, "traceback"), 0);
+    const char *ename = cx__peer_get_string(event, "ename", NULL);
+    const char *evalue = cx__peer_get_string(event, "evalue", NULL);
+    g_auto(GStrv) lines = cx__output_lines(cx__peer_get_array(event, "traceback"), 0);
     if (ename != NULL && evalue != NULL)
       cx_result_add_error_output_lines(result, ename, evalue, (const char *const *)lines);
     return;
   }
-  JsonObject *data = cx__wire_get_object(event, "data");
-  JsonObject *metadata = cx__wire_get_object(event, "metadata");
-  const char *display_id = cx__wire_get_string(event, "display_id", NULL);
+  JsonObject *data = cx__peer_get_object(event, "data");
+  JsonObject *metadata = cx__peer_get_object(event, "metadata");
+  const char *display_id = cx__peer_get_string(event, "display_id", NULL);
   if (data == NULL)
     return;
   if (g_str_equal(kind, "display"))
@@ -457,7 +457,7 @@ apply_event(cx_result *result, JsonObject *event)
     cx_result_update_display(result, display_id, data, metadata);
   else if (g_str_equal(kind, "execute_result"))
     cx_result_add_execute_result(
-      result, data, metadata, cx__wire_get_int(event, "execution_count", 0));
+      result, data, metadata, cx__peer_get_int(event, "execution_count", 0));
 }
 
 /* The streams and events, in the order the cell made them. */
@@ -486,9 +486,9 @@ mark_truncation(cx_result *result, call_state *call)
 {
   JsonObject *truncated = NULL;
   JsonObject *from_worker = call->result != NULL && call->protocol_error == NULL
-    ? cx__wire_get_object(json_node_get_object(call->result), "truncated") : NULL;
+    ? cx__peer_get_object(json_node_get_object(call->result), "truncated") : NULL;
   JsonArray *error_cuts = json_array_new();
-  copy_cuts(cx__wire_get_array(from_worker, "error"), error_cuts);
+  copy_cuts(cx__peer_get_array(from_worker, "error"), error_cuts);
   if (json_array_get_length(error_cuts) > 0) {
     truncated = json_object_new();
     json_object_set_array_member(truncated, "error", json_array_ref(error_cuts));

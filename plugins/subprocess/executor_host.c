@@ -79,8 +79,8 @@ env_usable(subprocess_env *env, GError **error)
 static void
 serve_host_call(subprocess_session *session, JsonObject *call)
 {
-  guint id = (guint)cx__wire_get_int(call, "function", 0);
-  JsonObject *arguments = cx__wire_get_object(call, "arguments");
+  guint id = (guint)cx__peer_get_int(call, "function", 0);
+  JsonObject *arguments = cx__peer_get_object(call, "arguments");
   host_function *function = session->host_functions != NULL
                               ? g_hash_table_lookup(session->host_functions, GUINT_TO_POINTER(id))
                               : NULL;
@@ -261,7 +261,7 @@ subprocess_execute_prelude_incremental(cx_session_instance *instance, cx_env_ins
     reply = perform_locked(session, request, error);
   }
   if (reply != NULL && env == NULL) {
-    gint64 id = cx__wire_get_int(reply, "env", 0);
+    gint64 id = cx__peer_get_int(reply, "env", 0);
     if (id <= 0 || id > G_MAXUINT) {
       reject_protocol(session, "a prelude reply without an environment", error);
     } else {

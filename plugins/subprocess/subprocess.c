@@ -643,7 +643,7 @@ session_connect_once(subprocess_session *session, gboolean *server_lost, GError 
                 "the subprocess worker did not start a session process within %d s; "
                 "check that the machine can start processes", SESSION_START_TIMEOUT_S);
   }
-  gint64 pid = started != NULL ? cx__wire_get_int(
+  gint64 pid = started != NULL ? cx__peer_get_int(
                                    json_node_get_object(started), "pid", 0) : 0;
   if (pid <= 1 || pid > G_MAXINT) {
     if (error != NULL && *error == NULL)

@@ -242,7 +242,7 @@ read_hello(int control, const char *path, GError **error)
                 path, cx__wire_error_message(object));
     return NULL;
   }
-  gint64 version = cx__wire_get_int(object, "protocol", 0);
+  gint64 version = cx__peer_get_int(object, "protocol", 0);
   if (type != CX__WIRE_MSG_HELLO || version != CX__WIRE_PROTOCOL_VERSION) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "the subprocess worker %s speaks protocol %" G_GINT64_FORMAT

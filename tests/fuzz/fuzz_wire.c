@@ -26,9 +26,9 @@ decode_payload(guint8 type, const guint8 *payload, gsize len)
   JsonObject *object = json_node_get_object(node);
   (void)cx__wire_error_message(object);
   (void)cx__wire_check_reply(object, "fuzz", NULL);
-  (void)cx__wire_get_array(object, "outputs");
-  (void)cx__wire_get_object(object, "limits");
-  (void)cx__wire_get_string(object, "kind", NULL);
+  (void)cx__peer_get_array(object, "outputs");
+  (void)cx__peer_get_object(object, "limits");
+  (void)cx__peer_get_string(object, "kind", NULL);
   g_autofree char *described = cx__wire_describe_exit(object);
   (void)cx__wire_exit_signal(object);
   g_autoptr(JsonArray) truncated = json_array_new();

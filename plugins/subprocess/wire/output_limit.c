@@ -10,7 +10,7 @@ cx__wire_bound_event(JsonObject *event, guint64 limit, JsonArray *truncated)
 {
   if (limit == 0)
     return;
-  const char *kind = cx__wire_get_string(event, "event", "");
+  const char *kind = cx__peer_get_string(event, "event", "");
   if (g_str_equal(kind, "error")) {
     cx__output_bound_string(event, "evalue", "evalue", limit, truncated);
     cx__output_bound_lines(event, "traceback", "traceback", limit, truncated);

@@ -91,20 +91,6 @@ cx__wire_parse_mutable_object(const guint8 *payload, gsize len, const char *what
   return parse_object(payload, len, what, TRUE, FALSE, error);
 }
 
-JsonArray *
-cx__wire_get_array(JsonObject *object, const char *key)
-{
-  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
-  return node != NULL && JSON_NODE_HOLDS_ARRAY(node) ? json_node_get_array(node) : NULL;
-}
-
-JsonObject *
-cx__wire_get_object(JsonObject *object, const char *key)
-{
-  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
-  return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
-}
-
 gboolean
 cx__wire_send_object(int socket, guint8 type, JsonObject *object, int fd_to_pass,
                      GError **error)
@@ -177,53 +163,22 @@ cx__wire_error_object(const GError *error)
   return object;
 }
 
-/* Member KEY of OBJECT when it is a value of TYPE, else NULL. */
-static JsonNode *
-get_value_of_type(JsonObject *object, const char *key, GType type)
-{
-  JsonNode *node = object != NULL ? json_object_get_member(object, key) : NULL;
-  return node != NULL && JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == type
-           ? node
-           : NULL;
-}
-
-const char *
-cx__wire_get_string(JsonObject *object, const char *key, const char *fallback)
-{
-  JsonNode *node = get_value_of_type(object, key, G_TYPE_STRING);
-  return node != NULL ? json_node_get_string(node) : fallback;
-}
-
-gint64
-cx__wire_get_int(JsonObject *object, const char *key, gint64 fallback)
-{
-  JsonNode *node = get_value_of_type(object, key, G_TYPE_INT64);
-  return node != NULL ? json_node_get_int(node) : fallback;
-}
-
-gboolean
-cx__wire_get_boolean(JsonObject *object, const char *key, gboolean fallback)
-{
-  JsonNode *node = get_value_of_type(object, key, G_TYPE_BOOLEAN);
-  return node != NULL ? json_node_get_boolean(node) : fallback;
-}
-
 gboolean
 cx__wire_check_reply(JsonObject *reply, const char *who, GError **error)
 {
-  JsonObject *python = cx__wire_get_object(reply, "python_error");
+  JsonObject *python = cx__peer_get_object(reply, "python_error");
   if (python != NULL) {
     /* A member of the wrong type must not become NULL: that would leave
      * ERROR unset, and a failure would pass for success. */
-    cx_set_python_error(error, cx__wire_get_string(python, "type", "Exception"),
-                        cx__wire_get_string(python, "message", ""),
-                        cx__wire_get_string(python, "traceback", ""),
+    cx_set_python_error(error, cx__peer_get_string(python, "type", "Exception"),
+                        cx__peer_get_string(python, "message", ""),
+                        cx__peer_get_string(python, "traceback", ""),
                         (int)json_object_get_int_member_with_default(python, "line", 0));
     return FALSE;
   }
   if (json_object_has_member(reply, "error")) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: %s", who,
-                cx__wire_get_string(reply, "error", "unknown error"));
+                cx__peer_get_string(reply, "error", "unknown error"));
     return FALSE;
   }
   return TRUE;
@@ -240,7 +195,7 @@ cx__wire_send_error(int socket, const char *message, GError **error)
 const char *
 cx__wire_error_message(JsonObject *object)
 {
-  return cx__wire_get_string(object, "message", "unknown worker error");
+  return cx__peer_get_string(object, "message", "unknown worker error");
 }
 
 gsize

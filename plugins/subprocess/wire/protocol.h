@@ -10,6 +10,7 @@
 
 #include <cellexec/common.h>
 
+#include "lib/peer_json.h"
 #include "plugins/subprocess/wire/frame.h"
 
 G_BEGIN_DECLS
@@ -95,18 +96,6 @@ JsonNode *cx__wire_parse_result(const guint8 *payload, gsize len, GError **error
 
 /* The length of NODE's compact JSON text (what a frame of it would carry). */
 gsize cx__wire_json_size(JsonNode *node);
-
-/* Member KEY of OBJECT when it is an array / object (borrowed), else NULL:
- * payloads come from processes that run untrusted code. */
-JsonArray *cx__wire_get_array(JsonObject *object, const char *key);
-JsonObject *cx__wire_get_object(JsonObject *object, const char *key);
-/* The string member KEY of OBJECT, or FALLBACK when missing or not a string. */
-const char *cx__wire_get_string(JsonObject *object, const char *key, const char *fallback);
-/* The integer member KEY of OBJECT, or FALLBACK when missing or not an
- * integer (a fraction is not one: it is never rounded into one). */
-gint64 cx__wire_get_int(JsonObject *object, const char *key, gint64 fallback);
-/* The boolean member KEY of OBJECT, or FALLBACK when missing or not a boolean. */
-gboolean cx__wire_get_boolean(JsonObject *object, const char *key, gboolean fallback);
 
 /* Send OBJECT (consumed) as the payload of a TYPE frame, with FD_TO_PASS. */
 gboolean cx__wire_send_object(int socket, guint8 type, JsonObject *object, int fd_to_pass,

@@ -148,7 +148,7 @@ bound_event_text(guint64 limit, const char *json, gsize len)
     g_autofree char *placeholder = g_strdup_printf(
       "[cellexec: an output of %" G_GSIZE_FORMAT " bytes was omitted: too large for the "
       "worker channel]", len);
-    gboolean error = g_str_equal(cx__wire_get_string(event, "event", ""), "error");
+    gboolean error = g_str_equal(cx__peer_get_string(event, "event", ""), "error");
     json_object_remove_member(event, "metadata");
     if (error) {
       json_object_set_string_member(event, "evalue", placeholder);
@@ -342,10 +342,10 @@ static cx_run_options *
 run_options_from(JsonObject *cell, GError **error)
 {
   g_autoptr(cx_run_options) run = cx_run_options_new();
-  const char *cwd = cx__wire_get_string(cell, "cwd", NULL);
+  const char *cwd = cx__peer_get_string(cell, "cwd", NULL);
   if (cwd != NULL)
     cx_run_options_set_cwd(run, cwd);
-  JsonArray *env = cx__wire_get_array(cell, "env");
+  JsonArray *env = cx__peer_get_array(cell, "env");
   for (guint i = 0; env != NULL && i < json_array_get_length(env); i++) {
     const char *assignment = json_array_get_string_element(env, i);
     if (assignment == NULL || !cx_run_options_add_env(run, assignment)) {
@@ -353,7 +353,7 @@ run_options_from(JsonObject *cell, GError **error)
       return NULL;
     }
   }
-  JsonArray *mime = cx__wire_get_array(cell, "mime_types");
+  JsonArray *mime = cx__peer_get_array(cell, "mime_types");
   for (guint i = 0; mime != NULL && i < json_array_get_length(mime); i++) {
     const char *type = json_array_get_string_element(mime, i);
     if (type != NULL)
@@ -384,7 +384,7 @@ bound_error(JsonObject *error, guint64 limit, JsonArray *truncated)
 static void
 bound_result(guint64 limit, JsonObject *object)
 {
-  JsonObject *error = cx__wire_get_object(object, "error");
+  JsonObject *error = cx__peer_get_object(object, "error");
   g_autoptr(JsonArray) truncated = json_array_new();
   if (error != NULL)
     bound_error(error, limit, truncated);
@@ -429,7 +429,7 @@ bound_result(guint64 limit, JsonObject *object)
 static void
 keep_error_nul(JsonObject *object, const cx_result *result)
 {
-  JsonObject *error = cx__wire_get_object(object, "error");
+  JsonObject *error = cx__peer_get_object(object, "error");
   const char *message = cx_result_get_error_message(result);
   const char *traceback = cx_result_get_error_traceback(result);
   if (error == NULL || message == NULL)
@@ -498,9 +498,9 @@ run_cell(channel_state *channel, JsonObject *cell, cx__py_session *session,
          const cx__worker_limits *limits)
 {
   g_autoptr(GError) error = NULL;
-  const char *code = cx__wire_get_string(cell, "code", NULL);
+  const char *code = cx__peer_get_string(cell, "code", NULL);
   g_autofree char *decoded = NULL;
-  const char *encoded = cx__wire_get_string(cell, "code_base64", NULL);
+  const char *encoded = cx__peer_get_string(cell, "code_base64", NULL);
   if (code == NULL && encoded != NULL) {
     /* Code that is not UTF-8: Python says what is wrong with it. */
     gsize len;
@@ -655,7 +655,7 @@ receive_request(int server_socket, int *channel_fd, gint64 *host_pid)
     g_autoptr(JsonNode) pid = cx__wire_parse_object(payload, len, "STARTED", &error);
     if (pid == NULL)
       return NULL;
-    *host_pid = cx__wire_get_int(json_node_get_object(pid), "pid", 0);
+    *host_pid = cx__peer_get_int(json_node_get_object(pid), "pid", 0);
     if (!cx__wire_read_blocking(reader, &type, &payload, &len, &error))
       return NULL;
   }
@@ -712,7 +712,7 @@ cx__worker_spare_main(int server_socket, pid_t server)
   close(channel_fd);
   JsonObject *request = json_node_get_object(request_node);
   channel.output_limit =
-    (guint64)MAX(cx__wire_get_int(request, "output_limit", 0), 0);
+    (guint64)MAX(cx__peer_get_int(request, "output_limit", 0), 0);
 
   JsonObject *started = json_object_new();
   json_object_set_int_member(started, "pid", host_pid);
@@ -725,15 +725,15 @@ cx__worker_spare_main(int server_socket, pid_t server)
 
   g_autoptr(GError) error = NULL;
   cx__worker_limits limits;
-  if (!cx__worker_limits_parse(cx__wire_get_object(request, "limits"), &limits, &error) ||
+  if (!cx__worker_limits_parse(cx__peer_get_object(request, "limits"), &limits, &error) ||
       !cx__worker_limits_apply(&limits, &error)) {
     send_error(&channel, error->message);
     _exit(1);
   }
 
-  const char *kind = cx__wire_get_string(request, "kind", "");
+  const char *kind = cx__peer_get_string(request, "kind", "");
   if (g_str_equal(kind, "cell")) {
-    JsonObject *cell = cx__wire_get_object(request, "cell");
+    JsonObject *cell = cx__peer_get_object(request, "cell");
     if (cell != NULL)
       run_cell(&channel, cell, NULL, &limits);
     else

@@ -97,7 +97,7 @@ call_host(JsonObject *arguments, gpointer user_data, GError **error)
     if (json_object_has_member(reply, "error")) {
       /* The host's message as it is: Python raises RuntimeError with it. */
       g_set_error_literal(error, CX_ERROR, CX_ERROR_FAILED,
-                          cx__wire_get_string(reply, "error",
+                          cx__peer_get_string(reply, "error",
                                                                      "the host function failed"));
       return NULL;
     }
@@ -111,7 +111,7 @@ call_host(JsonObject *arguments, gpointer user_data, GError **error)
 static cx__py_env *
 find_env(cx__worker_executor *executor, JsonObject *request, GError **error)
 {
-  gint64 id = cx__wire_get_int(request, "env", 0);
+  gint64 id = cx__peer_get_int(request, "env", 0);
   cx__py_env *env = id > 0 && id <= G_MAXUINT
                           ? g_hash_table_lookup(executor->envs, GUINT_TO_POINTER((guint)id))
                           : NULL;
@@ -144,7 +144,7 @@ run_prelude(cx__worker_executor *executor, JsonObject *request, const char *code
       cx__py_env_free(env);
     return NULL;
   }
-  guint id = (guint)cx__wire_get_int(request, "env", 0);
+  guint id = (guint)cx__peer_get_int(request, "env", 0);
   if (fresh) {
     id = ++executor->last_env_id;
     g_hash_table_insert(executor->envs, GUINT_TO_POINTER(id), env);
@@ -158,9 +158,9 @@ static JsonObject *
 bind_function(cx__worker_executor *executor, cx__py_env *env, JsonObject *request,
               GError **error)
 {
-  const char *name = cx__wire_get_string(request, "name", NULL);
-  JsonArray *names = cx__wire_get_array(request, "params");
-  gint64 function = cx__wire_get_int(request, "function", 0);
+  const char *name = cx__peer_get_string(request, "name", NULL);
+  JsonArray *names = cx__peer_get_array(request, "params");
+  gint64 function = cx__peer_get_int(request, "function", 0);
   if (name == NULL || names == NULL || function <= 0 || function > G_MAXUINT) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed bind_function request");
     return NULL;
@@ -177,7 +177,7 @@ bind_function(cx__worker_executor *executor, cx__py_env *env, JsonObject *reques
   ref->executor = executor;
   ref->function = (guint)function;
   /* pyembed frees REF with ENV (or at once if binding fails). */
-  if (!cx__py_env_bind_function(env, name, params, cx__wire_get_object(request, "defaults"),
+  if (!cx__py_env_bind_function(env, name, params, cx__peer_get_object(request, "defaults"),
                                 call_host, ref, g_free, error))
     return NULL;
   return json_object_new();
@@ -187,8 +187,8 @@ bind_function(cx__worker_executor *executor, cx__py_env *env, JsonObject *reques
 static JsonObject *
 perform(cx__worker_executor *executor, JsonObject *request, GError **error)
 {
-  const char *op = cx__wire_get_string(request, "op", "");
-  const char *code = cx__wire_get_string(request, "code", NULL);
+  const char *op = cx__peer_get_string(request, "op", "");
+  const char *code = cx__peer_get_string(request, "code", NULL);
   if (executor->python == NULL && (executor->python = cx__py_executor_new(error)) == NULL)
     return NULL;
   if (g_str_equal(op, CX__WIRE_OP_PRELUDE) && code != NULL)
@@ -197,7 +197,7 @@ perform(cx__worker_executor *executor, JsonObject *request, GError **error)
   cx__py_env *env = find_env(executor, request, error);
   if (env == NULL)
     return NULL;
-  JsonObject *locals = cx__wire_get_object(request, "locals");
+  JsonObject *locals = cx__peer_get_object(request, "locals");
   if (g_str_equal(op, CX__WIRE_OP_BIND_FUNCTION))
     return bind_function(executor, env, request, error);
   if (g_str_equal(op, CX__WIRE_OP_SNAPSHOT)) {
@@ -220,8 +220,8 @@ perform(cx__worker_executor *executor, JsonObject *request, GError **error)
   else if (g_str_equal(op, CX__WIRE_OP_TYPE_EXPRESSION))
     value = cx__py_env_evaluate_type_expression(env, code, error);
   else if (g_str_equal(op, CX__WIRE_OP_SIDE_EFFECTS)) {
-    int line_offset = (int)cx__wire_get_int(request, "line_offset", 0);
-    if (!cx__py_env_execute(env, code, cx__wire_get_object(request, "bindings"),
+    int line_offset = (int)cx__peer_get_int(request, "line_offset", 0);
+    if (!cx__py_env_execute(env, code, cx__peer_get_object(request, "bindings"),
                             line_offset, "<side_effects>", error))
       return NULL;
     return json_object_new();
@@ -242,9 +242,9 @@ cx__worker_executor_serve(cx__worker_executor *executor, const guint8 *payload, 
   g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "EXECUTOR_REQUEST", &error);
   JsonObject *request = node != NULL ? json_node_get_object(node) : NULL;
   if (request != NULL &&
-      g_str_equal(cx__wire_get_string(request, "op", ""),
+      g_str_equal(cx__peer_get_string(request, "op", ""),
                   CX__WIRE_OP_FREE_ENV)) {
-    gint64 id = cx__wire_get_int(request, "env", 0);
+    gint64 id = cx__peer_get_int(request, "env", 0);
     cx__py_env *env = id > 0 && id <= G_MAXUINT
                             ? g_hash_table_lookup(executor->envs, GUINT_TO_POINTER((guint)id))
                             : NULL;

@@ -474,7 +474,7 @@ static gboolean
 bind_list(JsonObject *config, const char *key, gboolean writable, const char *measure,
           GError **error)
 {
-  JsonArray *list = cx__wire_get_array(config, key);
+  JsonArray *list = cx__peer_get_array(config, key);
   for (guint i = 0; list != NULL && i < json_array_get_length(list); i++) {
     const char *path = json_array_get_string_element(list, i);
     if (path == NULL || path[0] != '/') {
@@ -552,7 +552,7 @@ check_writable(JsonObject *config, const char *cwd, GError **error)
                 "set `cwd` to a directory of the cells' own", cwd);
     return FALSE;
   }
-  JsonArray *writable = cx__wire_get_array(config, "writable");
+  JsonArray *writable = cx__peer_get_array(config, "writable");
   for (guint i = 0; writable != NULL && i < json_array_get_length(writable); i++) {
     const char *path = json_array_get_string_element(writable, i);
     if (path != NULL && covers_system(path)) {
@@ -629,7 +629,7 @@ binds_host_tmp(JsonObject *config, const char *cwd)
     return TRUE;
   static const char *const lists[] = { "read_only", "writable" };
   for (guint l = 0; l < G_N_ELEMENTS(lists); l++) {
-    JsonArray *list = cx__wire_get_array(config, lists[l]);
+    JsonArray *list = cx__peer_get_array(config, lists[l]);
     for (guint i = 0; list != NULL && i < json_array_get_length(list); i++)
       if (is_tmp(json_array_get_string_element(list, i)))
         return TRUE;
@@ -687,7 +687,7 @@ build_root(JsonObject *config, const char *cwd, GError **error)
   for (const char *const *secret = etc_secrets; *secret != NULL; secret++)
     if (!hide_path(*secret, "hidden-paths", error))
       return FALSE;
-  JsonArray *hidden = cx__wire_get_array(config, "hidden");
+  JsonArray *hidden = cx__peer_get_array(config, "hidden");
   for (guint i = 0; hidden != NULL && i < json_array_get_length(hidden); i++) {
     const char *path = json_array_get_string_element(hidden, i);
     if (path == NULL || path[0] != '/') {
@@ -1051,11 +1051,11 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
     return FALSE;
   }
   JsonObject *config = json_node_get_object(root);
-  gboolean loopback = g_strcmp0(cx__wire_get_string(config, "network",
+  gboolean loopback = g_strcmp0(cx__peer_get_string(config, "network",
                                                                            "none"), "loopback") == 0;
-  guint64 memory = MAX(cx__wire_get_int(config, "memory", 0), 0);
-  guint64 processes = MAX(cx__wire_get_int(config, "processes", 0), 0);
-  g_autofree char *cwd = g_strdup(cx__wire_get_string(config, "cwd", NULL));
+  guint64 memory = MAX(cx__peer_get_int(config, "memory", 0), 0);
+  guint64 processes = MAX(cx__peer_get_int(config, "processes", 0), 0);
+  g_autofree char *cwd = g_strdup(cx__peer_get_string(config, "cwd", NULL));
   if (cwd == NULL)
     cwd = g_get_current_dir();
 
