@@ -2,7 +2,10 @@
  *
  * Each test program defines cx_test_register(), which adds its suites with
  * CX_TEST_SUITE / CU_add_test; cx_test_main.c runs them and prints
- * "PROGRAM: N passed, N failed" (which .ci/run adds up).
+ * "PROGRAM: N passed, N failed" (and "PROGRAM: N skipped" when some were).
+ * It exits 0 when none failed, 1 when one did, and 77 (automake's SKIP)
+ * when every test it ran skipped itself or it ran none, so that a program
+ * that could test nothing here never shows as passed.
  * A program may also be given test names on its command line to run only
  * those.
  */
@@ -18,6 +21,10 @@ void cx_test_register(void);
 /* Add a suite with TESTS, a { "name", function } array ending with { NULL }. */
 typedef struct { const char *name; CU_TestFunc func; } cx_test_case;
 void cx_test_add_suite(const char *suite, const cx_test_case *tests);
+
+/* The running test cannot be run here: say why (printf's FORMAT) and
+ * count it as skipped, not passed.  The test returns after calling it. */
+void cx_test_skip(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
 /* Directories of this build tree (from the environment make check sets). */
 const char *cx_test_builddir(void);

@@ -579,7 +579,7 @@ test_table_unusable(void)
 static void
 test_table_skipped(void)
 {
-  fprintf(stderr, "(skipped: %s; the whole IPython table is not run) ", skip_reason);
+  cx_test_skip("%s; the whole IPython table is not run", skip_reason);
 }
 
 static int

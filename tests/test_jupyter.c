@@ -468,7 +468,7 @@ static void
 test_jupyter_eight_kernels_at_once(void)
 {
   if (under_valgrind()) {
-    fprintf(stderr, "(skipped under valgrind: eight kernel starts at once outlast its pace) ");
+    cx_test_skip("under valgrind, eight kernel starts at once outlast its pace");
     return;
   }
   g_autoptr(cx_backend) backend = open_jupyter("pool-size", "0", NULL);

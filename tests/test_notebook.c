@@ -873,7 +873,7 @@ test_notebook_save_follows_the_system_links(void)
   }
 
   if (geteuid() != 0) {
-    fprintf(stderr, "\n  skipped: only root makes the system's links ");
+    fprintf(stderr, "\n  (the system's links are not checked: only root makes them) ");
     return;
   }
   /* SYSTEM (0755, root's) holds run -> real and via -> ../planted, where

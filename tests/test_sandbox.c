@@ -323,7 +323,7 @@ static void
 test_sandbox_memory_hog_is_contained(void)
 {
   if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
-    fprintf(stderr, "(skipped in a sanitizer build: RLIMIT_AS and ASan exclude each other) ");
+    cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
     return;
   }
   /* Four children of 120 MB each under a 300 MB limit: RLIMIT_AS bounds
@@ -486,7 +486,7 @@ test_sandbox_refuses_without_cgroups(void)
 {
   g_autofree char *unshare = g_find_program_in_path("unshare");
   if (geteuid() != 0 || unshare == NULL) {
-    fprintf(stderr, "\n  skipped: hiding /sys/fs/cgroup needs root and unshare(1)\n");
+    cx_test_skip("hiding /sys/fs/cgroup needs root and unshare(1)");
     return;
   }
   g_auto(cx_test_cli_run) sandboxed = run_through(without_cgroups, "run", "-b", "subprocess", "-o",
@@ -512,7 +512,7 @@ test_sandbox_as_an_unprivileged_user_isolates_or_refuses(void)
 {
   g_autofree char *setpriv = g_find_program_in_path("setpriv");
   if (geteuid() != 0 || setpriv == NULL) {
-    fprintf(stderr, "\n  skipped: becoming nobody needs root and setpriv(1)\n");
+    cx_test_skip("becoming nobody needs root and setpriv(1)");
     return;
   }
   g_autofree char *dir = cx_test_tmpdir();

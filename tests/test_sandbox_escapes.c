@@ -26,7 +26,7 @@ static void
 test_escape_no_host_sysctl_write(void)
 {
   if (geteuid() != 0) {
-    fprintf(stderr, "\n  skipped: without root, no cell may write a sysctl anyway\n");
+    cx_test_skip("without root, no cell may write a sysctl anyway");
     return;
   }
   cx_test_sandbox_check_both(
@@ -73,7 +73,7 @@ test_escape_writable_mounts_are_nosuid_and_nodev(void)
   struct statvfs host;
   CU_ASSERT_EQUAL_FATAL(statvfs(cwd, &host), 0);
   if ((host.f_flag & ST_NOSUID) && (host.f_flag & ST_NODEV)) {
-    fprintf(stderr, "\n  skipped: %s is nosuid,nodev on the host already\n", cwd);
+    cx_test_skip("%s is nosuid,nodev on the host already", cwd);
     g_rmdir(cwd);
     return;
   }
@@ -257,8 +257,8 @@ static void
 test_escape_no_signal_to_another_session(void)
 {
   if (landlock_abi() < 6) {
-    fprintf(stderr, "\n  skipped: Landlock ABI %ld here; signals are scoped from ABI 6 "
-                    "(Linux 6.12), see plugins/subprocess/README.md\n", landlock_abi());
+    cx_test_skip("Landlock ABI %ld here; signals are scoped from ABI 6 "
+                 "(Linux 6.12), see plugins/subprocess/README.md", landlock_abi());
     return;
   }
   check_across_sessions("import os\nprint(os.getpid())", signal_probe);
@@ -293,7 +293,7 @@ static void
 test_escape_tmp_is_bounded_and_goes_with_the_cell(void)
 {
   if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
-    fprintf(stderr, "(skipped in a sanitizer build: RLIMIT_AS and ASan exclude each other) ");
+    cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
     return;
   }
   g_autoptr(GError) error = NULL;

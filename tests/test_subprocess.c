@@ -523,7 +523,7 @@ test_subprocess_memory_limit(void)
    * memory: an instrumented worker cannot start under RLIMIT_AS at all.
    * The plain build runs this test. */
   if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
-    fprintf(stderr, "(skipped in a sanitizer build: RLIMIT_AS and ASan exclude each other) ");
+    cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
     return;
   }
   g_autoptr(cx_backend) backend = open_with("memory-limit", "1G", NULL);

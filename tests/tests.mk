@@ -259,13 +259,15 @@ tests_test_record_LDADD = $(TEST_LDADD)
 
 # The exported surface of the library and the plugins.
 TESTS += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh
+# The test programs' own verdicts: skipped is not passed.
+TESTS += tests/check_harness.sh
 TEST_EXTENSIONS = .sh
 # Every test runs under tests/time_limit.sh: one that hangs fails alone
 # (make check TEST_TIME_LIMIT=SECONDS to change the limit).
 TEST_TIME_LIMIT = 600
 TIME_LIMIT = $(SHELL) $(srcdir)/tests/time_limit.sh $(TEST_TIME_LIMIT)
 SH_LOG_COMPILER = $(TIME_LIMIT) $(SHELL)
-EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh tests/sanitized_run.sh tests/time_limit.sh examples/executor_demo.c examples/notebook_grader.c tests/lsan.supp tests/valgrind.supp \
+EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh tests/check_harness.sh tests/sanitized_run.sh tests/time_limit.sh examples/executor_demo.c examples/notebook_grader.c tests/lsan.supp tests/valgrind.supp \
 	lib/libcellexec.abi
 
 # Refresh the ABI baseline after an intended, compatible addition: the
