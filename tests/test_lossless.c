@@ -3,8 +3,9 @@
  * What a cell writes reaches the client byte for byte, and every JSON text
  * cellexec writes is strict JSON: the judge is the system Python's json
  * module (CX_PYTHON_EXECUTABLE, never a python3 from PATH), run as a child
- * process.  The first suite pins down what json-glib gets wrong, so that
- * the day it is fixed a failure here names the workaround that can go.
+ * process.  The first suite pins down what json-glib gets wrong: the day a
+ * json-glib fixes one, its test is skipped, naming the workaround that can
+ * go (the workarounds' own tests keep passing either way).
  */
 #include "config.h"
 
@@ -183,17 +184,15 @@ test_jsonglib_writes_u001f_raw(void)
 {
   g_autoptr(JsonNode) node = json_node_init_string(json_node_alloc(), "x\x1fy");
   g_autofree char *text = json_to_string(node, FALSE);
-  gboolean raw = strchr(text, 0x1f) != NULL;
-  if (!raw)
-    fprintf(stderr, "\n  json-glib %s escapes U+001F now: cx_json_to_string() (lib/json_text.c) "
-            "no longer needs to repair it\n", JSON_VERSION_S);
-  CU_ASSERT_TRUE(raw);
+  if (strchr(text, 0x1f) == NULL) {
+    cx_test_skip("json-glib %s escapes U+001F now: the workaround can go "
+                 "(cx_json_to_string(), lib/json_text.c)", JSON_VERSION_S);
+    return;
+  }
   /* What strict parsers make of it. */
   g_autoptr(GBytes) document = bytes_of_string(text);
   g_autoptr(GBytes) decoded = strict_decode_one_full(document, "v", TRUE);
-  if (raw && decoded != NULL)
-    fprintf(stderr, "\n  Python's json now accepts a raw U+001F\n");
-  CU_ASSERT_TRUE(!raw || decoded == NULL);
+  CU_ASSERT_PTR_NULL(decoded);
 }
 
 static void
@@ -202,11 +201,9 @@ test_jsonglib_cuts_strings_at_nul(void)
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) node = json_from_string("\"x\\u0000y\"", &error);
   g_assert_no_error(error);
-  gboolean cut = strcmp(json_node_get_string(node), "x") == 0;
-  if (!cut)
-    fprintf(stderr, "\n  json-glib %s reads \"x\\u0000y\" as \"%s\" now: see lib/json_text.c on NUL\n",
-            JSON_VERSION_S, json_node_get_string(node));
-  CU_ASSERT_TRUE(cut);
+  if (strcmp(json_node_get_string(node), "x") != 0)
+    cx_test_skip("json-glib %s reads \"x\\u0000y\" as \"%s\" now: the workaround can go "
+                 "(NUL in lib/json_text.c)", JSON_VERSION_S, json_node_get_string(node));
 }
 
 /* cx_json_from_string: the reading side of that workaround.  Only the NUL
@@ -259,11 +256,12 @@ test_jsonglib_wraps_integers_beyond_64_bits(void)
     g_autoptr(JsonNode) node = json_from_string(cases[i].text, &error);
     gboolean wrapped = node != NULL && json_node_get_value_type(node) == G_TYPE_INT64 &&
                        json_node_get_int(node) == cases[i].read_as;
-    if (!wrapped)
-      fprintf(stderr, "\n  json-glib %s no longer reads %s as %" G_GINT64_FORMAT " (%s)\n",
-              JSON_VERSION_S, cases[i].text, cases[i].read_as,
-              error != NULL ? error->message : "another value");
-    CU_ASSERT_TRUE(wrapped);
+    if (!wrapped) {
+      cx_test_skip("json-glib %s no longer reads %s as %" G_GINT64_FORMAT " (%s): executor "
+                   "integers beyond 64 bits could cross as JSON", JSON_VERSION_S, cases[i].text,
+                   cases[i].read_as, error != NULL ? error->message : "another value");
+      return;
+    }
   }
 }
 
@@ -272,11 +270,9 @@ test_jsonglib_writes_exponent_doubles_invalid(void)
 {
   g_autoptr(JsonNode) node = json_node_init_double(json_node_alloc(), 1e20);
   g_autofree char *text = json_to_string(node, FALSE);
-  gboolean invalid = strcmp(text, "1e+20.0") == 0;
-  if (!invalid)
-    fprintf(stderr, "\n  json-glib %s writes 1e20 as %s now: cx_json_to_string() "
-            "(lib/json_text.c) no longer needs to repair doubles\n", JSON_VERSION_S, text);
-  CU_ASSERT_TRUE(invalid);
+  if (strcmp(text, "1e+20.0") != 0)
+    cx_test_skip("json-glib %s writes 1e20 as %s now: the workaround can go "
+                 "(doubles in cx_json_to_string(), lib/json_text.c)", JSON_VERSION_S, text);
 }
 
 /* ---- cx_json_to_string() -------------------------------------------------- */
