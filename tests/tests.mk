@@ -196,6 +196,14 @@ tests_plugins_run_cell_hang_la_LIBADD = $(PLUGIN_LIBADD)
 TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 TEST_LDADD = tests/libcxtest.la libcellexec.la $(CUNIT_LIBS) $(GLIB_LIBS) $(JSON_LIBS)
 check_LTLIBRARIES += tests/libcxtest.la
+if !HAVE_CUNIT
+# Without CUnit, make check stops before building a test, saying why.
+$(check_PROGRAMS) $(check_LTLIBRARIES): cunit-missing
+cunit-missing:
+	@echo "make check needs CUnit (Debian: libcunit1-dev): install it, then run configure again" >&2
+	@exit 1
+endif
+.PHONY: cunit-missing
 tests_libcxtest_la_SOURCES = tests/cx_test_main.c tests/cx_test.h tests/proc_table.c \
 	tests/proc_table.h
 tests_libcxtest_la_CFLAGS = $(TEST_CFLAGS)
