@@ -15,8 +15,10 @@ pyembed_libcxpyembed_la_SOURCES = \
 	pyembed/executor.h \
 	pyembed/executor.c
 # The Python halves of the runtime (errors.py, helper.py, ipython_shell.py,
-# executor.py) are compiled in as C strings: pyembed/NAME.py becomes
-# cx__py_NAME_source in pyembed/NAME-py.h.
+# executor.py) are compiled in as C strings.  The rule below does it for
+# any DIR/NAME.py of the tree (the backends' own Python too): it becomes
+# cx__py_NAME_source in DIR/NAME-py.h, which lists it in BUILT_SOURCES,
+# CLEANFILES and EXTRA_DIST as this file does.
 PYEMBED_GENERATED = pyembed/errors-py.h pyembed/helper-py.h pyembed/ipython_shell-py.h \
 	pyembed/executor-py.h
 nodist_pyembed_libcxpyembed_la_SOURCES = $(PYEMBED_GENERATED)
@@ -28,10 +30,15 @@ pyembed_libcxpyembed_la_LIBADD = $(PYTHON_EMBED_LIBS)
 BUILT_SOURCES += $(PYEMBED_GENERATED)
 CLEANFILES += $(PYEMBED_GENERATED)
 EXTRA_DIST += pyembed/errors.py pyembed/helper.py pyembed/ipython_shell.py pyembed/executor.py
-pyembed/%-py.h: $(srcdir)/pyembed/%.py $(srcdir)/pyembed/pyembed.mk
-	$(AM_V_GEN)$(MKDIR_P) pyembed && { \
-	  echo '/* Generated from pyembed/$*.py by pyembed/pyembed.mk: do not edit. */'; \
-	  echo 'static const char cx__py_$*_source[] ='; \
+# (Two patterns: GNU make matches a pattern without a slash against the
+# file name alone, and would look for the .py under the target's directory.)
+cx_py_to_c = $(MKDIR_P) $(@D) && { \
+	  echo '/* Generated from $(<:$(srcdir)/%=%) by pyembed/pyembed.mk: do not edit. */'; \
+	  echo 'static const char cx__py_$(notdir $*)_source[] ='; \
 	  $(SED) -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/  "/' -e 's/$$/\\n"/' $<; \
 	  echo '  ;'; \
 	} > $@.tmp && mv $@.tmp $@
+pyembed/%-py.h: $(srcdir)/pyembed/%.py $(srcdir)/pyembed/pyembed.mk
+	$(AM_V_GEN)$(cx_py_to_c)
+plugins/%-py.h: $(srcdir)/plugins/%.py $(srcdir)/pyembed/pyembed.mk
+	$(AM_V_GEN)$(cx_py_to_c)

@@ -14,12 +14,16 @@ plugins_jupyter_la_SOURCES = \
 	plugins/jupyter/execute.c \
 	plugins/jupyter/outputs.c \
 	plugins/jupyter/gateway.c
-# -I$(top_builddir): pyembed's generated executor-py.h and errors-py.h, the
-# kernel side of the executor operations (the local backend's own Python).
+# -I$(top_builddir): the generated headers of the kernel side of the
+# executor operations, pyembed's errors.py and executor.py (the local
+# backend's own Python) and executor_boot.py, which loads them.
 plugins_jupyter_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 plugins_jupyter_la_CFLAGS = $(PLUGIN_CFLAGS) $(ZMQ_CFLAGS) $(SOUP_CFLAGS)
-nodist_plugins_jupyter_la_SOURCES = pyembed/errors-py.h pyembed/executor-py.h
+nodist_plugins_jupyter_la_SOURCES = pyembed/errors-py.h pyembed/executor-py.h \
+	plugins/jupyter/executor_boot-py.h
+BUILT_SOURCES += plugins/jupyter/executor_boot-py.h
+CLEANFILES += plugins/jupyter/executor_boot-py.h
 plugins_jupyter_la_LDFLAGS = $(PLUGIN_LDFLAGS)
 plugins_jupyter_la_LIBADD = lib/libcxoutput.la $(PLUGIN_LIBADD) $(ZMQ_LIBS) $(SOUP_LIBS)
 endif
-EXTRA_DIST += plugins/jupyter/README.md
+EXTRA_DIST += plugins/jupyter/README.md plugins/jupyter/executor_boot.py

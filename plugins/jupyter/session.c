@@ -16,6 +16,7 @@
 #include "plugins/jupyter/jupyter.h"
 #include "pyembed/errors-py.h"   /* cx__py_errors_source: generated */
 #include "pyembed/executor-py.h" /* cx__py_executor_source: generated */
+#include "plugins/jupyter/executor_boot-py.h" /* cx__py_executor_boot_source: generated */
 
 /* What the kernel's input() prompt starts with when it calls a host
  * function. */
@@ -188,61 +189,14 @@ session_exec(jupyter_session *session, const char *code, JsonObject *user_expres
 
 /* The kernel side of the executor operations is the local backend's own
  * (pyembed/errors.py and pyembed/executor.py, loaded as modules into the
- * session's kernel once), so values, references, errors and line numbers
- * are the same on both.  _cellexec_h holds it; each operation is one
- * silent execute_request whose answer, ["ok", value] or ["error", type,
- * message, traceback, line], is the text/plain of a user_expressions
- * entry (the repr of an object holding the JSON).  A host function is
- * called over the stdin channel: the kernel's input() sends an
+ * session's kernel once by executor_boot.py), so values, references,
+ * errors and line numbers are the same on both.  _cellexec_h holds it;
+ * each operation is one silent execute_request whose answer, ["ok", value]
+ * or ["error", type, message, traceback, line], is the text/plain of a
+ * user_expressions entry (the repr of an object holding the JSON).  A host
+ * function is called over the stdin channel: the kernel's input() sends an
  * input_request whose prompt names the function and its arguments, and
  * the input_reply carries the host's value. */
-static const char executor_boot[] =
-  "def _cellexec_boot(errors_source, executor_source):\n"
-  "    import json, sys, types\n"
-  "    def load(name, source):\n"
-  "        module = types.ModuleType(name)\n"
-  "        module.__file__ = '<' + name + '>'\n"
-  "        sys.modules[name] = module\n"
-  "        exec(compile(source, module.__file__, 'exec'), module.__dict__)\n"
-  "        return module\n"
-  "    load('_cellexec_errors', errors_source)\n"
-  "    class Helper:\n"
-  "        class Out:\n"
-  "            def __init__(self, answer): self.text = json.dumps(list(answer))\n"
-  "            def __repr__(self): return self.text\n"
-  "        x = load('_cellexec_executor', executor_source)\n"
-  "        def __init__(self):\n"
-  "            self.executor = self.x.new_executor()\n"
-  "            self.envs = {}\n"
-  "        def env(self, i):\n"
-  "            if i not in self.envs:\n"
-  "                self.envs[i] = self.x.new_env(self.executor)\n"
-  "            return self.envs[i]\n"
-  "        def free(self, i):\n"
-  "            env = self.envs.pop(i, None)\n"
-  "            if env is not None:\n"
-  "                self.x.close_env(env)\n"
-  "            return ('ok', None)\n"
-  "        def call_host(self, function):\n"
-  "            def call(arguments):\n"
-  "                prompt = '" HOST_CALL_PREFIX "' + json.dumps({'function': function, 'arguments': arguments})\n"
-  "                while True:\n"
-  "                    answer = json.loads(input(prompt))\n"
-  "                    if 'nested' not in answer:\n"
-  "                        break\n"
-  "                    # The host function calls back into this kernel.\n"
-  "                    try:\n"
-  "                        text = self.Out(eval(answer['nested'], {'_cellexec_h': self})).text\n"
-  "                    except BaseException as e:\n"
-  "                        text = json.dumps(['error', type(e).__name__, str(e), '', 0])\n"
-  "                    prompt = '" NESTED_PREFIX "' + text\n"
-  "                if 'error' in answer:\n"
-  "                    raise RuntimeError(answer['error'])\n"
-  "                return answer['value']\n"
-  "            return call\n"
-  "    return Helper()\n"
-  "_cellexec_h = _cellexec_boot(%s, %s)\n"
-  "del _cellexec_boot\n";
 
 typedef struct {
   cx_host_function function;
@@ -305,7 +259,12 @@ ensure_helper(jupyter_session *session, GError **error)
 {
   g_autofree char *errors = jupyter_py_literal(cx__py_errors_source);
   g_autofree char *executor = jupyter_py_literal(cx__py_executor_source);
-  g_autofree char *code = g_strdup_printf(executor_boot, errors, executor);
+  g_autofree char *host_call = jupyter_py_literal(HOST_CALL_PREFIX);
+  g_autofree char *nested = jupyter_py_literal(NESTED_PREFIX);
+  g_autofree char *code = g_strdup_printf("%s\n_cellexec_h = _cellexec_boot(%s, %s, %s, %s)\n"
+                                          "del _cellexec_boot\n",
+                                          cx__py_executor_boot_source, errors, executor, host_call,
+                                          nested);
   g_autoptr(JsonObject) reply = session_exec(session, code, NULL, FALSE, error);
   return reply != NULL;
 }

@@ -18,32 +18,13 @@
 #include <unistd.h>
 
 #include "plugins/subprocess/wire/protocol.h"
+#include "plugins/subprocess/worker/warm_up-py.h" /* cx__py_warm_up_source: generated */
 #include "plugins/subprocess/worker/worker.h"
 #include "pyembed/pyembed-process.h"
 
 volatile sig_atomic_t cx__worker_cell_running;
 volatile sig_atomic_t cx__worker_interrupts;
 static volatile sig_atomic_t interrupt_kept; /* a SIGINT before the cell ran */
-
-/* Imports most cells pay for otherwise: done once, before any fork.  Then
- * the --preload modules (checked to be dotted names by the host), each
- * skipped when not installed: with IPython, cells get its shell ready-made,
- * but every stateless cell costs more (a larger process to fork).  Not
- * asyncio: with the ssl and socket modules it pulls in, it doubles the
- * server's resident size (10 to 19 MB), which every fork pays for, while
- * only cells with top-level await need it (preload = asyncio brings it
- * back). */
-static const char warm_up_code[] =
-  "import collections, io, json, math, re, tokenize, traceback\n"
-  "for name in '%s'.split(','):\n"
-  "    try:\n"
-  "        __import__(name.strip()) if name.strip() else None\n"
-  "    except ModuleNotFoundError:\n"
-  "        pass\n"
-  "import gc\n"
-  /* Objects made so far are never collected: collections would touch them
-   * and copy their pages in every forked process. */
-  "gc.freeze()\n";
 
 static void
 on_sigint(int signal_number)
@@ -149,7 +130,10 @@ main(int argc, char **argv)
     return fail(control, "cannot set up the worker", error);
 
   g_autoptr(cx_run_options) run = cx_run_options_new();
-  g_autofree char *warm_up = g_strdup_printf(warm_up_code, preload);
+  /* Imports most cells pay for otherwise, done once before any fork
+   * (warm_up.py).  PRELOAD holds dotted names and commas only. */
+  g_autofree char *warm_up = g_strdup_printf("%s\n_cellexec_warm_up('%s')\n", cx__py_warm_up_source,
+                                             preload);
   g_autoptr(cx_result) warm = cx__py_run_cell(NULL, NULL, warm_up, run, CX__PY_RUN_DEFAULT,
                                               &error);
   if (warm == NULL)
