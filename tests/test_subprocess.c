@@ -1022,8 +1022,9 @@ static void
 test_subprocess_fd_output_streams_before_a_kill(void)
 {
   /* Killed at its deadline (SIGINT ignored): what reached fds 1 and 2 was
-   * streamed before, as print() output is. */
-  g_autoptr(cx_backend) backend = open_with("timeout", "1", NULL);
+   * streamed before, as print() output is.  (3 s: on a loaded machine a
+   * sandboxed cell has taken over 1 s to reach its first write.) */
+  g_autoptr(cx_backend) backend = open_with("timeout", "3", NULL);
   g_autoptr(cx_result) result = cx_test_run_cell(backend,
     "import os, signal, subprocess\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "os.write(1, b'early\\n')\nsubprocess.run(['echo', 'child'])\nos.write(2, b'err\\n')\n"
