@@ -50,6 +50,7 @@ plugins_subprocess_installed_cellexec_worker_LDADD = $(plugins_subprocess_cellex
 plugins_subprocess_cellexec_worker_SOURCES = \
 	plugins/subprocess/worker/worker.h \
 	plugins/subprocess/worker/worker_main.c \
+	plugins/subprocess/worker/interrupt.c \
 	plugins/subprocess/worker/forkserver.c \
 	plugins/subprocess/worker/cell_process.c \
 	plugins/subprocess/worker/executor_worker.c \

@@ -82,8 +82,11 @@ cx__worker_executor *cx__worker_executor_new(int channel, GMutex *write_lock,
  * again) and send its reply. */
 void cx__worker_executor_serve(cx__worker_executor *executor, const guint8 *payload, gsize len);
 
-/* ---- worker_main.c: signals ------------------------------------------------ */
+/* ---- interrupt.c: signals ------------------------------------------------- */
 
+/* Signals as python3 sets them up (SIGPIPE and SIGXFSZ ignored, SIGINT
+ * routed to the running cell), the ones the host may have changed reset. */
+gboolean cx__worker_set_up_signals(GError **error);
 /* TRUE while this process runs a cell: SIGINT interrupts it then.
  * Otherwise a SIGINT is kept for the cell this process was asked to run
  * next (the host may interrupt a cell the moment it starts, before its

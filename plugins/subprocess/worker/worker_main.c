@@ -10,8 +10,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,52 +19,6 @@
 #include "plugins/subprocess/worker/warm_up-py.h" /* cx__py_warm_up_source: generated */
 #include "plugins/subprocess/worker/worker.h"
 #include "pyembed/pyembed-process.h"
-
-volatile sig_atomic_t cx__worker_cell_running;
-volatile sig_atomic_t cx__worker_interrupts;
-static volatile sig_atomic_t interrupt_kept; /* a SIGINT before the cell ran */
-
-static void
-on_sigint(int signal_number)
-{
-  if (cx__worker_cell_running) {
-    cx__worker_interrupts++;
-    cx__py_interrupt_main_thread();
-  } else {
-    interrupt_kept = 1;
-  }
-}
-
-void
-cx__worker_forget_interrupt(void)
-{
-  interrupt_kept = 0;
-}
-
-void
-cx__worker_take_interrupt(void)
-{
-  if (interrupt_kept) {
-    interrupt_kept = 0;
-    cx__worker_interrupts++;
-    cx__py_interrupt_main_thread();
-  }
-}
-
-/* Signals as python3 sets them up, the ones the host may have changed
- * reset first. */
-static gboolean
-set_up_signals(GError **error)
-{
-  signal(SIGPIPE, SIG_IGN);  /* BrokenPipeError instead of death, as in python3 */
-  signal(SIGXFSZ, SIG_IGN);  /* past file-size-limit, OSError(EFBIG) */
-  if (!cx__py_route_sigint(error))
-    return FALSE;
-  /* Without SA_RESTART: a blocking call returns EINTR, then Python raises. */
-  struct sigaction action = { .sa_handler = on_sigint };
-  sigemptyset(&action.sa_mask);
-  return sigaction(SIGINT, &action, NULL) == 0;
-}
 
 static int
 fail(int control, const char *what, const GError *error)
@@ -125,7 +77,7 @@ main(int argc, char **argv)
   cx__py_import_threading_on_demand();
   if (!cx__py_start(isolated, &error))
     return fail(control, "cannot start Python", error);
-  if (!set_up_signals(&error) || !cx__py_use_process_exit(cx__worker_before_exit, &error) ||
+  if (!cx__worker_set_up_signals(&error) || !cx__py_use_process_exit(cx__worker_before_exit, &error) ||
       !cx__py_set_cwd_importable(FALSE, &error))
     return fail(control, "cannot set up the worker", error);
 
