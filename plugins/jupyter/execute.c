@@ -28,10 +28,8 @@
 #define RECV_BATCH 64
 
 jk_exec_outcome
-jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
+jk_zmq_execute(jk_kernel *kernel, jk_exec *exec)
 {
-  if (kernel->gateway != NULL)
-    return jk_gateway_execute(kernel, exec);
   jk_exec_state state;
   jk_exec_begin(&state, exec);
   g_autofree char *msg_id = NULL;
@@ -58,7 +56,7 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
     gint64 now = g_get_monotonic_time();
     if (jk_exec_stop_due(&state, now, deadline)) {
       timed_out = TRUE;
-      jk_kernel_interrupt(kernel, NULL);
+      jk_zmq_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
       deadline = G_MAXINT64; /* passed: the loop now waits for kill_at */
     }
@@ -169,11 +167,9 @@ jk_kernel_execute(jk_kernel *kernel, jk_exec *exec)
 }
 
 char *
-jk_kernel_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value, double timeout,
-                         GError **error)
+jk_zmq_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value, double timeout,
+                      GError **error)
 {
-  if (kernel->gateway != NULL)
-    return jk_gateway_stdin_exchange(kernel, msg_id, value, timeout, error);
   g_autoptr(JsonObject) reply = json_object_new();
   json_object_set_string_member(reply, "value", value);
   if (!jk_message_send(kernel, JK_STDIN, "input_reply", reply, NULL, error))
@@ -196,3 +192,9 @@ jk_kernel_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *valu
               jk_kernel_alive(kernel) ? "did not answer in time" : "died");
   return NULL;
 }
+
+const jk_transport jk_zmq_transport = {
+  .execute = jk_zmq_execute,
+  .stdin_exchange = jk_zmq_stdin_exchange,
+  .interrupt = jk_zmq_interrupt,
+};

@@ -291,11 +291,34 @@ wait_ready(jk_kernel *kernel, gint64 deadline, GError **error)
   return FALSE;
 }
 
+static jk_exec_outcome gateway_execute(jk_kernel *kernel, jk_exec *exec);
+static char *gateway_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value,
+                                    double timeout, GError **error);
+static gboolean gateway_interrupt(jk_kernel *kernel, GError **error);
+static void gateway_close(jk_kernel *kernel);
+
+/* A kernel killed is only marked dead: gateway_close() deletes it on the
+ * server. */
+static void
+gateway_kill(jk_kernel *kernel)
+{
+  kernel->dead = TRUE;
+}
+
+static const jk_transport gateway_transport = {
+  .execute = gateway_execute,
+  .stdin_exchange = gateway_stdin_exchange,
+  .interrupt = gateway_interrupt,
+  .kill = gateway_kill,
+  .close = gateway_close,
+};
+
 jk_kernel *
 jk_kernel_gateway_start(const char *url, const char *token, const char *name, gboolean nodelay,
                         double start_timeout, jk_counters *counters, GError **error)
 {
   jk_kernel *kernel = jk_kernel_new(NULL, counters);
+  kernel->transport = &gateway_transport;
   jk_gateway_kernel *g = kernel->gateway = g_new0(jk_gateway_kernel, 1);
   g->fd = -1;
   g->nodelay = nodelay;
@@ -353,8 +376,8 @@ jk_kernel_gateway_start(const char *url, const char *token, const char *name, gb
   return kernel;
 }
 
-void
-jk_gateway_free(jk_kernel *kernel)
+static void
+gateway_close(jk_kernel *kernel)
 {
   jk_gateway_kernel *g = kernel->gateway;
   g_main_context_push_thread_default(g->context);
@@ -390,8 +413,8 @@ jk_gateway_free(jk_kernel *kernel)
   kernel->gateway = NULL;
 }
 
-gboolean
-jk_gateway_interrupt(jk_kernel *kernel, GError **error)
+static gboolean
+gateway_interrupt(jk_kernel *kernel, GError **error)
 {
   jk_gateway_kernel *g = kernel->gateway;
   g_autofree char *path = g_strdup_printf("/api/kernels/%s/interrupt", g->kernel_id);
@@ -400,8 +423,8 @@ jk_gateway_interrupt(jk_kernel *kernel, GError **error)
   return done != NULL;
 }
 
-jk_exec_outcome
-jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
+static jk_exec_outcome
+gateway_execute(jk_kernel *kernel, jk_exec *exec)
 {
   jk_gateway_kernel *g = kernel->gateway;
   jk_exec_state state;
@@ -422,7 +445,7 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
     gint64 now = g_get_monotonic_time();
     if (jk_exec_stop_due(&state, now, deadline)) {
       timed_out = TRUE;
-      jk_gateway_interrupt(kernel, NULL);
+      gateway_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
       deadline = G_MAXINT64; /* passed: the loop now waits for kill_at */
     }
@@ -488,9 +511,9 @@ jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
   return outcome;
 }
 
-char *
-jk_gateway_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value, double timeout,
-                          GError **error)
+static char *
+gateway_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value, double timeout,
+                       GError **error)
 {
   jk_gateway_kernel *g = kernel->gateway;
   g_autoptr(JsonObject) reply = json_object_new();
@@ -540,31 +563,6 @@ jk_kernel_gateway_start(const char *url, const char *token, const char *name, gb
                         double start_timeout, jk_counters *counters, GError **error)
 {
   jk_gateway_check(url, token, start_timeout, error);
-  return NULL;
-}
-
-void
-jk_gateway_free(jk_kernel *kernel)
-{
-}
-
-gboolean
-jk_gateway_interrupt(jk_kernel *kernel, GError **error)
-{
-  return FALSE;
-}
-
-jk_exec_outcome
-jk_gateway_execute(jk_kernel *kernel, jk_exec *exec)
-{
-  return JK_EXEC_SEND_FAILED;
-}
-
-char *
-jk_gateway_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value, double timeout,
-                          GError **error)
-{
-  jk_gateway_check(NULL, NULL, timeout, error);
   return NULL;
 }
 

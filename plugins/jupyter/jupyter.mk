@@ -12,6 +12,7 @@ plugins_jupyter_la_SOURCES = \
 	plugins/jupyter/kernel-private.h \
 	plugins/jupyter/message.c \
 	plugins/jupyter/execute.c \
+	plugins/jupyter/transport.c \
 	plugins/jupyter/outputs.c \
 	plugins/jupyter/gateway.c
 # -I$(top_builddir): the generated headers of the kernel side of the

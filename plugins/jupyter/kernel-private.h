@@ -1,4 +1,5 @@
-/* plugins/jupyter: what kernel.c, message.c, execute.c, outputs.c and gateway.c share. */
+/* plugins/jupyter: what kernel.c, message.c, execute.c, outputs.c, transport.c and gateway.c
+ * share. */
 #ifndef CX_JUPYTER_KERNEL_PRIVATE_H
 #define CX_JUPYTER_KERNEL_PRIVATE_H
 
@@ -35,8 +36,31 @@ struct jk_kernel {
   gboolean dead;
   char *died_how;
   GMutex control_lock;       /* the control socket */
-  struct jk_gateway_kernel *gateway; /* gateway mode: no sockets of ours */
+  const struct jk_transport *transport; /* how messages travel; NULL: the sockets above */
+  struct jk_gateway_kernel *gateway; /* gateway mode's state (gateway.c): no sockets of ours */
 };
+
+/* How a connection's requests travel: the kernel's own ZeroMQ sockets
+ * (jk_zmq_transport, execute.c and kernel.c) or a gateway's WebSocket and
+ * REST API (gateway.c).  transport.c dispatches jk_kernel_execute(),
+ * jk_kernel_stdin_exchange() and jk_kernel_interrupt() to it; kill and
+ * close (may be NULL) add to what jk_kernel_kill() and jk_kernel_free() do
+ * for every kernel. */
+typedef struct jk_transport {
+  jk_exec_outcome (*execute)(jk_kernel *kernel, jk_exec *exec);
+  char *(*stdin_exchange)(jk_kernel *kernel, const char *msg_id, const char *value,
+                          double timeout, GError **error);
+  gboolean (*interrupt)(jk_kernel *kernel, GError **error);
+  void (*kill)(jk_kernel *kernel);
+  void (*close)(jk_kernel *kernel);
+} jk_transport;
+extern const jk_transport jk_zmq_transport;
+/* The ZeroMQ transport's parts: execute.c's loop and input_reply, and
+ * kernel.c's interrupt (a signal, or interrupt_request on control). */
+jk_exec_outcome jk_zmq_execute(jk_kernel *kernel, jk_exec *exec);
+char *jk_zmq_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value,
+                            double timeout, GError **error);
+gboolean jk_zmq_interrupt(jk_kernel *kernel, GError **error);
 
 typedef struct {
   int channel;               /* gateway mode: the channel it came on */
@@ -138,12 +162,8 @@ JsonObject *jk_exec_input_reply(jk_exec *exec, const char *msg_id, jk_message *m
 gboolean jk_exec_handle_iopub(jk_exec_state *state, jk_message *m);
 void jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome);
 
-/* Gateway mode (gateway.c; stubs when libsoup is missing). */
-jk_exec_outcome jk_gateway_execute(jk_kernel *kernel, jk_exec *exec);
-void jk_gateway_free(jk_kernel *kernel);
-gboolean jk_gateway_interrupt(jk_kernel *kernel, GError **error);
-char *jk_gateway_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value,
-                                double timeout, GError **error);
+/* A connection with nothing open yet, on the ZeroMQ transport until its
+ * creator sets another (gateway.c). */
 jk_kernel *jk_kernel_new(void *zmq, jk_counters *counters);
 
 G_END_DECLS

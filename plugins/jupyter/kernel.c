@@ -404,8 +404,8 @@ jk_kernel_alive(jk_kernel *kernel)
 void
 jk_kernel_kill(jk_kernel *kernel)
 {
-  if (kernel->gateway != NULL)
-    kernel->dead = TRUE; /* jk_kernel_free deletes it on the server */
+  if (kernel->transport != NULL && kernel->transport->kill != NULL)
+    kernel->transport->kill(kernel);
   if (kernel->pid <= 0)
     return;
   g_mutex_lock(&kernel->process_lock);
@@ -422,10 +422,8 @@ jk_kernel_kill(jk_kernel *kernel)
 }
 
 gboolean
-jk_kernel_interrupt(jk_kernel *kernel, GError **error)
+jk_zmq_interrupt(jk_kernel *kernel, GError **error)
 {
-  if (kernel->gateway != NULL)
-    return jk_gateway_interrupt(kernel, error);
   if (kernel->pid > 0 && kernel->signal_interrupt) {
     g_mutex_lock(&kernel->process_lock);
     if (!kernel->reaped)
@@ -491,8 +489,8 @@ jk_kernel_free(jk_kernel *kernel)
 {
   if (kernel == NULL)
     return;
-  if (kernel->gateway != NULL)
-    jk_gateway_free(kernel);
+  if (kernel->transport != NULL && kernel->transport->close != NULL)
+    kernel->transport->close(kernel);
   close_channels(kernel);
   if (kernel->pid > 0) {
     jk_kernel_kill(kernel);
