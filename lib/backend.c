@@ -6,6 +6,36 @@
 
 #include "lib/internal.h"
 
+/* ---- Observers ---------------------------------------------------------- */
+
+static const cx__cell_observer *observers[CX__MAX_CELL_OBSERVERS];
+static gint n_observers; /* atomic; observers[i] is set before it counts */
+static GMutex observers_lock;
+
+void
+cx__cell_observer_add(const cx__cell_observer *observer)
+{
+  g_mutex_lock(&observers_lock);
+  gint n = g_atomic_int_get(&n_observers);
+  gboolean known = FALSE;
+  for (gint i = 0; i < n; i++)
+    known = known || observers[i] == observer;
+  if (!known) {
+    g_assert(n < CX__MAX_CELL_OBSERVERS);
+    observers[n] = observer;
+    g_atomic_int_set(&n_observers, n + 1);
+  }
+  g_mutex_unlock(&observers_lock);
+}
+
+#define FOR_EACH_OBSERVER(hook, ...)                                                 \
+  do {                                                                               \
+    gint n_ = g_atomic_int_get(&n_observers);                                        \
+    for (gint i_ = 0; i_ < n_; i_++)                                                 \
+      if (observers[i_]->hook != NULL)                                               \
+        observers[i_]->hook(__VA_ARGS__);                                            \
+  } while (0)
+
 /* Backend options with these names and types are defaults of run options. */
 static gboolean
 schema_has(const cx_option_spec *schema, const char *name, cx_option_type type)
@@ -90,52 +120,6 @@ cx_backend_open(cx_registry *registry, const char *name, cx_options *options, GE
   return g_steal_pointer(&backend);
 }
 
-cx_backend *
-cx_backend_open_with_config(cx_registry *registry, const cx_config *config, const char *name,
-                            cx_options *options, GError **error)
-{
-  g_return_val_if_fail(config != NULL, NULL);
-  cx_backend *backend = cx_backend_open(registry, name, options, error);
-  if (backend != NULL)
-    backend->config = cx__config_copy(config);
-  return backend;
-}
-
-cx_backend *
-cx_backend_open_configured(const char *config_path, const char *name, GError **error)
-{
-  g_autoptr(cx_config) config = cx_config_load(config_path, error);
-  if (config == NULL)
-    return NULL;
-  g_autoptr(cx_registry) registry = cx_registry_new(cx_config_get_plugin_path(config));
-  if (!cx_config_check_sections(config, registry, error))
-    return NULL;
-  if (name == NULL)
-    name = cx_config_get_backend(config);
-  const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
-  if (plugin == NULL)
-    return NULL;
-  cx_options *options = NULL;
-  if (cx_plugin_info_is_usable(plugin) &&
-      (options = cx_config_get_backend_options(config, plugin, error)) == NULL)
-    return NULL;
-  g_autoptr(cx_backend) backend = cx_backend_open(registry, name, options, error);
-  if (backend == NULL)
-    return NULL;
-  const char *debug_export = cx_config_get_debug_export(config);
-  if (debug_export != NULL) {
-    backend->owned_exporter = cx_debug_exporter_new_for_path(debug_export, NULL, error);
-    if (backend->owned_exporter == NULL)
-      return NULL;
-    cx_backend_set_debug_exporter(backend, backend->owned_exporter);
-  }
-  const char *record = cx_config_get_record(config);
-  if (record != NULL && !cx_backend_record(backend, record, error))
-    return NULL;
-  backend->config = g_steal_pointer(&config);
-  return g_steal_pointer(&backend);
-}
-
 static void
 backend_unref(cx_backend *backend)
 {
@@ -149,7 +133,7 @@ backend_unref(cx_backend *backend)
   g_ptr_array_unref(backend->open_sessions);
   cx_config_free(backend->config);
   cx_debug_exporter_free(backend->owned_exporter);
-  cx_recorder_unref(backend->recorder);
+  FOR_EACH_OBSERVER(backend_closed, backend);
   cx_run_options_free(backend->defaults);
   cx_options_free(backend->options);
   cx_registry_unref(backend->registry);
@@ -230,15 +214,31 @@ checked(const cx_backend *backend, const char *method, gboolean ok, GError *plug
   return ok;
 }
 
-/* Report a run_cell to EXPORTER, with the run options as its inputs. */
+/* What follows every cell, stateless (SESSION NULL) or SESSION's cell
+ * CELL, run by METHOD: the plugin held to returning a result or an error,
+ * the result's MIME filter and its streaming finished (unless ROUTED: the
+ * isolation backend's own run did both), then the debug export and the
+ * observers, which see the failure even when the caller passed no ERROR. */
 static void
-emit_run(cx_debug_exporter *exporter, cx_backend *backend, const char *step, const char *code,
-         const cx_run_options *run, const cx_result *result, const GError *error)
+after_run(cx_backend *backend, cx_session *session, guint cell, const char *method,
+          const char *code, const cx_run_options *run, gboolean routed, cx_result *result,
+          GError *plugin_error, GError **error)
 {
-  if (exporter == NULL)
-    return;
-  g_autoptr(JsonNode) inputs = cx_run_options_to_json_node(run);
-  cx__debug_emit_result(exporter, cx_backend_get_name(backend), step, code, inputs, result, error);
+  GError *failure = NULL;
+  checked(backend, method, result != NULL, plugin_error, &failure);
+  if (result != NULL && !routed) {
+    cx__result_filter_mime(result, run);
+    cx__result_finish_streaming(result, run);
+  }
+  cx_debug_exporter *exporter = session != NULL ? session->exporter : backend->exporter;
+  if (exporter != NULL) {
+    g_autoptr(JsonNode) inputs = cx_run_options_to_json_node(run);
+    cx__debug_emit_result(exporter, cx_backend_get_name(backend), method, code, inputs, result,
+                          failure);
+  }
+  FOR_EACH_OBSERVER(cell_done, backend, session, cell, code, run, result, failure);
+  if (failure != NULL)
+    g_propagate_error(error, failure);
 }
 
 /* The backend use_subprocess cells of BACKEND run on: the config's
@@ -310,16 +310,7 @@ cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options 
   cx_result *result =
     routed ? run_isolated(backend, code, effective, &plugin_error)
            : backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
-  GError *failure = NULL; /* ours, so the event sees it even if the caller passed NULL */
-  checked(backend, "run_cell", result != NULL, plugin_error, &failure);
-  if (result != NULL && !routed) { /* else the isolation backend's run did it */
-    cx__result_filter_mime(result, effective);
-    cx__result_finish_streaming(result, effective);
-  }
-  emit_run(backend->exporter, backend, "run_cell", code, effective, result, failure);
-  cx__record_cell(backend, NULL, 0, code, effective, result, failure);
-  if (failure != NULL)
-    g_propagate_error(error, failure);
+  after_run(backend, NULL, 0, "run_cell", code, effective, routed, result, plugin_error, error);
   return result;
 }
 
@@ -448,7 +439,8 @@ cx_session_open(cx_backend *backend, GError **error)
   session->instance = instance;
   if (backend->exporter != NULL)
     cx_session_set_debug_exporter(session, backend->exporter);
-  cx__record_session_opened(backend, session);
+  session->number = (guint)g_atomic_int_add(&backend->sessions_opened, 1) + 1;
+  FOR_EACH_OBSERVER(session_opened, backend, session);
   g_mutex_lock(&backend->sessions_lock);
   g_ptr_array_add(backend->open_sessions, session);
   g_mutex_unlock(&backend->sessions_lock);
@@ -472,16 +464,8 @@ cx_session_run_cell(cx_session *session, const char *code, const cx_run_options 
                                                        &plugin_error);
   guint cell = ++session->cells_run; /* in the order cells ran, for recordings */
   cx__session_unlock(session);
-  GError *failure = NULL;
-  checked(backend, "session_run_cell", result != NULL, plugin_error, &failure);
-  if (result != NULL && !routed) { /* else the isolation backend's run did it */
-    cx__result_filter_mime(result, effective);
-    cx__result_finish_streaming(result, effective);
-  }
-  emit_run(session->exporter, backend, "session_run_cell", code, effective, result, failure);
-  cx__record_cell(backend, session, cell, code, effective, result, failure);
-  if (failure != NULL)
-    g_propagate_error(error, failure);
+  after_run(backend, session, cell, "session_run_cell", code, effective, routed, result,
+            plugin_error, error);
   return result;
 }
 
@@ -512,7 +496,7 @@ cx_session_close(cx_session *session)
   cx_backend *backend = session->backend;
   locked_session *locked = (locked_session *)session;
   g_rec_mutex_clear(&locked->lock);
-  cx_recorder_unref(session->recorder);
+  FOR_EACH_OBSERVER(session_closed, session);
   g_free(locked);
   backend_unref(backend);
 }

@@ -24,47 +24,7 @@ typedef struct {
 
 static GMutex emit_lock;
 
-const char *const *
-cx_debug_default_redact(void)
-{
-  static const char *const patterns[] = { "*TOKEN*", "*SECRET*", "*PASSWORD*", "*API_KEY*",
-                                          "*CREDENTIAL*", NULL };
-  return patterns;
-}
-
 /* ---- Sanitising ---------------------------------------------------------- */
-
-GPtrArray *
-cx__redact_patterns_new(const char *const *globs)
-{
-  GPtrArray *patterns = g_ptr_array_new_with_free_func((GDestroyNotify)g_pattern_spec_free);
-  for (const char *const *p = globs != NULL ? globs : cx_debug_default_redact(); *p != NULL; p++) {
-    g_autofree char *lower = g_ascii_strdown(*p, -1);
-    g_ptr_array_add(patterns, g_pattern_spec_new(lower));
-  }
-  return patterns;
-}
-
-static gboolean
-redact_matches(GPtrArray *patterns, const char *name)
-{
-  g_autofree char *lower = g_ascii_strdown(name, -1);
-  for (guint i = 0; i < patterns->len; i++)
-    if (g_pattern_spec_match_string(g_ptr_array_index(patterns, i), lower))
-      return TRUE;
-  return FALSE;
-}
-
-/* "KEY=VALUE" strings (environment lists) are redacted by KEY. */
-char *
-cx__redact_assignment(GPtrArray *patterns, const char *text)
-{
-  const char *eq = strchr(text, '=');
-  if (eq == NULL || eq == text || strchr(text, '\n') != NULL)
-    return NULL;
-  g_autofree char *key = g_strndup(text, (gsize)(eq - text));
-  return redact_matches(patterns, key) ? g_strdup_printf("%s=[redacted]", key) : NULL;
-}
 
 /* TEXT cut to the size cap at a character boundary, saying how much was cut. */
 static char *
@@ -108,7 +68,7 @@ sanitise_object(const builtin_exporter *self, JsonObject *object)
   guint written = 0, total = json_object_get_size(object);
   json_object_iter_init_ordered(&iter, object);
   while (json_object_iter_next_ordered(&iter, &key, &value) && written < MAX_ITEMS) {
-    if (redact_matches(self->redact, key))
+    if (cx__redact_matches(self->redact, key))
       json_object_set_string_member(out, key, "[redacted]");
     else
       json_object_set_member(out, key, sanitise(self, value));
@@ -427,4 +387,23 @@ cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, const c
     .error_traceback = cx_result_get_error_traceback(result),
   };
   deliver(exporter, &event);
+}
+
+/* ---- Attaching to backends and sessions ---------------------------------- */
+
+void
+cx_session_set_debug_exporter(cx_session *session, cx_debug_exporter *exporter)
+{
+  g_return_if_fail(session != NULL);
+  session->exporter = exporter;
+  const cx_executor_vtable *vt = cx__executor_of(session);
+  if (vt != NULL && CX_HAS(vt, set_debug_exporter))
+    vt->set_debug_exporter(session->instance, exporter);
+}
+
+void
+cx_backend_set_debug_exporter(cx_backend *backend, cx_debug_exporter *exporter)
+{
+  g_return_if_fail(backend != NULL);
+  backend->exporter = exporter;
 }

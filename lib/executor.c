@@ -9,13 +9,6 @@ struct cx_env {
   cx_env_instance *instance;
 };
 
-static const cx_executor_vtable *
-executor_of(const cx_session *session)
-{
-  const cx__loaded_plugin *loaded = session->backend->loaded;
-  return loaded->has_executor ? &loaded->executor : NULL;
-}
-
 static gboolean
 unsupported(const cx_session *session, const char *operation, GError **error)
 {
@@ -27,7 +20,7 @@ unsupported(const cx_session *session, const char *operation, GError **error)
 
 /* Look up METHOD of SESSION's executor vtable, or fail as unsupported. */
 #define EXECUTOR_METHOD(session, method, error, failed)                      \
-  const cx_executor_vtable *vt = executor_of(session);                       \
+  const cx_executor_vtable *vt = cx__executor_of(session);                       \
   if (vt == NULL || !CX_HAS(vt, method)) {                                   \
     unsupported((session), #method, (error));                                \
     return failed;                                                           \
@@ -47,7 +40,7 @@ emit(cx_env *env, cx_session *session, const char *step, const char *code, JsonO
   if (session->exporter == NULL)
     return;
   g_autoptr(JsonNode) environment = NULL;
-  const cx_executor_vtable *vt = executor_of(session);
+  const cx_executor_vtable *vt = cx__executor_of(session);
   if (env != NULL && vt != NULL && CX_HAS(vt, env_snapshot)) {
     g_autoptr(GError) snapshot_error = NULL;
     JsonObject *snapshot = vt->env_snapshot(session->instance, env->instance, &snapshot_error);
@@ -179,7 +172,7 @@ cx_env_create_dynamic_function(cx_env *env, const char *name, const char *const 
                                gpointer user_data, GDestroyNotify destroy, GError **error)
 {
   g_return_val_if_fail(env != NULL && name != NULL && function != NULL, FALSE);
-  const cx_executor_vtable *vt = executor_of(env->session);
+  const cx_executor_vtable *vt = cx__executor_of(env->session);
   if (vt == NULL || !CX_HAS(vt, create_dynamic_function)) {
     if (destroy != NULL)
       destroy(user_data); /* as on every failure: nothing will call it later */
@@ -261,28 +254,11 @@ cx_env_free(cx_env *env)
 {
   if (env == NULL)
     return;
-  const cx_executor_vtable *vt = executor_of(env->session);
+  const cx_executor_vtable *vt = cx__executor_of(env->session);
   if (vt != NULL && CX_HAS(vt, env_free)) {
     cx__session_lock(env->session);
     vt->env_free(env->session->instance, env->instance);
     cx__session_unlock(env->session);
   }
   g_free(env);
-}
-
-void
-cx_session_set_debug_exporter(cx_session *session, cx_debug_exporter *exporter)
-{
-  g_return_if_fail(session != NULL);
-  session->exporter = exporter;
-  const cx_executor_vtable *vt = executor_of(session);
-  if (vt != NULL && CX_HAS(vt, set_debug_exporter))
-    vt->set_debug_exporter(session->instance, exporter);
-}
-
-void
-cx_backend_set_debug_exporter(cx_backend *backend, cx_debug_exporter *exporter)
-{
-  g_return_if_fail(backend != NULL);
-  backend->exporter = exporter;
 }

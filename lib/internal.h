@@ -64,7 +64,7 @@ struct cx_backend {
   cx_debug_exporter *exporter; /* borrowed; NULL: none */
   cx_debug_exporter *owned_exporter; /* from the config's debug-export */
   cx_recorder *recorder; /* a reference; NULL: none (record.c) */
-  gint sessions_opened;  /* atomic: numbers sessions in recordings */
+  gint sessions_opened;  /* atomic: numbers its sessions */
   /* The caller's reference plus one per open session (atomic): the plugin's
    * destroy runs when the last goes, never under an open session. */
   gint references;
@@ -83,7 +83,7 @@ struct cx_session {
   cx_session_instance *instance;
   cx_debug_exporter *exporter; /* borrowed; NULL: none */
   cx_recorder *recorder; /* a reference; NULL: none (record.c) */
-  guint record_id;       /* its number on its backend, from 1 */
+  guint number;          /* its number on its backend, from 1 (in recordings) */
   guint cells_run;       /* counted under the session's lock */
 };
 
@@ -102,20 +102,31 @@ void cx__debug_emit_result(cx_debug_exporter *exporter, const char *executor, co
                            const char *code, JsonNode *inputs, const cx_result *result,
                            const GError *error);
 
-/* Redaction by name, shared by debug exports and recordings
- * (debug_export.c): PATTERNS made from globs (NULL: the defaults) match
- * names ignoring case.  cx__redact_assignment() returns "KEY=[redacted]"
- * for a "KEY=VALUE" entry whose KEY matches, else NULL. */
+/* Redaction by name, shared by debug exports and recordings (redact.c):
+ * PATTERNS made from globs (NULL: the defaults) match names ignoring case.
+ * cx__redact_assignment() returns "KEY=[redacted]" for a "KEY=VALUE" entry
+ * whose KEY matches, else NULL. */
 GPtrArray *cx__redact_patterns_new(const char *const *globs);
+gboolean cx__redact_matches(GPtrArray *patterns, const char *name);
 char *cx__redact_assignment(GPtrArray *patterns, const char *text);
 
-/* Recording (record.c): the session opened gets its number and its
- * backend's recorder; a cell's outcome is appended to the recorder of
- * SESSION (NULL: stateless, BACKEND's) as its cell CELL (counted under
- * the session's lock, so in the order cells ran). */
-void cx__record_session_opened(cx_backend *backend, cx_session *session);
-void cx__record_cell(cx_backend *backend, cx_session *session, guint cell, const char *code,
-                     const cx_run_options *run, const cx_result *result, const GError *failure);
+/* Observers of every backend's sessions and cells (the recorder,
+ * record.c), so that backend.c knows none of them by name.  Each hook may
+ * be NULL.  cell_done is told of a cell of SESSION (NULL: stateless) as
+ * its cell CELL (counted under the session's lock, so in the order cells
+ * ran), in the thread that ran it; session_closed and backend_closed come
+ * last, when the session or the backend goes. */
+typedef struct {
+  void (*session_opened)(cx_backend *backend, cx_session *session);
+  void (*cell_done)(cx_backend *backend, cx_session *session, guint cell, const char *code,
+                    const cx_run_options *run, const cx_result *result, const GError *failure);
+  void (*session_closed)(cx_session *session);
+  void (*backend_closed)(cx_backend *backend);
+} cx__cell_observer;
+/* OBSERVER (static: never freed) is told from now on; adding one twice
+ * adds it once.  At most CX__MAX_CELL_OBSERVERS. */
+#define CX__MAX_CELL_OBSERVERS 4
+void cx__cell_observer_add(const cx__cell_observer *observer);
 
 /* Bytes no valid UTF-8 holds, standing in JsonNode strings for what they
  * cannot hold (json_text.c, json_exact.c): a NUL character anywhere in a
@@ -213,6 +224,14 @@ char *cx__read_fd_bounded(int fd, gsize max, gsize size_hint, gsize *length, int
 
 /* The largest config file read, in bytes (config.c). */
 #define CX__CONFIG_MAX_SIZE (1024 * 1024)
+
+/* The executor vtable of SESSION's plugin, or NULL when it has none. */
+static inline const cx_executor_vtable *
+cx__executor_of(const cx_session *session)
+{
+  const cx__loaded_plugin *loaded = session->backend->loaded;
+  return loaded->has_executor ? &loaded->executor : NULL;
+}
 
 /* Take / give back SESSION's lock (recursive): one call at a time runs on
  * a session, whatever its backend does.  cx_session_run_cell holds it. */

@@ -13,8 +13,10 @@ libcellexec_la_SOURCES = \
 	lib/plugin_probe.c \
 	lib/config.c \
 	lib/backend.c \
+	lib/backend_config.c \
 	lib/executor.c \
 	lib/debug_export.c \
+	lib/redact.c \
 	lib/record.c \
 	lib/notebook.c \
 	lib/notebook_parameters.c \

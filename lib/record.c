@@ -207,10 +207,61 @@ take_recorder(cx_recorder **slot)
   return recorder;
 }
 
+static void
+on_session_opened(cx_backend *backend, cx_session *session)
+{
+  session->recorder = take_recorder(&backend->recorder);
+}
+
+/* A cell's outcome appended to the recorder of SESSION (NULL: stateless,
+ * BACKEND's). */
+static void
+on_cell_done(cx_backend *backend, cx_session *session, guint cell, const char *code,
+             const cx_run_options *run, const cx_result *result, const GError *failure)
+{
+  guint id = session != NULL ? session->number : 0;
+  g_autoptr(cx_recorder) recorder =
+    take_recorder(session != NULL ? &session->recorder : &backend->recorder);
+  if (recorder == NULL)
+    return;
+  g_autoptr(GError) error = NULL;
+  if (!cx_recorder_append(recorder, cx_backend_get_name(backend), code, run, id, cell, result,
+                          failure, &error))
+    g_warning("cellexec: %s", error->message);
+}
+
+static void
+on_session_closed(cx_session *session)
+{
+  g_clear_pointer(&session->recorder, cx_recorder_unref);
+}
+
+static void
+on_backend_closed(cx_backend *backend)
+{
+  g_clear_pointer(&backend->recorder, cx_recorder_unref);
+}
+
+static const cx__cell_observer recording_observer = {
+  .session_opened = on_session_opened,
+  .cell_done = on_cell_done,
+  .session_closed = on_session_closed,
+  .backend_closed = on_backend_closed,
+};
+
+/* From the first recorder on (before it, no backend had one to give its
+ * sessions). */
+static void
+observe_cells(void)
+{
+  cx__cell_observer_add(&recording_observer);
+}
+
 void
 cx_backend_set_recorder(cx_backend *backend, cx_recorder *recorder)
 {
   g_return_if_fail(backend != NULL);
+  observe_cells();
   swap_recorder(&backend->recorder, recorder);
 }
 
@@ -229,29 +280,8 @@ void
 cx_session_set_recorder(cx_session *session, cx_recorder *recorder)
 {
   g_return_if_fail(session != NULL);
+  observe_cells();
   swap_recorder(&session->recorder, recorder);
-}
-
-void
-cx__record_session_opened(cx_backend *backend, cx_session *session)
-{
-  session->record_id = (guint)g_atomic_int_add(&backend->sessions_opened, 1) + 1;
-  session->recorder = take_recorder(&backend->recorder);
-}
-
-void
-cx__record_cell(cx_backend *backend, cx_session *session, guint cell, const char *code,
-                const cx_run_options *run, const cx_result *result, const GError *failure)
-{
-  guint id = session != NULL ? session->record_id : 0;
-  g_autoptr(cx_recorder) recorder =
-    take_recorder(session != NULL ? &session->recorder : &backend->recorder);
-  if (recorder == NULL)
-    return;
-  g_autoptr(GError) error = NULL;
-  if (!cx_recorder_append(recorder, cx_backend_get_name(backend), code, run, id, cell, result,
-                          failure, &error))
-    g_warning("cellexec: %s", error->message);
 }
 
 /* ---- Reading ------------------------------------------------------------- */
