@@ -4,6 +4,9 @@ libcellexec_la_SOURCES = \
 	lib/error.c \
 	lib/suggest.c \
 	lib/result.c \
+	lib/result_json.c \
+	lib/result_mime.c \
+	lib/result_private.h \
 	lib/json_text.c \
 	lib/json_exact.c \
 	lib/file_read.c \
