@@ -202,7 +202,7 @@ static const adversarial_case cases[] = {
    * local backend has no output-limit: a 70 MiB value comes back whole.) */
   { "huge_last_value_in_session", ON_SUBPROCESS, IN_SESSION | TRUNCATED,
     "'x' * (70 * 1024**2)",
-    NULL, 30, NULL, NULL, NULL, 10, "x = 1", THEN_OK },
+    NULL, 30, NULL, NULL, NULL, 30, "x = 1", THEN_OK },
   { "stopped_fork_server", ON_SUBPROCESS, 0,
     NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL, check_stopped_fork_server },
   { "forged_events_of_wrong_types", ON_SUBPROCESS, 0,
