@@ -1,10 +1,10 @@
 /* plugins/subprocess/session.h: a session of the subprocess backend, as
- * the files of the plugin that drive its channel share it: subprocess.c
- * (its process's life, cells) and executor_host.c (executor operations). */
+ * the files of the plugin that drive its channel share it: session.c (its
+ * process's life, cells) and executor_host.c (executor operations). */
 #ifndef CX__SP_SESSION_H
 #define CX__SP_SESSION_H
 
-#include <cellexec/common.h>
+#include <cellexec/plugin.h>
 
 #include "plugins/subprocess/wire/frame.h"
 #include "plugins/subprocess/worker_process.h"
@@ -35,6 +35,14 @@ typedef struct {
  * one (empty namespace, new generation) if it died.  *RESTARTED tells. */
 gboolean cx__sp_session_revive(subprocess_session *session, gboolean *restarted,
                                GError **error);
+
+/* The backend vtable's session methods (session.c). */
+cx_session_instance *cx__sp_session_open(cx_backend_instance *instance, GError **error);
+cx_result *cx__sp_session_run_cell(cx_session_instance *instance, const char *code,
+                                   const cx_run_options *run, GError **error);
+void cx__sp_session_close(cx_session_instance *instance);
+/* SIGINT to the session's process while it runs a cell. */
+void cx__sp_session_interrupt(subprocess_session *session);
 
 G_END_DECLS
 

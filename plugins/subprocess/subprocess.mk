@@ -16,6 +16,10 @@ plugins_subprocess_wire_libcxwire_la_CFLAGS = $(PLUGIN_CFLAGS)
 plugins_LTLIBRARIES += plugins/subprocess.la
 plugins_subprocess_la_SOURCES = \
 	plugins/subprocess/subprocess.c \
+	plugins/subprocess/backend.h \
+	plugins/subprocess/options.c \
+	plugins/subprocess/requests.c \
+	plugins/subprocess/session.c \
 	plugins/subprocess/cell_call.c \
 	plugins/subprocess/cell_call.h \
 	plugins/subprocess/executor_host.c \
