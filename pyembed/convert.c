@@ -1,18 +1,12 @@
-/* pyembed/convert.c: Python values as JSON trees.
- *
- * The rules of json.dumps(allow_nan=False): None, bools, ints, floats,
- * strings, lists and tuples, dicts whose keys are strings; anything else is
- * a TypeError naming the type.  A value JSON-GLib cannot hold exactly is a
- * ValueError, never an approximation: an int outside the 64-bit range
- * (JSON-GLib keeps gint64 or double, and a double would lose digits), a str
- * holding NUL (JSON-GLib strings end there), NaN and the infinities.
- */
+/* pyembed/convert.c: Python values as JSON trees (pyembed/convert.h).
+ * JSON-GLib keeps integers as gint64 (as a double, a big one would lose
+ * digits) and its strings end at NUL: such values are refused. */
 #include "config.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "pyembed/pyembed-private.h"
+#include "pyembed/convert.h"
 
 /* VALUE (a str) as UTF-8 in a C string, or NULL with a Python exception. */
 static const char *
@@ -62,14 +56,16 @@ number_node(PyObject *value)
   return json_node_init_double(json_node_alloc(), number);
 }
 
+static JsonNode *convert(PyObject *value, cx__py_json_other other);
+
 static JsonNode *
-array_node(PyObject *sequence)
+array_node(PyObject *sequence, cx__py_json_other other)
 {
   JsonArray *array = json_array_sized_new(PySequence_Fast_GET_SIZE(sequence));
   JsonNode *node = json_node_init_array(json_node_alloc(), array);
   json_array_unref(array);
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {
-    JsonNode *element = cx__py_to_json(PySequence_Fast_GET_ITEM(sequence, i));
+    JsonNode *element = convert(PySequence_Fast_GET_ITEM(sequence, i), other);
     if (element == NULL) {
       json_node_unref(node);
       return NULL;
@@ -80,7 +76,7 @@ array_node(PyObject *sequence)
 }
 
 static JsonNode *
-object_node(PyObject *dict)
+object_node(PyObject *dict, cx__py_json_other other)
 {
   JsonObject *object = json_object_new();
   JsonNode *node = json_node_init_object(json_node_alloc(), object);
@@ -95,7 +91,7 @@ object_node(PyObject *dict)
       return NULL;
     }
     const char *name = utf8_without_nul(key);
-    JsonNode *member = name != NULL ? cx__py_to_json(value) : NULL;
+    JsonNode *member = name != NULL ? convert(value, other) : NULL;
     if (member == NULL) {
       json_node_unref(node);
       return NULL;
@@ -105,8 +101,8 @@ object_node(PyObject *dict)
   return node;
 }
 
-JsonNode *
-cx__py_to_json(PyObject *value)
+static JsonNode *
+convert(PyObject *value, cx__py_json_other other)
 {
   if (value == Py_None)
     return json_node_init_null(json_node_alloc());
@@ -118,6 +114,8 @@ cx__py_to_json(PyObject *value)
     return number_node(value);
 
   if (!PyList_Check(value) && !PyTuple_Check(value) && !PyDict_Check(value)) {
+    if (other != NULL)
+      return other(value);
     PyErr_Format(PyExc_TypeError, "Object of type %.100s is not JSON serializable",
                  Py_TYPE(value)->tp_name);
     return NULL;
@@ -126,12 +124,24 @@ cx__py_to_json(PyObject *value)
     return NULL;
   JsonNode *node;
   if (PyDict_Check(value)) {
-    node = object_node(value);
+    node = object_node(value, other);
   } else {
     PyObject *sequence = PySequence_Fast(value, "expected a sequence");
-    node = sequence != NULL ? array_node(sequence) : NULL;
+    node = sequence != NULL ? array_node(sequence, other) : NULL;
     Py_XDECREF(sequence);
   }
   Py_LeaveRecursiveCall();
   return node;
+}
+
+JsonNode *
+cx__py_to_json(PyObject *value)
+{
+  return convert(value, NULL);
+}
+
+JsonNode *
+cx__py_to_json_with(PyObject *value, cx__py_json_other other)
+{
+  return convert(value, other);
 }

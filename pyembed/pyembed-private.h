@@ -9,6 +9,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "pyembed/convert.h"
 #include "pyembed/pyembed.h"
 
 G_BEGIN_DECLS
@@ -139,11 +140,7 @@ void cx__py_fdcapture_end(cx__py_run_flags flags, cx__py_cell *cell);
  * order.  A check of a counter when no cell captures; a poll() otherwise. */
 void cx__py_fdcapture_deliver(cx__py_cell *cell);
 
-/* ---- convert.c: Python values as JSON ------------------------------------- */
-
-/* VALUE as a new JSON node, or NULL with a Python exception (TypeError,
- * ValueError) for something JSON cannot hold. */
-JsonNode *cx__py_to_json(PyObject *value);
+/* ---- convert.c: Python values as JSON: pyembed/convert.h -------------------- */
 
 /* ---- display.c: what a cell shows besides its streams -------------------- */
 

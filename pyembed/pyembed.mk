@@ -8,7 +8,6 @@ pyembed_libcxpyembed_la_SOURCES = \
 	pyembed/running.c \
 	pyembed/capture.c \
 	pyembed/fdcapture.c \
-	pyembed/convert.c \
 	pyembed/display.c \
 	pyembed/native.c \
 	pyembed/cell.c \
@@ -25,7 +24,13 @@ nodist_pyembed_libcxpyembed_la_SOURCES = $(PYEMBED_GENERATED)
 # -I$(top_builddir): the generated pyembed/NAME-py.h.
 pyembed_libcxpyembed_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 pyembed_libcxpyembed_la_CFLAGS = $(PLUGIN_CFLAGS) $(PYTHON_EMBED_CFLAGS)
-pyembed_libcxpyembed_la_LIBADD = $(PYTHON_EMBED_LIBS)
+pyembed_libcxpyembed_la_LIBADD = pyembed/libcxpyconvert.la $(PYTHON_EMBED_LIBS)
+
+# Python values as JSON, the one converter of them: linked into the
+# runtime above and into the Python binding (python/python.mk).
+noinst_LTLIBRARIES += pyembed/libcxpyconvert.la
+pyembed_libcxpyconvert_la_SOURCES = pyembed/convert.c pyembed/convert.h
+pyembed_libcxpyconvert_la_CFLAGS = $(PLUGIN_CFLAGS) $(PYTHON_EMBED_CFLAGS)
 
 BUILT_SOURCES += $(PYEMBED_GENERATED)
 CLEANFILES += $(PYEMBED_GENERATED)

@@ -23,7 +23,7 @@ python_cellexec__cellexec_la_SOURCES = python/cellexec/pycx_internal.h \
 python_cellexec__cellexec_la_CFLAGS = $(AM_CFLAGS) $(PYTHON_EMBED_CFLAGS) -fvisibility=hidden
 # An extension module: Python's symbols come from the interpreter loading it.
 python_cellexec__cellexec_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared
-python_cellexec__cellexec_la_LIBADD = libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)
+python_cellexec__cellexec_la_LIBADD = pyembed/libcxpyconvert.la libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)
 
 # The package as Python imports it from the build tree, for the tests and
 # the benchmarks: python/build/cellexec/ holds the sources and the module.

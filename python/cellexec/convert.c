@@ -1,6 +1,7 @@
 /* python/cellexec/convert.c: values between JSON (json-glib) and Python, and
  * result bundles as dicts. */
 #include "pycx_internal.h"
+#include "pyembed/convert.h"
 
 #include <math.h>
 #include <string.h>
@@ -120,122 +121,40 @@ pycx_json_to_py(JsonNode *node)
   }
 }
 
-/* A new node for VALUE, or NULL with a Python exception (TypeError or
- * ValueError) for a value that has no exact JSON form. */
-JsonNode *
-pycx_py_to_json(PyObject *value)
+/* A cellexec.Ref crosses as {"$ref": id, "repr": text}; nothing else
+ * beyond the JSON types crosses. */
+static JsonNode *
+ref_to_json(PyObject *value)
 {
-  JsonNode *node = NULL;
-  if (value == Py_None)
-    return json_node_new(JSON_NODE_NULL);
-  if (PyBool_Check(value))
-    return json_node_init_boolean(json_node_alloc(), value == Py_True);
-  if (PyLong_Check(value)) {
-    int overflow = 0;
-    long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow != 0) {
-      PyErr_Format(PyExc_ValueError, "%R does not fit in 64 bits and cannot be passed to a session",
-                   value);
-      return NULL;
-    }
-    if (number == -1 && PyErr_Occurred())
-      return NULL;
-    return json_node_init_int(json_node_alloc(), number);
-  }
-  if (PyFloat_Check(value)) {
-    double number = PyFloat_AS_DOUBLE(value);
-    if (!isfinite(number)) {
-      PyErr_Format(PyExc_ValueError, "%R has no JSON form and cannot be passed to a session", value);
-      return NULL;
-    }
-    return json_node_init_double(json_node_alloc(), number);
-  }
-  if (PyUnicode_Check(value)) {
-    Py_ssize_t size;
-    const char *text = PyUnicode_AsUTF8AndSize(value, &size);
-    if (text == NULL)
-      return NULL;
-    if (memchr(text, '\0', size) != NULL) {
-      PyErr_SetString(PyExc_ValueError, "a str holding NUL cannot be passed to a session");
-      return NULL;
-    }
-    return json_node_init_string(json_node_alloc(), text);
-  }
-  if (PyObject_TypeCheck(value, &pycx_RefType)) {
-    RefObject *ref = (RefObject *)value;
-    long long id = PyLong_AsLongLong(ref->id);
-    if (id == -1 && PyErr_Occurred())
-      return NULL;
-    JsonObject *object = json_object_new();
-    json_object_set_int_member(object, "$ref", id);
-    Py_ssize_t size;
-    const char *repr = PyUnicode_AsUTF8AndSize(ref->repr, &size);
-    if (repr == NULL) {
-      json_object_unref(object);
-      return NULL;
-    }
-    json_object_set_string_member(object, "repr", repr);
-    node = json_node_init_object(json_node_alloc(), object);
-    json_object_unref(object);
-    return node;
-  }
-  if (Py_EnterRecursiveCall(" while converting a value for a session"))
-    return NULL;
-  if (PyList_Check(value) || PyTuple_Check(value)) {
-    PyObject *sequence = PySequence_Fast(value, "");
-    if (sequence != NULL) {
-      JsonArray *array = json_array_new();
-      Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
-      gboolean ok = TRUE;
-      for (Py_ssize_t i = 0; ok && i < n; i++) {
-        JsonNode *item = pycx_py_to_json(PySequence_Fast_GET_ITEM(sequence, i));
-        if (item == NULL)
-          ok = FALSE;
-        else
-          json_array_add_element(array, item);
-      }
-      if (ok)
-        node = json_node_init_array(json_node_alloc(), array);
-      json_array_unref(array);
-      Py_DECREF(sequence);
-    }
-  } else if (PyDict_Check(value)) {
-    JsonObject *object = json_object_new();
-    PyObject *key, *item;
-    Py_ssize_t position = 0;
-    gboolean ok = TRUE;
-    while (ok && PyDict_Next(value, &position, &key, &item)) {
-      if (!PyUnicode_Check(key)) {
-        PyErr_Format(PyExc_TypeError, "dict keys passed to a session must be str, not %.100s",
-                     Py_TYPE(key)->tp_name);
-        ok = FALSE;
-        break;
-      }
-      Py_ssize_t size;
-      const char *name = PyUnicode_AsUTF8AndSize(key, &size);
-      if (name == NULL || memchr(name, '\0', size) != NULL) {
-        if (name != NULL)
-          PyErr_SetString(PyExc_ValueError, "a dict key holding NUL cannot be passed to a session");
-        ok = FALSE;
-        break;
-      }
-      JsonNode *member = pycx_py_to_json(item);
-      if (member == NULL)
-        ok = FALSE;
-      else
-        json_object_set_member(object, name, member);
-    }
-    if (ok)
-      node = json_node_init_object(json_node_alloc(), object);
-    json_object_unref(object);
-  } else {
+  if (!PyObject_TypeCheck(value, &pycx_RefType)) {
     PyErr_Format(PyExc_TypeError,
                  "cannot pass a %.100s to a session: only None, bool, int, float, str, list, "
                  "tuple, dict with str keys and cellexec.Ref cross",
                  Py_TYPE(value)->tp_name);
+    return NULL;
   }
-  Py_LeaveRecursiveCall();
+  RefObject *ref = (RefObject *)value;
+  long long id = PyLong_AsLongLong(ref->id);
+  if (id == -1 && PyErr_Occurred())
+    return NULL;
+  const char *repr = PyUnicode_AsUTF8(ref->repr);
+  if (repr == NULL)
+    return NULL;
+  JsonObject *object = json_object_new();
+  json_object_set_int_member(object, "$ref", id);
+  json_object_set_string_member(object, "repr", repr);
+  JsonNode *node = json_node_init_object(json_node_alloc(), object);
+  json_object_unref(object);
   return node;
+}
+
+/* A new node for VALUE, or NULL with a Python exception (TypeError or
+ * ValueError) for a value that has no exact JSON form: pyembed's rules
+ * (pyembed/convert.h), and cellexec.Ref. */
+JsonNode *
+pycx_py_to_json(PyObject *value)
+{
+  return cx__py_to_json_with(value, ref_to_json);
 }
 
 PyObject *
