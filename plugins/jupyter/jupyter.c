@@ -4,7 +4,8 @@
  * kernelspec NAME (a warm pool for stateless cells, one kernel per
  * session); `connection-file = PATH` attaches to one kernel someone else
  * started, shared by every call and never shut down by us.  The protocol
- * is in kernel.c, message.c, execute.c and outputs.c; this file is the
+ * is in kernel.c, message.c, execute.c and outputs.c, the warm pool in
+ * pool.c, running a cell in run.c, sessions in session.c; this file is the
  * glue to the plugin ABI.  See README.md.
  */
 #include "config.h"
@@ -43,266 +44,15 @@ static const cx_option_spec jupyter_options[] = {
   { NULL }
 };
 
-/* ---- The pool of warm kernels ------------------------------------------------------ */
-
-static void
-starter_thread(gpointer data, gpointer user_data)
-{
-  jupyter_backend *backend = user_data;
-  g_autoptr(GError) error = NULL;
-  jk_kernel *kernel =
-    backend->gateway_url != NULL
-      ? jk_kernel_gateway_start(backend->gateway_url, backend->token, backend->kernel_name,
-                                backend->nodelay, backend->start_timeout, &backend->counters, &error)
-      : jk_kernel_launch(backend->zmq, backend->spec, backend->cwd, backend->start_timeout,
-                         &backend->cancel_starts, &backend->counters, &error);
-  g_mutex_lock(&backend->lock);
-  backend->starting--;
-  if (kernel != NULL) {
-    backend->kernels_started++;
-    if (backend->stopping) {
-      g_mutex_unlock(&backend->lock);
-      jk_kernel_free(kernel);
-      g_mutex_lock(&backend->lock);
-    } else {
-      g_queue_push_tail(&backend->ready, kernel);
-    }
-    g_clear_error(&backend->start_error);
-  } else {
-    g_clear_error(&backend->start_error);
-    backend->start_error = g_steal_pointer(&error);
-  }
-  g_cond_broadcast(&backend->cond);
-  g_mutex_unlock(&backend->lock);
-}
-
-static void
-discard_thread(gpointer data, gpointer user_data)
-{
-  jk_kernel_free(data);
-}
-
-/* Start kernels until ready + starting reaches the pool size.  With
- * backend->lock held. */
-static void
-fill_pool_locked(jupyter_backend *backend)
-{
-  while (!backend->stopping && g_queue_get_length(&backend->ready) + backend->starting <
-                                 (guint)backend->pool_size) {
-    backend->starting++;
-    g_thread_pool_push(backend->starters, GINT_TO_POINTER(1), NULL);
-  }
-}
-
-/* A warm kernel of the pool, for one cell or one session; a replacement
- * starts at once. */
-jk_kernel *
-jupyter_pool_take(jupyter_backend *backend, GError **error)
-{
-  gint64 deadline = g_get_monotonic_time() + (gint64)((backend->start_timeout + 10) * G_USEC_PER_SEC);
-  g_mutex_lock(&backend->lock);
-  g_clear_error(&backend->start_error); /* a past failure is not this call's */
-  for (;;) {
-    jk_kernel *kernel = g_queue_pop_head(&backend->ready);
-    if (kernel != NULL && !jk_kernel_alive(kernel)) {
-      g_thread_pool_push(backend->discarder, kernel, NULL);
-      continue;
-    }
-    fill_pool_locked(backend);
-    if (kernel == NULL && backend->starting == 0 && backend->start_error == NULL &&
-        !backend->stopping) {
-      /* pool-size 0: a kernel on demand. */
-      backend->starting++;
-      g_thread_pool_push(backend->starters, GINT_TO_POINTER(1), NULL);
-    }
-    if (kernel != NULL) {
-      g_mutex_unlock(&backend->lock);
-      return kernel;
-    }
-    if (backend->start_error != NULL) {
-      g_propagate_error(error, g_steal_pointer(&backend->start_error));
-      g_mutex_unlock(&backend->lock);
-      return NULL;
-    }
-    if (!g_cond_wait_until(&backend->cond, &backend->lock, deadline)) {
-      g_mutex_unlock(&backend->lock);
-      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: no kernel started within %g s",
-                  backend->start_timeout + 10);
-      return NULL;
-    }
-  }
-}
-
-/* Done with KERNEL: it goes, in the background. */
-void
-jupyter_discard(jupyter_backend *backend, jk_kernel *kernel)
-{
-  if (kernel != NULL)
-    g_thread_pool_push(backend->discarder, kernel, NULL);
-}
-
-/* ---- Running a cell ------------------------------------------------------------------ */
-
-/* A Python string literal for TEXT (JSON's escapes are Python's too). */
-char *
-jupyter_py_literal(const char *text)
-{
-  g_autoptr(JsonNode) node = json_node_init_string(json_node_alloc(), text);
-  return cx_json_to_string(node, FALSE);
-}
-
-/* Code that applies RUN's cwd and environment, or NULL when it has none. */
-static char *
-setup_code(const cx_run_options *run)
-{
-  const char *cwd = cx_run_options_get_cwd(run);
-  const char *const *env = cx_run_options_get_env(run);
-  if (cwd == NULL && (env == NULL || *env == NULL))
-    return NULL;
-  GString *code = g_string_new("import os as _cellexec_os\n");
-  if (cwd != NULL) {
-    g_autofree char *literal = jupyter_py_literal(cwd);
-    g_string_append_printf(code, "_cellexec_os.chdir(%s)\n", literal);
-  }
-  for (; env != NULL && *env != NULL; env++) {
-    g_auto(GStrv) kv = g_strsplit(*env, "=", 2);
-    g_autofree char *k = jupyter_py_literal(kv[0]);
-    g_autofree char *v = jupyter_py_literal(kv[1] ? kv[1] : "");
-    g_string_append_printf(code, "_cellexec_os.environ[%s] = %s\n", k, v);
-  }
-  g_string_append(code, "del _cellexec_os\n");
-  return g_string_free(code, FALSE);
-}
-
-cx_result *
-jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
-               const cx_run_options *run, gboolean *kernel_lost, GError **error)
-{
-  cx_result *result = cx_result_new_streaming(run);
-  /* The backend's timeout is in RUN already (plugin.h); its own
-   * backend->timeout is for the executor operations, which get no RUN. */
-  double timeout = cx_run_options_get_timeout(run);
-  gint64 start = g_get_monotonic_time();
-  *kernel_lost = FALSE;
-  g_autofree char *setup = setup_code(run);
-  if (setup != NULL) {
-    jk_exec exec = { .code = setup, .silent = TRUE, .timeout = timeout, .grace = backend->grace };
-    jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
-    const char *status = exec.reply ? cx__peer_get_string(exec.reply, "status", "") : "";
-    if (outcome == JK_EXEC_DONE && g_strcmp0(status, "error") == 0) {
-      /* The kernel could not enter the cwd or set the env: the run options
-       * are wrong, as the other backends say, and no cell ran. */
-      g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
-                  "cannot run the cell in directory %s with its environment; check the cwd and "
-                  "env options: %s: %s",
-                  cx_run_options_get_cwd(run) != NULL ? cx_run_options_get_cwd(run) : "(unchanged)",
-                  cx__peer_get_string(exec.reply, "ename", "Error"),
-                  cx__peer_get_string(exec.reply, "evalue", ""));
-      jk_exec_clear(&exec);
-      cx_result_free(result);
-      return NULL;
-    }
-    if (outcome != JK_EXEC_DONE || g_strcmp0(status, "ok") != 0) {
-      g_autofree char *message = g_strdup_printf(
-        "cannot apply the run options (cwd, env) in the kernel: %s",
-        exec.reply ? cx__peer_get_string(exec.reply, "evalue", status) : "no reply");
-      cx_result_set_error(result, outcome == JK_EXEC_DIED ? CX_ERROR_TYPE_KERNEL_DIED : "RuntimeError", message, "");
-      *kernel_lost = outcome != JK_EXEC_DONE;
-      jk_exec_clear(&exec);
-      return result;
-    }
-    jk_exec_clear(&exec);
-  }
-  /* JSON carries UTF-8 only: other bytes are replaced, and Python judges
-   * what is left. */
-  g_autofree char *valid = g_utf8_validate(code, -1, NULL) ? NULL : g_utf8_make_valid(code, -1);
-  jk_exec exec = { .code = valid != NULL ? valid : code, .store_history = TRUE, .result = result,
-                   .run = run, .timeout = timeout, .grace = backend->grace,
-                   .output_limit = backend->output_limit };
-  jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
-  if (outcome == JK_EXEC_SEND_FAILED)
-    cx_result_set_error(result, CX_ERROR_TYPE_KERNEL_DIED, "cannot send the cell to the kernel", "");
-  *kernel_lost = outcome == JK_EXEC_DIED || exec.killed || outcome == JK_EXEC_SEND_FAILED;
-  jk_exec_clear(&exec);
-  cx_result_set_extra(result, "duration_ms",
-                      json_node_init_double(json_node_alloc(),
-                                            (g_get_monotonic_time() - start) / 1000.0));
-  return result;
-}
-
-static void
-running_add(jupyter_backend *backend, jk_kernel *kernel)
-{
-  g_mutex_lock(&backend->lock);
-  g_ptr_array_add(backend->running, kernel);
-  g_mutex_unlock(&backend->lock);
-}
-
-static void
-running_remove(jupyter_backend *backend, jk_kernel *kernel)
-{
-  g_mutex_lock(&backend->lock);
-  g_ptr_array_remove_fast(backend->running, kernel);
-  g_mutex_unlock(&backend->lock);
-}
-
-/* The attached kernel, connected again if it was lost. */
-static jk_kernel *
-attached_kernel(jupyter_backend *backend, gboolean *reattached, GError **error)
-{
-  *reattached = FALSE;
-  if (backend->attached != NULL && jk_kernel_alive(backend->attached))
-    return backend->attached;
-  g_mutex_lock(&backend->lock);
-  jk_kernel *old = backend->attached;
-  backend->attached = NULL;
-  g_mutex_unlock(&backend->lock);
-  jk_kernel_free(old);
-  jk_kernel *kernel = jk_kernel_attach(backend->zmq, backend->connection_file,
-                                       MIN(backend->start_timeout, 5), &backend->counters, error);
-  g_mutex_lock(&backend->lock);
-  backend->attached = kernel;
-  g_mutex_unlock(&backend->lock);
-  *reattached = kernel != NULL && old != NULL;
-  return kernel;
-}
-
-cx_result *
-jupyter_run_attached(jupyter_backend *backend, const char *code, const cx_run_options *run,
-                     gboolean *restarted, GError **error)
-{
-  g_mutex_lock(&backend->attached_lock);
-  jk_kernel *kernel = attached_kernel(backend, restarted, error);
-  if (kernel == NULL) {
-    g_mutex_unlock(&backend->attached_lock);
-    return NULL;
-  }
-  running_add(backend, kernel);
-  gboolean lost;
-  cx_result *result = jupyter_run_on(backend, kernel, code, run, &lost, error);
-  running_remove(backend, kernel);
-  g_mutex_unlock(&backend->attached_lock);
-  return result;
-}
-
 static cx_result *
 jupyter_run_cell(cx_backend_instance *instance, const char *code, const cx_run_options *run,
                  GError **error)
 {
   jupyter_backend *backend = (jupyter_backend *)instance;
-  if (backend->connection_file != NULL) {
-    gboolean restarted;
-    return jupyter_run_attached(backend, code, run, &restarted, error);
-  }
-  jk_kernel *kernel = jupyter_pool_take(backend, error);
-  if (kernel == NULL)
-    return NULL;
-  running_add(backend, kernel);
-  gboolean lost;
-  cx_result *result = jupyter_run_on(backend, kernel, code, run, &lost, error);
-  running_remove(backend, kernel);
-  jupyter_discard(backend, kernel);
-  return result;
+  gboolean restarted;
+  return backend->connection_file != NULL
+           ? jupyter_run_attached(backend, code, run, &restarted, error)
+           : jupyter_run_stateless(backend, code, run, error);
 }
 
 /* ---- The backend --------------------------------------------------------------------- */
@@ -311,20 +61,7 @@ static void
 jupyter_destroy(cx_backend_instance *instance)
 {
   jupyter_backend *backend = (jupyter_backend *)instance;
-  g_mutex_lock(&backend->lock);
-  backend->stopping = TRUE;
-  g_mutex_unlock(&backend->lock);
-  /* Launched kernels still starting are killed (a one-shot `cellexec run`
-   * does not wait half a second for a spare it will never use); a
-   * gateway's finish starting, and are shut down. */
-  g_atomic_int_set(&backend->cancel_starts, 1);
-  if (backend->starters != NULL)
-    g_thread_pool_free(backend->starters, FALSE, TRUE);
-  jk_kernel *kernel;
-  while ((kernel = g_queue_pop_head(&backend->ready)) != NULL)
-    jk_kernel_free(kernel);
-  if (backend->discarder != NULL)
-    g_thread_pool_free(backend->discarder, FALSE, TRUE);
+  jupyter_pool_close(backend);
   jk_kernel_free(backend->attached); /* disconnects only: not ours */
   if (backend->zmq != NULL)
     zmq_ctx_term(backend->zmq);
@@ -411,19 +148,14 @@ jupyter_create(const cx_options *options, GError **error)
   backend->token = g_strdup(token);
   backend->nodelay = cx_options_get_bool(options, "tcp-nodelay", TRUE);
   backend->kernel_name = g_strdup(cx_options_get_string(options, "kernel", "python3"));
-  backend->discarder = g_thread_pool_new(discard_thread, backend, 1, FALSE, NULL);
-  if (backend->connection_file != NULL) {
-    gboolean reattached;
-    if (attached_kernel(backend, &reattached, error) == NULL) {
-      jupyter_destroy((cx_backend_instance *)backend);
-      return NULL;
-    }
-    return (cx_backend_instance *)backend;
+  /* Attached: the one kernel, connected now; else the pool starts filling. */
+  jupyter_pool_open(backend, backend->connection_file == NULL);
+  gboolean reattached;
+  if (backend->connection_file != NULL &&
+      jupyter_attached_kernel(backend, &reattached, error) == NULL) {
+    jupyter_destroy((cx_backend_instance *)backend);
+    return NULL;
   }
-  backend->starters = g_thread_pool_new(starter_thread, backend, MAX(1, (gint)pool_size), FALSE, NULL);
-  g_mutex_lock(&backend->lock);
-  fill_pool_locked(backend);
-  g_mutex_unlock(&backend->lock);
   return (cx_backend_instance *)backend;
 }
 

@@ -48,15 +48,28 @@ typedef struct {
   gint next_env;
 } jupyter_session;
 
+/* pool.c: a warm kernel for one cell or one session (a replacement starts
+ * at once); done with one, it goes in the background. */
 jk_kernel *jupyter_pool_take(jupyter_backend *backend, GError **error);
 void jupyter_discard(jupyter_backend *backend, jk_kernel *kernel);
+/* The pool's threads: one that stops used kernels; with WARM, pool-size
+ * that start kernels, filling the pool from now on.  Closed at destroy:
+ * kernels still starting are stopped, the warm ones too. */
+void jupyter_pool_open(jupyter_backend *backend, gboolean warm);
+void jupyter_pool_close(jupyter_backend *backend);
+
+/* run.c.  A Python string literal for TEXT. */
 char *jupyter_py_literal(const char *text);
 /* Run CODE on KERNEL with RUN's cwd and env applied first.  NULL with
  * CX_ERROR_OPTION when the kernel cannot apply them (no such directory). */
 cx_result *jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
                           const cx_run_options *run, gboolean *kernel_lost, GError **error);
+/* Attach mode: the kernel, connected again if it was lost (*REATTACHED). */
+jk_kernel *jupyter_attached_kernel(jupyter_backend *backend, gboolean *reattached, GError **error);
 cx_result *jupyter_run_attached(jupyter_backend *backend, const char *code,
                                 const cx_run_options *run, gboolean *restarted, GError **error);
+cx_result *jupyter_run_stateless(jupyter_backend *backend, const char *code,
+                                 const cx_run_options *run, GError **error);
 
 cx_session_instance *jupyter_session_open(cx_backend_instance *backend, GError **error);
 cx_result *jupyter_session_run_cell(cx_session_instance *session, const char *code,

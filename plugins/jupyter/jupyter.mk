@@ -7,7 +7,10 @@ plugins_jupyter_la_SOURCES = \
 	plugins/jupyter/jupyter.c \
 	plugins/jupyter/jupyter.h \
 	plugins/jupyter/session.c \
+	plugins/jupyter/pool.c \
+	plugins/jupyter/run.c \
 	plugins/jupyter/kernel.c \
+	plugins/jupyter/kernelspec.c \
 	plugins/jupyter/kernel.h \
 	plugins/jupyter/kernel-private.h \
 	plugins/jupyter/message.c \

@@ -102,6 +102,9 @@ jk_message *jk_message_from_websocket(const char *text, gsize len, jk_counters *
  * read as U+FFFD, as jupyter_client reads them, and the text with
  * cx_json_from_string(), so a NUL or a lone surrogate is U+FFFD too. */
 JsonObject *jk_json_parse_object(const char *data, gsize len);
+/* The JSON document in FILE (a kernelspec, a connection file), read as
+ * every JSON cellexec reads: bounded in size and depth. */
+JsonNode *jk_json_from_file(const char *file, GError **error);
 /* Note MSG_ID as one of ours. */
 void jk_kernel_remember(jk_kernel *kernel, const char *msg_id);
 /* TRUE when MSG_ID is one of the last requests sent on this connection. */

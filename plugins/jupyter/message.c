@@ -171,6 +171,16 @@ parse_text(const char *data, gsize len, gboolean keeping_nul)
                      : cx_json_from_string(data, (gssize)len, NULL);
 }
 
+JsonNode *
+jk_json_from_file(const char *file, GError **error)
+{
+  g_autofree char *text = NULL;
+  gsize length = 0;
+  if (!cx_file_get_contents(file, &text, &length, error))
+    return NULL;
+  return cx_json_from_string(text, (gssize)length, error);
+}
+
 JsonObject *
 jk_json_parse_object(const char *data, gsize len)
 {
