@@ -48,3 +48,58 @@ cx__peer_get_boolean(JsonObject *object, const char *key, gboolean fallback)
   JsonNode *node = get_value_of_type(object, key, G_TYPE_BOOLEAN);
   return node != NULL ? json_node_get_boolean(node) : fallback;
 }
+
+JsonObject *
+cx__peer_reply_new(JsonNode *value, const GError *error, gboolean python_details)
+{
+  JsonObject *reply = json_object_new();
+  const cx_python_error *python = error != NULL && python_details ? cx_error_get_python(error)
+                                                                  : NULL;
+  if (error == NULL) {
+    json_object_set_member(reply, "value", value != NULL ? value : json_node_new(JSON_NODE_NULL));
+    return reply;
+  }
+  if (value != NULL)
+    json_node_unref(value);
+  if (python != NULL) {
+    JsonObject *details = json_object_new();
+    json_object_set_string_member(details, "type", python->type);
+    json_object_set_string_member(details, "message", python->message);
+    json_object_set_string_member(details, "traceback", python->traceback);
+    json_object_set_int_member(details, "line", python->line);
+    json_object_set_object_member(reply, "python_error", details);
+  } else {
+    json_object_set_string_member(reply, "error", error->message);
+  }
+  return reply;
+}
+
+gboolean
+cx__peer_reply_check(JsonObject *reply, const char *who, GError **error)
+{
+  JsonObject *python = cx__peer_get_object(reply, "python_error");
+  if (python != NULL) {
+    /* A member of the wrong type must not become NULL: that would leave
+     * ERROR unset, and a failure would pass for success. */
+    cx_set_python_error(error, cx__peer_get_string(python, "type", "Exception"),
+                        cx__peer_get_string(python, "message", ""),
+                        cx__peer_get_string(python, "traceback", ""),
+                        (int)cx__peer_get_int(python, "line", 0));
+    return FALSE;
+  }
+  if (!json_object_has_member(reply, "error"))
+    return TRUE;
+  const char *message = cx__peer_get_string(reply, "error", "unknown error");
+  if (who != NULL)
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: %s", who, message);
+  else
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_FAILED, message);
+  return FALSE;
+}
+
+JsonNode *
+cx__peer_reply_value(JsonObject *reply)
+{
+  JsonNode *value = reply != NULL ? json_object_get_member(reply, "value") : NULL;
+  return value != NULL ? json_node_copy(value) : json_node_new(JSON_NODE_NULL);
+}

@@ -5,7 +5,8 @@
 #
 # A host function is called over the stdin channel: input() sends an
 # input_request whose prompt is HOST_CALL_PREFIX and the call as JSON; the
-# host answers {"value": JSON text} or {"error": message}, or
+# host answers {"value": value} or {"error": message} (the replies of
+# lib/peer_json.h), or
 # {"nested": expression} when the host function calls back into this
 # kernel first, whose answer goes back after NESTED_PREFIX.
 
@@ -64,7 +65,7 @@ def _cellexec_boot(errors_source, executor_source, host_call_prefix, nested_pref
                     prompt = nested_prefix + text
                 if 'error' in answer:
                     raise RuntimeError(answer['error'])
-                return answer['value']
+                return json.dumps(answer['value'])
             return call
 
     return Helper()

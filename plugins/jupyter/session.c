@@ -214,13 +214,12 @@ host_function_free(gpointer data)
   g_free(f);
 }
 
-/* An input_request of an executor operation: a host function to call. */
+/* An input_request of an executor operation: a host function to call,
+ * answered with its reply (lib/peer_json.h: cx__peer_reply_new). */
 static char *
 on_input(const char *prompt, const char *msg_id, gpointer data)
 {
   jupyter_session *session = data;
-  g_autoptr(JsonBuilder) b = json_builder_new();
-  json_builder_begin_object(b);
   g_autoptr(JsonNode) request = g_str_has_prefix(prompt, HOST_CALL_PREFIX)
                                   ? cx_json_from_string(prompt + strlen(HOST_CALL_PREFIX), -1, NULL) : NULL;
   JsonObject *call = request != NULL && JSON_NODE_HOLDS_OBJECT(request) ? json_node_get_object(request) : NULL;
@@ -228,28 +227,21 @@ on_input(const char *prompt, const char *msg_id, gpointer data)
     ? g_hash_table_lookup(session->host_functions,
                           GINT_TO_POINTER(cx__peer_get_int(call, "function", 0)))
     : NULL;
-  JsonNode *arguments = call != NULL ? json_object_get_member(call, "arguments") : NULL;
-  if (f == NULL || arguments == NULL || !JSON_NODE_HOLDS_OBJECT(arguments)) {
-    json_builder_set_member_name(b, "error");
-    json_builder_add_string_value(b, "input() is not available to executor operations");
+  JsonObject *arguments = cx__peer_get_object(call, "arguments");
+  g_autoptr(GError) error = NULL;
+  JsonNode *value = NULL;
+  if (f == NULL || arguments == NULL) {
+    g_set_error_literal(&error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                        "input() is not available to executor operations");
   } else {
-    g_autoptr(GError) error = NULL;
     const char *outer = session->call_msg_id;
     session->call_msg_id = msg_id;
-    JsonNode *value = f->function(json_node_get_object(arguments), f->user_data, &error);
+    value = f->function(arguments, f->user_data, &error);
     session->call_msg_id = outer;
-    if (error != NULL) {
-      json_builder_set_member_name(b, "error");
-      json_builder_add_string_value(b, error->message);
-    } else {
-      g_autofree char *text = value != NULL ? cx_json_to_string(value, FALSE) : g_strdup("null");
-      json_builder_set_member_name(b, "value");
-      json_builder_add_string_value(b, text);
-    }
-    g_clear_pointer(&value, json_node_unref);
   }
-  json_builder_end_object(b);
-  g_autoptr(JsonNode) root = json_builder_get_root(b);
+  /* The message only: Python raises RuntimeError with it. */
+  g_autoptr(JsonObject) reply = cx__peer_reply_new(value, error, FALSE);
+  g_autoptr(JsonNode) root = json_node_init_object(json_node_alloc(), reply);
   return cx_json_to_string(root, FALSE);
 }
 

@@ -94,15 +94,9 @@ serve_host_call(subprocess_session *session, JsonObject *call)
   else
     value = function->function(arguments, function->user_data, &error);
 
-  JsonObject *reply = json_object_new();
-  if (error != NULL) {
-    /* The message only: Python raises RuntimeError with it. */
-    json_object_set_string_member(reply, "error", error->message);
-    g_clear_pointer(&value, json_node_unref);
-    g_error_free(error);
-  } else {
-    json_object_set_member(reply, "value", value != NULL ? value : json_node_new(JSON_NODE_NULL));
-  }
+  /* The message only: Python raises RuntimeError with it. */
+  JsonObject *reply = cx__peer_reply_new(value, error, FALSE);
+  g_clear_error(&error);
   /* A failed send means the process died: the next read tells. */
   cx__wire_send_object(session->channel, CX__WIRE_MSG_HOST_RETURN, reply, -1, NULL);
 }
@@ -189,7 +183,7 @@ perform_locked(subprocess_session *session, JsonObject *request, GError **error)
   session->executor_depth++;
   JsonObject *reply = await_reply(session, session->generation, error);
   session->executor_depth--;
-  if (reply != NULL && !cx__wire_check_reply(reply, "the session's worker", error))
+  if (reply != NULL && !cx__peer_reply_check(reply, "the session's worker", error))
     g_clear_pointer(&reply, json_object_unref);
   return reply;
 }
@@ -225,10 +219,9 @@ reply_value(JsonObject *reply)
 {
   if (reply == NULL)
     return NULL;
-  JsonNode *value = json_object_get_member(reply, "value");
-  JsonNode *copy = value != NULL ? json_node_copy(value) : json_node_new(JSON_NODE_NULL);
+  JsonNode *value = cx__peer_reply_value(reply);
   json_object_unref(reply);
-  return copy;
+  return value;
 }
 
 static void

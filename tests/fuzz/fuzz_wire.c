@@ -25,7 +25,8 @@ decode_payload(guint8 type, const guint8 *payload, gsize len)
     return;
   JsonObject *object = json_node_get_object(node);
   (void)cx__wire_error_message(object);
-  (void)cx__wire_check_reply(object, "fuzz", NULL);
+  (void)cx__peer_reply_check(object, "fuzz", NULL);
+  (void)cx__peer_reply_check(object, NULL, NULL);
   (void)cx__peer_get_array(object, "outputs");
   (void)cx__peer_get_object(object, "limits");
   (void)cx__peer_get_string(object, "kind", NULL);

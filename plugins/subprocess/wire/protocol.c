@@ -145,45 +145,6 @@ cx__wire_describe_exit(JsonObject *exited)
                          json_object_get_int_member_with_default(exited, "exit_status", -1));
 }
 
-JsonObject *
-cx__wire_error_object(const GError *error)
-{
-  JsonObject *object = json_object_new();
-  const cx_python_error *python = cx_error_get_python(error);
-  if (python != NULL) {
-    JsonObject *details = json_object_new();
-    json_object_set_string_member(details, "type", python->type);
-    json_object_set_string_member(details, "message", python->message);
-    json_object_set_string_member(details, "traceback", python->traceback);
-    json_object_set_int_member(details, "line", python->line);
-    json_object_set_object_member(object, "python_error", details);
-  } else {
-    json_object_set_string_member(object, "error", error->message);
-  }
-  return object;
-}
-
-gboolean
-cx__wire_check_reply(JsonObject *reply, const char *who, GError **error)
-{
-  JsonObject *python = cx__peer_get_object(reply, "python_error");
-  if (python != NULL) {
-    /* A member of the wrong type must not become NULL: that would leave
-     * ERROR unset, and a failure would pass for success. */
-    cx_set_python_error(error, cx__peer_get_string(python, "type", "Exception"),
-                        cx__peer_get_string(python, "message", ""),
-                        cx__peer_get_string(python, "traceback", ""),
-                        (int)json_object_get_int_member_with_default(python, "line", 0));
-    return FALSE;
-  }
-  if (json_object_has_member(reply, "error")) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "%s: %s", who,
-                cx__peer_get_string(reply, "error", "unknown error"));
-    return FALSE;
-  }
-  return TRUE;
-}
-
 gboolean
 cx__wire_send_error(int socket, const char *message, GError **error)
 {

@@ -64,13 +64,8 @@ typedef enum {
 #define CX__WIRE_OP_SNAPSHOT "snapshot"
 #define CX__WIRE_OP_FREE_ENV "free_env" /* the one without a reply */
 
-/* The payload of an EXECUTOR_REPLY or HOST_RETURN for a failure: a Python
- * exception ({"python_error": {"type", "message", "traceback", "line"}})
- * when ERROR is CX_ERROR_PYTHON, else {"error": message}. */
-JsonObject *cx__wire_error_object(const GError *error);
-/* The reverse: FALSE with ERROR set when REPLY holds a failure (an
- * "error" from the worker is CX_ERROR_BACKEND, prefixed with WHO). */
-gboolean cx__wire_check_reply(JsonObject *reply, const char *who, GError **error);
+/* EXECUTOR_REPLY and HOST_RETURN payloads are replies as lib/peer_json.h
+ * encodes them (cx__peer_reply_new, cx__peer_reply_check). */
 
 /* OUTPUT payload: 1 byte stream (1 stdout, 2 stderr), 8 bytes big-endian
  * count of bytes the worker left out before DATA (never from the head of

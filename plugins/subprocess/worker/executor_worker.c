@@ -93,16 +93,9 @@ call_host(JsonObject *arguments, gpointer user_data, GError **error)
     g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "HOST_RETURN", error);
     if (node == NULL)
       return NULL;
+    /* The host's message as it is: Python raises RuntimeError with it. */
     JsonObject *reply = json_node_get_object(node);
-    if (json_object_has_member(reply, "error")) {
-      /* The host's message as it is: Python raises RuntimeError with it. */
-      g_set_error_literal(error, CX_ERROR, CX_ERROR_FAILED,
-                          cx__peer_get_string(reply, "error",
-                                                                     "the host function failed"));
-      return NULL;
-    }
-    JsonNode *value = json_object_get_member(reply, "value");
-    return value != NULL ? json_node_copy(value) : NULL;
+    return cx__peer_reply_check(reply, NULL, error) ? cx__peer_reply_value(reply) : NULL;
   }
 }
 
@@ -119,14 +112,6 @@ find_env(cx__worker_executor *executor, JsonObject *request, GError **error)
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
                 "no environment %" G_GINT64_FORMAT " in this session's process", id);
   return env;
-}
-
-static JsonObject *
-value_reply(JsonNode *value)
-{
-  JsonObject *reply = json_object_new();
-  json_object_set_member(reply, "value", value != NULL ? value : json_node_new(JSON_NODE_NULL));
-  return reply;
 }
 
 /* Run the prelude: into the request's env, or a new one (kept only when
@@ -206,7 +191,7 @@ perform(cx__worker_executor *executor, JsonObject *request, GError **error)
       return NULL;
     JsonNode *value = json_node_init_object(json_node_alloc(), snapshot);
     json_object_unref(snapshot);
-    return value_reply(value);
+    return cx__peer_reply_new(value, NULL, TRUE);
   }
   if (code == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "an executor request \"%s\" without code", op);
@@ -231,7 +216,7 @@ perform(cx__worker_executor *executor, JsonObject *request, GError **error)
   }
   if (value == NULL && error != NULL && *error != NULL)
     return NULL;
-  return value_reply(value);
+  return cx__peer_reply_new(value, NULL, TRUE);
 }
 
 void
@@ -256,6 +241,6 @@ cx__worker_executor_serve(cx__worker_executor *executor, const guint8 *payload, 
   }
   JsonObject *reply = request != NULL ? perform(executor, request, &error) : NULL;
   if (reply == NULL)
-    reply = cx__wire_error_object(error);
+    reply = cx__peer_reply_new(NULL, error, TRUE);
   send_locked(executor, CX__WIRE_MSG_EXECUTOR_REPLY, reply);
 }
