@@ -205,6 +205,44 @@ note_restart(JsonObject *cell, char *note)
   g_free(note);
 }
 
+/* ERROR for the run stopped by the failure RESULT of the cell REPORT is of. */
+static void
+stopped_at(const cx_notebook *notebook, const cx_notebook_cell_report *report,
+           const cx_result *result, GError **error)
+{
+  /* A message is text for a terminal: a NUL in it (CX_RESULT_NUL, not
+   * UTF-8) is shown as the escape JSON and Python write for it. */
+  g_auto(GStrv) parts = g_strsplit(cx_result_get_error_message(result), CX_RESULT_NUL, -1);
+  g_autofree char *message = g_strjoinv("\\u0000", parts);
+  g_set_error(error, CX_ERROR, CX_ERROR_CELL,
+              "%s: code cell %u (cell %u of the file) failed, so the run stopped there: %s: %s",
+              notebook->origin, report->code_index + 1, report->index + 1,
+              cx_result_get_error_type(result), message);
+}
+
+/* The cell REPORT is of ended *SESSION (RESULT says how): a fresh one of
+ * BACKEND takes its place, and *RESTART_NOTE says so to the next cell. */
+static gboolean
+replace_session(const cx_notebook *notebook, cx_backend *backend, cx_session **session,
+                const cx_notebook_cell_report *report, const cx_result *result,
+                char **restart_note, GError **error)
+{
+  g_autoptr(GError) open_error = NULL;
+  cx_session *fresh = cx_session_open(backend, &open_error);
+  if (fresh == NULL) {
+    g_propagate_prefixed_error(error, g_steal_pointer(&open_error),
+                               "%s: cannot open a fresh session after cell %u: ",
+                               notebook->origin, report->index + 1);
+    return FALSE;
+  }
+  cx_session_close(*session);
+  *session = fresh;
+  *restart_note = g_strdup_printf(
+    "cellexec: a fresh session runs this cell and the ones after it: code cell %u "
+    "ended its session (%s)\n", report->code_index + 1, cx_result_get_error_type(result));
+  return TRUE;
+}
+
 /* Run NOTEBOOK's code cells in *SESSION.  With BACKEND (may be NULL),
  * a session a cell left untrustworthy is replaced by a fresh one of it. */
 static gboolean
@@ -264,32 +302,12 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
       g_strv_contains(session_ending_errors, cx_result_get_error_type(result));
     report(&to, CX_NOTEBOOK_CELL_FAILED, result, seconds);
     if (!to.report.allowed_failure) {
-      /* A message is text for a terminal: a NUL in it (CX_RESULT_NUL, not
-       * UTF-8) is shown as the escape JSON and Python write for it. */
-      g_auto(GStrv) parts = g_strsplit(cx_result_get_error_message(result), CX_RESULT_NUL, -1);
-      g_autofree char *message = g_strjoinv("\\u0000", parts);
-      g_set_error(error, CX_ERROR, CX_ERROR_CELL,
-                  "%s: code cell %u (cell %u of the file) failed, so the run stopped there: "
-                  "%s: %s",
-                  notebook->origin, to.report.code_index + 1, i + 1,
-                  cx_result_get_error_type(result), message);
+      stopped_at(notebook, &to.report, result, error);
       return FALSE;
     }
-    if (to.report.session_replaced) {
-      g_autoptr(GError) open_error = NULL;
-      cx_session *fresh = cx_session_open(backend, &open_error);
-      if (fresh == NULL) {
-        g_propagate_prefixed_error(error, g_steal_pointer(&open_error),
-                                   "%s: cannot open a fresh session after cell %u: ",
-                                   notebook->origin, i + 1);
-        return FALSE;
-      }
-      cx_session_close(*session);
-      *session = fresh;
-      restart_note = g_strdup_printf(
-        "cellexec: a fresh session runs this cell and the ones after it: code cell %u "
-        "ended its session (%s)\n", to.report.code_index + 1, cx_result_get_error_type(result));
-    }
+    if (to.report.session_replaced &&
+        !replace_session(notebook, backend, session, &to.report, result, &restart_note, error))
+      return FALSE;
   }
   return TRUE;
 }

@@ -314,26 +314,27 @@ write_notebook(const cx_notebook *notebook, const notebook_args *a, GError **err
   return TRUE;
 }
 
+/* The command line of `notebook run` into A: -1 when it is right, else
+ * the exit status, the reason said on stderr. */
 static int
-notebook_run(int argc, char **argv)
+parse_run_args(int argc, char **argv, notebook_args *a)
 {
-  g_auto(notebook_args) a = { 0 };
   const GOptionEntry entries[] = {
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME_ARRAY, &a.outputs, "Write the executed notebook to FILE (- for standard output)", "FILE" },
-    { "inplace", 0, 0, G_OPTION_ARG_NONE, &a.inplace, "Write the executed notebook over the input, atomically", NULL },
-    { "backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "Backend plugin to use (default: the config's, else local)", "NAME" },
-    { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
-    { "option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
-    { "timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give each cell at most S seconds (0: no limit)", "S" },
-    { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &a.cwd, "Run the cells in directory DIR", "DIR" },
-    { "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a.env, "Set an environment variable for the cells (repeatable)", "KEY=VALUE" },
-    { "parameter", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &a.parameters, "Inject NAME = VALUE after the cell tagged parameters (VALUE as JSON when it parses, else a string; repeatable)", "NAME=VALUE" },
-    { "allow-errors", 0, 0, G_OPTION_ARG_NONE, &a.allow_errors, "Record failing cells and go on (after a timeout or a crash, in a fresh session)", NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &a.json, "Print a JSON summary of the cells on standard output", NULL },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Print no progress", NULL },
-    { "record", 0, 0, G_OPTION_ARG_FILENAME, &a.record, "Append each cell and its whole result to the recording FILE", "FILE" },
-    { "debug-export", 0, 0, G_OPTION_ARG_FILENAME, &a.debug_export, "Log the run to FILE (Markdown; JSON Lines if FILE ends in .jsonl)", "FILE" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a.rest, NULL, NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME_ARRAY, &a->outputs, "Write the executed notebook to FILE (- for standard output)", "FILE" },
+    { "inplace", 0, 0, G_OPTION_ARG_NONE, &a->inplace, "Write the executed notebook over the input, atomically", NULL },
+    { "backend", 'b', 0, G_OPTION_ARG_STRING, &a->backend, "Backend plugin to use (default: the config's, else local)", "NAME" },
+    { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a->config, "Config file to use instead of the search order", "FILE" },
+    { "option", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
+    { "timeout", 0, 0, G_OPTION_ARG_STRING, &a->timeout, "Give each cell at most S seconds (0: no limit)", "S" },
+    { "cwd", 0, 0, G_OPTION_ARG_FILENAME, &a->cwd, "Run the cells in directory DIR", "DIR" },
+    { "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a->env, "Set an environment variable for the cells (repeatable)", "KEY=VALUE" },
+    { "parameter", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &a->parameters, "Inject NAME = VALUE after the cell tagged parameters (VALUE as JSON when it parses, else a string; repeatable)", "NAME=VALUE" },
+    { "allow-errors", 0, 0, G_OPTION_ARG_NONE, &a->allow_errors, "Record failing cells and go on (after a timeout or a crash, in a fresh session)", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &a->json, "Print a JSON summary of the cells on standard output", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &a->quiet, "Print no progress", NULL },
+    { "record", 0, 0, G_OPTION_ARG_FILENAME, &a->record, "Append each cell and its whole result to the recording FILE", "FILE" },
+    { "debug-export", 0, 0, G_OPTION_ARG_FILENAME, &a->debug_export, "Log the run to FILE (Markdown; JSON Lines if FILE ends in .jsonl)", "FILE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->rest, NULL, NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new("NOTEBOOK.ipynb");
@@ -368,25 +369,64 @@ notebook_run(int argc, char **argv)
   g_option_context_add_main_entries(context, entries, NULL);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;
-  guint n_rest = a.rest != NULL ? g_strv_length(a.rest) : 0;
+  guint n_rest = a->rest != NULL ? g_strv_length(a->rest) : 0;
   if (n_rest != 1)
     return fail_usage(n_rest == 0 ? "no notebook given (see `%s --help`)"
                                   : "one notebook at a time (see `%s --help`)", argv[0]);
   /* In `cellexec run`, -o sets a backend option; here it names the output
    * file.  A second -o, or a KEY=VALUE, is that mix-up, not a file name. */
-  guint n_outputs = a.outputs != NULL ? g_strv_length(a.outputs) : 0;
+  guint n_outputs = a->outputs != NULL ? g_strv_length(a->outputs) : 0;
   if (n_outputs > 1)
     return fail_usage("-o given %u times: it names the output notebook here; set backend "
                       "options with --option KEY=VALUE", n_outputs);
-  a.output = n_outputs == 1 ? a.outputs[0] : NULL;
-  if (a.output != NULL && g_regex_match_simple("^[a-z][a-z0-9-]*=", a.output, 0, 0))
+  a->output = n_outputs == 1 ? a->outputs[0] : NULL;
+  if (a->output != NULL && g_regex_match_simple("^[a-z][a-z0-9-]*=", a->output, 0, 0))
     return fail_usage("-o %s: -o names the output notebook here; set backend options with "
-                      "--option KEY=VALUE (for a file of that name, -o ./%s)", a.output, a.output);
-  if (a.inplace && a.output != NULL)
+                      "--option KEY=VALUE (for a file of that name, -o ./%s)", a->output, a->output);
+  if (a->inplace && a->output != NULL)
     return fail_usage("give -o FILE or --inplace, not both");
-  if (a.json && a.output != NULL && strcmp(a.output, "-") == 0)
+  if (a->json && a->output != NULL && strcmp(a->output, "-") == 0)
     return fail_usage("--json and -o - both write to standard output; choose one");
 
+  return -1;
+}
+
+/* The exit status of a run of PATH that COMPLETED, or stopped with ERROR;
+ * ENDED_SESSIONS cells timed out or crashed their session, the first of
+ * them code cell FIRST_ENDED with FIRST_ENDED_ERROR. */
+static int
+run_exit_status(const char *path, gboolean completed, const GError *error, guint ended_sessions,
+                guint first_ended, const char *first_ended_error)
+{
+  /* Interrupted: the notebook holds what ran (with --allow-errors the
+   * cells after the interrupted one ran too, as with nbclient). */
+  if (interrupts_received() != 0)
+    return 128 + interrupts_received();
+  /* As nbclient raises CellTimeoutError and DeadKernelError even when it
+   * allows errors. */
+  if (completed && ended_sessions > 0) {
+    fprintf(stderr, "cellexec: %s: %u code cell%s timed out or crashed %s session (the first: "
+                    "code cell %u, %s)\n", path, ended_sessions,
+            ended_sessions == 1 ? "" : "s", ended_sessions == 1 ? "its" : "their", first_ended,
+            first_ended_error);
+    return EXIT_CELL_FAILED;
+  }
+  if (completed)
+    return EXIT_CELL_OK;
+  if (g_error_matches(error, CX_ERROR, CX_ERROR_CELL)) {
+    fprintf(stderr, "cellexec: %s\n", error->message);
+    return EXIT_CELL_FAILED;
+  }
+  return fail_usage("%s", error->message);
+}
+
+static int
+notebook_run(int argc, char **argv)
+{
+  g_auto(notebook_args) a = { 0 };
+  int status = parse_run_args(argc, argv, &a);
+  if (status >= 0)
+    return status;
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_notebook) notebook = cx_notebook_load(a.rest[0], &error);
   if (notebook == NULL)
@@ -430,26 +470,8 @@ notebook_run(int argc, char **argv)
     g_autofree char *text = cx_json_to_string(node, FALSE);
     printf("%s\n", text);
   }
-  /* Interrupted: the notebook holds what ran (with --allow-errors the
-   * cells after the interrupted one ran too, as with nbclient). */
-  if (interrupts_received() != 0)
-    return 128 + interrupts_received();
-  /* As nbclient raises CellTimeoutError and DeadKernelError even when it
-   * allows errors. */
-  if (completed && ended_sessions > 0) {
-    fprintf(stderr, "cellexec: %s: %u code cell%s timed out or crashed %s session (the first: "
-                    "code cell %u, %s)\n", a.rest[0], ended_sessions,
-            ended_sessions == 1 ? "" : "s", ended_sessions == 1 ? "its" : "their", first_ended,
-            first_ended_error);
-    return EXIT_CELL_FAILED;
-  }
-  if (completed)
-    return EXIT_CELL_OK;
-  if (g_error_matches(error, CX_ERROR, CX_ERROR_CELL)) {
-    fprintf(stderr, "cellexec: %s\n", error->message);
-    return EXIT_CELL_FAILED;
-  }
-  return fail_usage("%s", error->message);
+  return run_exit_status(a.rest[0], completed, error, ended_sessions, first_ended,
+                         first_ended_error);
 }
 
 int

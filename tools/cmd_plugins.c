@@ -170,6 +170,46 @@ any_faulty(const cx_registry *registry)
   return FALSE;
 }
 
+/* `cellexec plugins --help`: what it does, then its exit status and examples. */
+static const char plugins_summary[] =
+  "List every backend plugin on the search path: name, version, plugin ABI,\n"
+  "file, status (ok, or FAULTY with the reason it cannot be used), the optional\n"
+  "methods it implements (sessions, interrupt, query), its executor operations\n"
+  "and its options (--json: the same as one JSON document, the methods under\n"
+  "\"methods\").  The search path is $CELLEXEC_PLUGIN_PATH, the config's\n"
+  "plugin-path, then the installed plugins directory; the first plugin of a\n"
+  "name wins.\n"
+  "\n"
+  "With --check FILE.so, check one plugin before you ship it instead: the file\n"
+  "is loaded alone (not the plugins on the search path; probed afresh), its\n"
+  "descriptor and option schema are validated as the registry validates them,\n"
+  "then a table of conformance cases runs against it, each with a backend of\n"
+  "its own: the result bundle's shape (success, error with type, message and\n"
+  "traceback, MIME bundles), and when the plugin has them, sessions (state\n"
+  "kept, two sessions isolated), interrupt, query(\"info\") and the executor\n"
+  "operations.  When the plugin runs Python (the cell print(6 * 7) prints 42),\n"
+  "it must also capture stdout and stderr, give display() and the last\n"
+  "expression as rich outputs, fail with the exception's type, message and\n"
+  "traceback, honour the cwd, env and timeout run options, give each\n"
+  "stateless call a fresh namespace and stop a running cell on interrupt;\n"
+  "a plugin that does not run Python is held to the bundle's contract only,\n"
+  "unless --python says it must run Python.  One line per case, \"ok - NAME\",\n"
+  "\"FAIL - NAME: REASON\" or \"skip - NAME: REASON\" (what the plugin lacks),\n"
+  "then \"N passed, N failed, N skipped\".  The plugin runs in a child process:\n"
+  "a case in which it crashes, exits or hangs (--case-timeout) fails, saying\n"
+  "so, and the check goes on with the next case.";
+static const char plugins_description[] =
+  "Exit status: 0 listed (with --check: every case passed); 1 with --strict,\n"
+  "a plugin listed is FAULTY (with --check: a case failed); 2 usage or config\n"
+  "error, or the --check file cannot be loaded (one line on stderr, the\n"
+  "registry's reason); 3 the output could not be written to stdout.\n"
+  "\n"
+  "Examples:\n"
+  "  cellexec plugins --strict                 # fail when any plugin is FAULTY\n"
+  "  cellexec plugins --rescan                 # probe every plugin again\n"
+  "  cellexec plugins --check ./hello.so       # before installing hello.so\n"
+  "  cellexec plugins --check ./mine.so -o server=localhost --python";
+
 int
 cmd_plugins(int argc, char **argv)
 {
@@ -190,44 +230,8 @@ cmd_plugins(int argc, char **argv)
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
-  g_option_context_set_summary(context,
-    "List every backend plugin on the search path: name, version, plugin ABI,\n"
-    "file, status (ok, or FAULTY with the reason it cannot be used), the optional\n"
-    "methods it implements (sessions, interrupt, query), its executor operations\n"
-    "and its options (--json: the same as one JSON document, the methods under\n"
-    "\"methods\").  The search path is $CELLEXEC_PLUGIN_PATH, the config's\n"
-    "plugin-path, then the installed plugins directory; the first plugin of a\n"
-    "name wins.\n"
-    "\n"
-    "With --check FILE.so, check one plugin before you ship it instead: the file\n"
-    "is loaded alone (not the plugins on the search path; probed afresh), its\n"
-    "descriptor and option schema are validated as the registry validates them,\n"
-    "then a table of conformance cases runs against it, each with a backend of\n"
-    "its own: the result bundle's shape (success, error with type, message and\n"
-    "traceback, MIME bundles), and when the plugin has them, sessions (state\n"
-    "kept, two sessions isolated), interrupt, query(\"info\") and the executor\n"
-    "operations.  When the plugin runs Python (the cell print(6 * 7) prints 42),\n"
-    "it must also capture stdout and stderr, give display() and the last\n"
-    "expression as rich outputs, fail with the exception's type, message and\n"
-    "traceback, honour the cwd, env and timeout run options, give each\n"
-    "stateless call a fresh namespace and stop a running cell on interrupt;\n"
-    "a plugin that does not run Python is held to the bundle's contract only,\n"
-    "unless --python says it must run Python.  One line per case, \"ok - NAME\",\n"
-    "\"FAIL - NAME: REASON\" or \"skip - NAME: REASON\" (what the plugin lacks),\n"
-    "then \"N passed, N failed, N skipped\".  The plugin runs in a child process:\n"
-    "a case in which it crashes, exits or hangs (--case-timeout) fails, saying\n"
-    "so, and the check goes on with the next case.");
-  g_option_context_set_description(context,
-    "Exit status: 0 listed (with --check: every case passed); 1 with --strict,\n"
-    "a plugin listed is FAULTY (with --check: a case failed); 2 usage or config\n"
-    "error, or the --check file cannot be loaded (one line on stderr, the\n"
-    "registry's reason); 3 the output could not be written to stdout.\n"
-    "\n"
-    "Examples:\n"
-    "  cellexec plugins --strict                 # fail when any plugin is FAULTY\n"
-    "  cellexec plugins --rescan                 # probe every plugin again\n"
-    "  cellexec plugins --check ./hello.so       # before installing hello.so\n"
-    "  cellexec plugins --check ./mine.so -o server=localhost --python");
+  g_option_context_set_summary(context, plugins_summary);
+  g_option_context_set_description(context, plugins_description);
   g_option_context_add_main_entries(context, entries, NULL);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;

@@ -27,6 +27,140 @@
  * a kernel that floods IOPub must not keep the loop from its timeout. */
 #define RECV_BATCH 64
 
+/* One execute_request's wait on the kernel's sockets. */
+typedef struct {
+  jk_kernel *kernel;
+  jk_exec *exec;
+  jk_exec_state *state;
+  const char *msg_id;
+  gint64 deadline, kill_at, replied_at;
+  gint64 hb_sent, hb_next;  /* attached kernels: the heartbeat */
+  gboolean attached, hb_waiting;
+  gboolean idle, timed_out, iopub_drained;
+} zmq_wait;
+
+/* The deadlines, the grace and the kernel's life at NOW: FALSE when the
+ * wait is over (*OUTCOME says why, or stays JK_EXEC_DONE). */
+static gboolean
+wait_goes_on(zmq_wait *w, gint64 now, jk_exec_outcome *outcome)
+{
+  jk_exec *exec = w->exec;
+  if (jk_exec_stop_due(w->state, now, w->deadline)) {
+    w->timed_out = TRUE;
+    jk_zmq_interrupt(w->kernel, NULL);
+    w->kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
+    w->deadline = G_MAXINT64; /* passed: the loop now waits for kill_at */
+  }
+  if (now >= w->kill_at) {
+    if (!w->attached) {
+      jk_kernel_kill(w->kernel);
+      exec->killed = TRUE;
+    } else {
+      exec->abandoned = TRUE;
+    }
+    *outcome = JK_EXEC_TIMEOUT;
+    return FALSE;
+  }
+  if (exec->reply != NULL && jk_exec_idle_overdue(now - w->replied_at, w->iopub_drained)) {
+    jk_exec_idle_lost(w->state); /* the reply is the word that counts, and says so */
+    return FALSE;
+  }
+  if (w->attached) {
+    if (w->hb_waiting && now - w->hb_sent > HB_TIMEOUT_US) {
+      w->kernel->dead = TRUE;
+      exec->died_how = g_strdup_printf("no heartbeat for %d ms", HB_TIMEOUT_US / 1000);
+      *outcome = JK_EXEC_DIED;
+      return FALSE;
+    }
+    if (!w->hb_waiting && now >= w->hb_next) {
+      w->hb_waiting = zmq_send(w->kernel->sockets[JK_HB], "ping", 4, ZMQ_DONTWAIT) == 4;
+      w->hb_sent = now;
+    }
+  } else if (!jk_kernel_alive(w->kernel)) {
+    exec->died_how = g_strdup(w->kernel->died_how);
+    *outcome = JK_EXEC_DIED;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Sleep until a socket (or the kernel's pidfd) is readable or the next
+ * thing to check is due. */
+static void
+wait_for_sockets(zmq_wait *w, gint64 now)
+{
+  jk_kernel *kernel = w->kernel;
+  gint64 wake = MIN(w->deadline, w->kill_at);
+  if (w->exec->reply != NULL)
+    wake = MIN(wake, w->replied_at + JK_IDLE_AFTER_REPLY_US);
+  if (w->attached)
+    wake = MIN(wake, w->hb_waiting ? w->hb_sent + HB_TIMEOUT_US : w->hb_next);
+  else if (kernel->pidfd < 0)
+    wake = MIN(wake, now + PROCESS_CHECK_US);
+  long timeout_ms = wake == G_MAXINT64 ? -1 : (long)MAX(0, (wake - now + 999) / 1000);
+  zmq_pollitem_t items[5] = {
+    { kernel->sockets[JK_IOPUB], 0, ZMQ_POLLIN, 0 },
+    { kernel->sockets[JK_SHELL], 0, ZMQ_POLLIN, 0 },
+    { kernel->sockets[JK_STDIN], 0, ZMQ_POLLIN, 0 },
+    { kernel->sockets[JK_HB], 0, ZMQ_POLLIN, 0 },
+    { NULL, kernel->pidfd, ZMQ_POLLIN, 0 },
+  };
+  int n_items = 4 + (!w->attached && kernel->pidfd >= 0);
+  if (zmq_poll(items, n_items, timeout_ms) < 0 && zmq_errno() != EINTR)
+    g_usleep(1000);
+}
+
+/* What came on IOPub, shell, stdin and the heartbeat, RECV_BATCH at most
+ * from each. */
+static void
+read_sockets(zmq_wait *w)
+{
+  jk_kernel *kernel = w->kernel;
+  jk_message *m;
+  int n_iopub = 0;
+  for (; n_iopub < RECV_BATCH &&
+         jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &m) != JK_RECV_NONE;
+       n_iopub++) {
+    if (m == NULL)
+      continue;
+    if (g_strcmp0(m->parent_id, w->msg_id) != 0) {
+      /* Another request's: an earlier one of ours that ended late, or
+       * another client's on a shared kernel.  Counted, never used. */
+      if (!jk_kernel_sent_recently(kernel, m->parent_id) || !g_str_equal(m->msg_type, "status"))
+        g_atomic_int_inc(&kernel->counters->wrong_parent);
+    } else if (jk_exec_handle_iopub(w->state, m)) {
+      w->idle = TRUE;
+    }
+    jk_message_free(m);
+  }
+  w->iopub_drained = n_iopub < RECV_BATCH;
+  for (int n = 0;
+       n < RECV_BATCH && jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &m) != JK_RECV_NONE; n++) {
+    if (m == NULL)
+      continue;
+    if (g_strcmp0(m->parent_id, w->msg_id) == 0 && g_str_equal(m->msg_type, "execute_reply")) {
+      g_clear_pointer(&w->exec->reply, json_object_unref);
+      w->exec->reply = json_object_ref(m->content);
+      w->replied_at = g_get_monotonic_time();
+    } else if (!jk_kernel_sent_recently(kernel, m->parent_id)) {
+      g_atomic_int_inc(&kernel->counters->wrong_parent);
+    }
+    jk_message_free(m);
+  }
+  for (int n = 0;
+       n < RECV_BATCH && jk_message_recv(kernel, JK_STDIN, ZMQ_DONTWAIT, &m) != JK_RECV_NONE; n++) {
+    g_autoptr(JsonObject) reply = m != NULL ? jk_exec_input_reply(w->exec, w->msg_id, m) : NULL;
+    if (reply != NULL)
+      jk_message_send(kernel, JK_STDIN, "input_reply", reply, NULL, NULL);
+    g_clear_pointer(&m, jk_message_free);
+  }
+  if (w->attached && w->hb_waiting &&
+      jk_message_recv(kernel, JK_HB, ZMQ_DONTWAIT, &m) == JK_RECV_OK) {
+    w->hb_waiting = FALSE;
+    w->hb_next = g_get_monotonic_time() + HB_PERIOD_US;
+  }
+}
+
 jk_exec_outcome
 jk_zmq_execute(jk_kernel *kernel, jk_exec *exec)
 {
@@ -45,122 +179,25 @@ jk_zmq_execute(jk_kernel *kernel, jk_exec *exec)
   }
 
   gint64 start = g_get_monotonic_time();
-  gint64 deadline = exec->timeout > 0 ? start + (gint64)(exec->timeout * G_USEC_PER_SEC) : G_MAXINT64;
-  gint64 kill_at = G_MAXINT64, replied_at = 0;
-  gint64 hb_sent = 0, hb_next = start + HB_PERIOD_US;
-  gboolean attached = kernel->pid <= 0, hb_waiting = FALSE;
-  gboolean idle = FALSE, timed_out = FALSE, iopub_drained = TRUE;
+  zmq_wait w = {
+    .kernel = kernel, .exec = exec, .state = &state, .msg_id = msg_id,
+    .deadline = exec->timeout > 0 ? start + (gint64)(exec->timeout * G_USEC_PER_SEC) : G_MAXINT64,
+    .kill_at = G_MAXINT64, .hb_next = start + HB_PERIOD_US,
+    .attached = kernel->pid <= 0, .iopub_drained = TRUE,
+  };
   jk_exec_outcome outcome = JK_EXEC_DONE;
-
-  while (exec->reply == NULL || !idle) {
+  while (exec->reply == NULL || !w.idle) {
     gint64 now = g_get_monotonic_time();
-    if (jk_exec_stop_due(&state, now, deadline)) {
-      timed_out = TRUE;
-      jk_zmq_interrupt(kernel, NULL);
-      kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
-      deadline = G_MAXINT64; /* passed: the loop now waits for kill_at */
-    }
-    if (now >= kill_at) {
-      if (!attached) {
-        jk_kernel_kill(kernel);
-        exec->killed = TRUE;
-      } else {
-        exec->abandoned = TRUE;
-      }
-      outcome = JK_EXEC_TIMEOUT;
+    if (!wait_goes_on(&w, now, &outcome))
       break;
-    }
-    if (exec->reply != NULL && jk_exec_idle_overdue(now - replied_at, iopub_drained)) {
-      jk_exec_idle_lost(&state); /* the reply is the word that counts, and says so */
-      break;
-    }
-    if (attached) {
-      if (hb_waiting && now - hb_sent > HB_TIMEOUT_US) {
-        kernel->dead = TRUE;
-        exec->died_how = g_strdup_printf("no heartbeat for %d ms", HB_TIMEOUT_US / 1000);
-        outcome = JK_EXEC_DIED;
-        break;
-      }
-      if (!hb_waiting && now >= hb_next) {
-        hb_waiting = zmq_send(kernel->sockets[JK_HB], "ping", 4, ZMQ_DONTWAIT) == 4;
-        hb_sent = now;
-      }
-    } else if (!jk_kernel_alive(kernel)) {
-      exec->died_how = g_strdup(kernel->died_how);
-      outcome = JK_EXEC_DIED;
-      break;
-    }
-
-    gint64 wake = MIN(deadline, kill_at);
-    if (exec->reply != NULL)
-      wake = MIN(wake, replied_at + JK_IDLE_AFTER_REPLY_US);
-    if (attached)
-      wake = MIN(wake, hb_waiting ? hb_sent + HB_TIMEOUT_US : hb_next);
-    else if (kernel->pidfd < 0)
-      wake = MIN(wake, now + PROCESS_CHECK_US);
-    long timeout_ms = wake == G_MAXINT64 ? -1 : (long)MAX(0, (wake - now + 999) / 1000);
-    zmq_pollitem_t items[5] = {
-      { kernel->sockets[JK_IOPUB], 0, ZMQ_POLLIN, 0 },
-      { kernel->sockets[JK_SHELL], 0, ZMQ_POLLIN, 0 },
-      { kernel->sockets[JK_STDIN], 0, ZMQ_POLLIN, 0 },
-      { kernel->sockets[JK_HB], 0, ZMQ_POLLIN, 0 },
-      { NULL, kernel->pidfd, ZMQ_POLLIN, 0 },
-    };
-    int n_items = 4 + (!attached && kernel->pidfd >= 0);
-    if (zmq_poll(items, n_items, timeout_ms) < 0 && zmq_errno() != EINTR)
-      g_usleep(1000);
-
-    jk_message *m;
-    jk_recv_status status;
-    int n_iopub = 0;
-    for (; n_iopub < RECV_BATCH &&
-           (status = jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
-         n_iopub++) {
-      if (m == NULL)
-        continue;
-      if (g_strcmp0(m->parent_id, msg_id) != 0) {
-        /* Another request's: an earlier one of ours that ended late, or
-         * another client's on a shared kernel.  Counted, never used. */
-        if (!jk_kernel_sent_recently(kernel, m->parent_id) || !g_str_equal(m->msg_type, "status"))
-          g_atomic_int_inc(&kernel->counters->wrong_parent);
-      } else if (jk_exec_handle_iopub(&state, m)) {
-        idle = TRUE;
-      }
-      jk_message_free(m);
-    }
-    iopub_drained = n_iopub < RECV_BATCH;
-    for (int n = 0; n < RECV_BATCH &&
-                    (status = jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
-         n++) {
-      if (m == NULL)
-        continue;
-      if (g_strcmp0(m->parent_id, msg_id) == 0 && g_str_equal(m->msg_type, "execute_reply")) {
-        g_clear_pointer(&exec->reply, json_object_unref);
-        exec->reply = json_object_ref(m->content);
-        replied_at = g_get_monotonic_time();
-      } else if (!jk_kernel_sent_recently(kernel, m->parent_id)) {
-        g_atomic_int_inc(&kernel->counters->wrong_parent);
-      }
-      jk_message_free(m);
-    }
-    for (int n = 0; n < RECV_BATCH &&
-                    (status = jk_message_recv(kernel, JK_STDIN, ZMQ_DONTWAIT, &m)) != JK_RECV_NONE;
-         n++) {
-      g_autoptr(JsonObject) reply = m != NULL ? jk_exec_input_reply(exec, msg_id, m) : NULL;
-      if (reply != NULL)
-        jk_message_send(kernel, JK_STDIN, "input_reply", reply, NULL, NULL);
-      g_clear_pointer(&m, jk_message_free);
-    }
-    if (attached && hb_waiting && jk_message_recv(kernel, JK_HB, ZMQ_DONTWAIT, &m) == JK_RECV_OK) {
-      hb_waiting = FALSE;
-      hb_next = g_get_monotonic_time() + HB_PERIOD_US;
-    }
+    wait_for_sockets(&w, now);
+    read_sockets(&w);
   }
   /* A stream may pass the stop threshold in the read that brought the
    * reply: the cell is over, but it wrote more than it may. */
-  if (outcome == JK_EXEC_DONE && (timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64)))
+  if (outcome == JK_EXEC_DONE && (w.timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64)))
     outcome = JK_EXEC_TIMEOUT;
-  if (hb_waiting && outcome == JK_EXEC_DONE)
+  if (w.hb_waiting && outcome == JK_EXEC_DONE)
     jk_kernel_reopen_heartbeat(kernel); /* a REQ socket must not keep a ping unanswered */
   jk_exec_finish(&state, outcome);
   return outcome;

@@ -423,6 +423,45 @@ gateway_interrupt(jk_kernel *kernel, GError **error)
   return done != NULL;
 }
 
+/* Handle what came for request MSG_ID on the WebSocket: JK_EXEC_DIED when
+ * the server says its kernel died, else JK_EXEC_DONE. */
+static jk_exec_outcome
+read_incoming(jk_kernel *kernel, jk_exec *exec, jk_exec_state *state, const char *msg_id,
+              gint64 *replied_at, gboolean *idle)
+{
+  jk_gateway_kernel *g = kernel->gateway;
+  jk_exec_outcome outcome = JK_EXEC_DONE;
+  jk_message *m;
+  while ((m = g_queue_pop_head(&g->incoming)) != NULL) {
+    gboolean ours = g_strcmp0(m->parent_id, msg_id) == 0;
+    const char *state_name = m->channel == JK_IOPUB && g_str_equal(m->msg_type, "status")
+                               ? cx__peer_get_string(m->content, "execution_state", "")
+                               : "";
+    if (g_str_equal(state_name, "restarting") || g_str_equal(state_name, "dead")) {
+      /* The server saw its kernel die (and may bring up another). */
+      kernel->dead = TRUE;
+      exec->died_how = g_strdup_printf("the server reports it %s", state_name);
+      outcome = JK_EXEC_DIED;
+    } else if (!ours) {
+      if (!jk_kernel_sent_recently(kernel, m->parent_id) || !g_str_equal(m->msg_type, "status"))
+        g_atomic_int_inc(&kernel->counters->wrong_parent);
+    } else if (m->channel == JK_IOPUB) {
+      if (jk_exec_handle_iopub(state, m))
+        *idle = TRUE;
+    } else if (m->channel == JK_STDIN) {
+      g_autoptr(JsonObject) reply = jk_exec_input_reply(exec, msg_id, m);
+      if (reply != NULL)
+        gateway_send(kernel, JK_STDIN, "input_reply", reply, NULL, NULL);
+    } else if (m->channel == JK_SHELL && g_str_equal(m->msg_type, "execute_reply")) {
+      g_clear_pointer(&exec->reply, json_object_unref);
+      exec->reply = json_object_ref(m->content);
+      *replied_at = g_get_monotonic_time();
+    }
+    jk_message_free(m);
+  }
+  return outcome;
+}
+
 static jk_exec_outcome
 gateway_execute(jk_kernel *kernel, jk_exec *exec)
 {
@@ -461,34 +500,7 @@ gateway_execute(jk_kernel *kernel, jk_exec *exec)
       jk_exec_idle_lost(&state); /* the reply is the word that counts, and says so */
       break;
     }
-    jk_message *m;
-    while ((m = g_queue_pop_head(&g->incoming)) != NULL) {
-      gboolean ours = g_strcmp0(m->parent_id, msg_id) == 0;
-      const char *state_name = m->channel == JK_IOPUB && g_str_equal(m->msg_type, "status")
-                                 ? cx__peer_get_string(m->content, "execution_state", "")
-                                 : "";
-      if (g_str_equal(state_name, "restarting") || g_str_equal(state_name, "dead")) {
-        /* The server saw its kernel die (and may bring up another). */
-        kernel->dead = TRUE;
-        exec->died_how = g_strdup_printf("the server reports it %s", state_name);
-        outcome = JK_EXEC_DIED;
-      } else if (!ours) {
-        if (!jk_kernel_sent_recently(kernel, m->parent_id) || !g_str_equal(m->msg_type, "status"))
-          g_atomic_int_inc(&kernel->counters->wrong_parent);
-      } else if (m->channel == JK_IOPUB) {
-        if (jk_exec_handle_iopub(&state, m))
-          idle = TRUE;
-      } else if (m->channel == JK_STDIN) {
-        g_autoptr(JsonObject) reply = jk_exec_input_reply(exec, msg_id, m);
-        if (reply != NULL)
-          gateway_send(kernel, JK_STDIN, "input_reply", reply, NULL, NULL);
-      } else if (m->channel == JK_SHELL && g_str_equal(m->msg_type, "execute_reply")) {
-        g_clear_pointer(&exec->reply, json_object_unref);
-        exec->reply = json_object_ref(m->content);
-        replied_at = g_get_monotonic_time();
-      }
-      jk_message_free(m);
-    }
+    outcome = read_incoming(kernel, exec, &state, msg_id, &replied_at, &idle);
     if (outcome != JK_EXEC_DONE || (exec->reply != NULL && idle))
       break;
     if (g->closed) {

@@ -201,116 +201,138 @@ wrote_output(const call_state *call)
   return call->last_stream != 0 || call->events->len > 0;
 }
 
+/* STARTED: the cell's process runs as PID; an interrupt or a deadline that
+ * came before reaches it now. */
+static void
+on_started(call_state *call, const guint8 *payload, gsize len)
+{
+  g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "STARTED", NULL);
+  gint64 pid = node != NULL ? cx__peer_get_int(json_node_get_object(node), "pid", 0) : 0;
+  if (pid <= 1 || pid > G_MAXINT || call->started) {
+    call->protocol_error = g_strdup("malformed or repeated STARTED message");
+    return;
+  }
+  call->started = TRUE;
+  gboolean interrupted = g_atomic_int_exchange(call->pid, (gint)pid) == CX__SP_INTERRUPT_PENDING;
+  /* The deadline passed, or an interrupt came, before it started. */
+  if (call->stop != STOP_NONE || interrupted)
+    signal_process(call, SIGINT, FALSE);
+}
+
+static void
+on_output(call_state *call, const guint8 *payload, gsize len)
+{
+  g_autoptr(GError) error = NULL;
+  int stream;
+  guint64 omitted;
+  const guint8 *data;
+  gsize data_len;
+  if (!cx__wire_decode_output(payload, len, &stream, &omitted, &data, &data_len, &error)) {
+    call->protocol_error = g_strdup(error->message);
+    return;
+  }
+  /* The worker sends the streams in the order they were written; a
+   * channel cannot make the host keep more than MAX_STREAM_SWITCHES of
+   * them (past it, order is kept per stream). */
+  if (call->last_stream != 0 && call->last_stream != stream &&
+      call->stream_switches++ < MAX_STREAM_SWITCHES)
+    add_event(call, NULL);
+  call->last_stream = stream;
+  cx__output_buffer *buffer = &call->streams[stream];
+  gsize head_before = buffer->head->len;
+  cx__output_buffer_add(buffer, omitted, data, data_len);
+  gsize to_head = buffer->head->len - head_before;
+  if (to_head > 0 && call->live_sent[stream] == head_before) {
+    stream_live(call, stream, data, to_head);
+    call->live_sent[stream] += to_head;
+  }
+}
+
+static void
+on_display(call_state *call, const guint8 *payload, gsize len)
+{
+  /* The cell's process bounds what it sends, but a cell can write frames
+   * to its channel itself: past the limit, the host bounds the event
+   * again (a copy it can change). */
+  g_autoptr(GError) error = NULL;
+  guint64 limit = call->params->output_limit;
+  gboolean bound = limit > 0 && len > limit + HOST_BOUND_SLACK;
+  JsonNode *node = bound ? cx__wire_parse_mutable_object(payload, len, "DISPLAY", &error)
+                         : cx__wire_parse_object(payload, len, "DISPLAY", &error);
+  if (node == NULL) {
+    call->protocol_error = g_strdup(error->message);
+    return;
+  }
+  note_truncated_event(call, json_node_get_object(node));
+  if (bound)
+    cx__wire_bound_event(json_node_get_object(node), limit + HOST_BOUND_SLACK,
+                         call->truncated_outputs);
+  if (call->live != NULL)
+    apply_event(call->live, json_node_get_object(node));
+  add_event(call, node);
+}
+
+/* ERROR: the worker cannot run the cell, said before its code runs. */
+static void
+on_worker_error(call_state *call, JsonObject *object)
+{
+  const char *message = cx__wire_error_message(object);
+  /* After the cell's output, the cell wrote it on its channel itself. */
+  if (wrote_output(call)) {
+    call->protocol_error = g_strdup_printf("an ERROR after the cell's output: %s", message);
+    return;
+  }
+  call->worker_error = g_strdup(message);
+  call->finished = TRUE;
+}
+
 static void
 handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = NULL;
   switch (type) {
-  case CX__WIRE_MSG_STARTED: {
-    g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "STARTED", &error);
-    gint64 pid = node != NULL ? cx__peer_get_int(
-                                  json_node_get_object(node), "pid", 0) : 0;
-    if (pid <= 1 || pid > G_MAXINT || call->started) {
-      call->protocol_error = g_strdup("malformed or repeated STARTED message");
-      return;
-    }
-    call->started = TRUE;
-    gboolean interrupted = g_atomic_int_exchange(call->pid, (gint)pid) == CX__SP_INTERRUPT_PENDING;
-    /* The deadline passed, or an interrupt came, before it started. */
-    if (call->stop != STOP_NONE || interrupted)
-      signal_process(call, SIGINT, FALSE);
+  case CX__WIRE_MSG_STARTED:
+    on_started(call, payload, len);
     return;
-  }
-  case CX__WIRE_MSG_OUTPUT: {
-    int stream;
-    guint64 omitted;
-    const guint8 *data;
-    gsize data_len;
-    if (!cx__wire_decode_output(payload, len, &stream, &omitted, &data, &data_len, &error)) {
-      call->protocol_error = g_strdup(error->message);
-      return;
-    }
-    /* The worker sends the streams in the order they were written; a
-     * channel cannot make the host keep more than MAX_STREAM_SWITCHES of
-     * them (past it, order is kept per stream). */
-    if (call->last_stream != 0 && call->last_stream != stream &&
-        call->stream_switches++ < MAX_STREAM_SWITCHES)
-      add_event(call, NULL);
-    call->last_stream = stream;
-    cx__output_buffer *buffer = &call->streams[stream];
-    gsize head_before = buffer->head->len;
-    cx__output_buffer_add(buffer, omitted, data, data_len);
-    gsize to_head = buffer->head->len - head_before;
-    if (to_head > 0 && call->live_sent[stream] == head_before) {
-      stream_live(call, stream, data, to_head);
-      call->live_sent[stream] += to_head;
-    }
+  case CX__WIRE_MSG_OUTPUT:
+    on_output(call, payload, len);
     return;
-  }
-  case CX__WIRE_MSG_DISPLAY: {
-    /* The cell's process bounds what it sends, but a cell can write
-     * frames to its channel itself: past the limit, the host bounds the
-     * event again (a copy it can change). */
-    guint64 limit = call->params->output_limit;
-    gboolean bound = limit > 0 && len > limit + HOST_BOUND_SLACK;
-    JsonNode *node = bound ? cx__wire_parse_mutable_object(payload, len, "DISPLAY", &error)
-                           : cx__wire_parse_object(payload, len, "DISPLAY", &error);
-    if (node == NULL) {
-      call->protocol_error = g_strdup(error->message);
-      return;
-    }
-    note_truncated_event(call, json_node_get_object(node));
-    if (bound)
-      cx__wire_bound_event(json_node_get_object(node), limit + HOST_BOUND_SLACK,
-                           call->truncated_outputs);
-    if (call->live != NULL)
-      apply_event(call->live, json_node_get_object(node));
-    add_event(call, node);
+  case CX__WIRE_MSG_DISPLAY:
+    on_display(call, payload, len);
     return;
-  }
   case CX__WIRE_MSG_RESULT:
     call->result = cx__wire_parse_result(payload, len, &error);
-    if (call->result == NULL)
-      call->protocol_error = g_strdup(error->message);
-    call->finished = TRUE;
-    return;
-  case CX__WIRE_MSG_LIMIT: {
-    g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "LIMIT", &error);
-    if (node == NULL) {
-      call->protocol_error = g_strdup(error->message);
-      return;
-    }
-    begin_stop(call, STOP_OUTPUT_LIMIT,
-               g_strdup(cx__peer_get_string(json_node_get_object(node), "message",
-                                            "the cell wrote too much output")));
-    return;
-  }
+    break;
+  case CX__WIRE_MSG_LIMIT:
+    node = cx__wire_parse_object(payload, len, "LIMIT", &error);
+    break;
   case CX__WIRE_MSG_EXITED:
-    call->exited = cx__wire_parse_object(payload, len, "EXITED", &error);
-    if (call->exited == NULL)
-      call->protocol_error = g_strdup(error->message);
-    call->finished = TRUE;
-    return;
-  case CX__WIRE_MSG_ERROR: {
-    g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "ERROR", &error);
-    if (node == NULL) {
-      call->protocol_error = g_strdup(error->message);
-      return;
-    }
-    const char *message = cx__wire_error_message(json_node_get_object(node));
-    /* The worker says ERROR before a cell's code runs (it cannot run it):
-     * after the cell's output, the cell wrote it on its channel itself. */
-    if (wrote_output(call)) {
-      call->protocol_error = g_strdup_printf("an ERROR after the cell's output: %s", message);
-      return;
-    }
-    call->worker_error = g_strdup(message);
-    call->finished = TRUE;
-    return;
-  }
+    node = cx__wire_parse_object(payload, len, "EXITED", &error);
+    break;
+  case CX__WIRE_MSG_ERROR:
+    node = cx__wire_parse_object(payload, len, "ERROR", &error);
+    break;
   default:
     call->protocol_error = g_strdup_printf("unknown message type 0x%02x", type);
     return;
+  }
+  if (error != NULL) {
+    call->protocol_error = g_strdup(error->message);
+    call->finished = call->finished || type == CX__WIRE_MSG_RESULT || type == CX__WIRE_MSG_EXITED;
+    return;
+  }
+  if (type == CX__WIRE_MSG_RESULT) {
+    call->finished = TRUE;
+  } else if (type == CX__WIRE_MSG_EXITED) {
+    call->exited = g_steal_pointer(&node);
+    call->finished = TRUE;
+  } else if (type == CX__WIRE_MSG_LIMIT) {
+    begin_stop(call, STOP_OUTPUT_LIMIT,
+               g_strdup(cx__peer_get_string(json_node_get_object(node), "message",
+                                            "the cell wrote too much output")));
+  } else {
+    on_worker_error(call, json_node_get_object(node));
   }
 }
 

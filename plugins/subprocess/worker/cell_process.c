@@ -667,6 +667,35 @@ receive_request(int server_socket, int *channel_fd, gint64 *host_pid)
   return cx__wire_parse_object(payload, len, "RUN", &error);
 }
 
+/* This process is a session's: serve its cells and executor requests
+ * until the host closes the channel, then exit. */
+static G_GNUC_NORETURN void
+serve_session(channel_state *channel, cx__worker_limits *limits)
+{
+  g_autoptr(GError) error = NULL;
+  cx__py_session *session = cx__py_session_new(&error);
+  if (session == NULL) {
+    send_error(channel, error->message);
+    _exit(1);
+  }
+  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(channel->channel);
+  session_state state = { channel, session, limits, NULL };
+  state.executor = cx__worker_executor_new(channel->channel, &channel->write_lock, reader,
+                                           serve_cell_frame, &state);
+  guint8 type;
+  const guint8 *payload;
+  gsize len;
+  while (cx__wire_read_blocking(reader, &type, &payload, &len, &error)) {
+    if (type == CX__WIRE_MSG_EXECUTOR_REQUEST)
+      cx__worker_executor_serve(state.executor, payload, len);
+    else if (!serve_cell_frame(type, payload, len, &state))
+      break;
+  }
+  /* The host closed the session. */
+  cx__worker_kill_descendants();
+  _exit(0);
+}
+
 void
 cx__worker_spare_main(int server_socket, pid_t server)
 {
@@ -742,25 +771,5 @@ cx__worker_spare_main(int server_socket, pid_t server)
     _exit(0);
   }
 
-  cx__py_session *session = cx__py_session_new(&error);
-  if (session == NULL) {
-    send_error(&channel, error->message);
-    _exit(1);
-  }
-  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(channel.channel);
-  session_state state = { &channel, session, &limits, NULL };
-  state.executor = cx__worker_executor_new(channel.channel, &channel.write_lock, reader,
-                                           serve_cell_frame, &state);
-  guint8 type;
-  const guint8 *payload;
-  gsize len;
-  while (cx__wire_read_blocking(reader, &type, &payload, &len, &error)) {
-    if (type == CX__WIRE_MSG_EXECUTOR_REQUEST)
-      cx__worker_executor_serve(state.executor, payload, len);
-    else if (!serve_cell_frame(type, payload, len, &state))
-      break;
-  }
-  /* The host closed the session. */
-  cx__worker_kill_descendants();
-  _exit(0);
+  serve_session(&channel, &limits);
 }
