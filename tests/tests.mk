@@ -3,194 +3,13 @@
 # Test-only plugins, one per way a plugin can be right or wrong (see
 # tests/plugins/case_plugin.c); built as modules into tests/plugins/.libs.
 TEST_PLUGIN_LDFLAGS = $(PLUGIN_LDFLAGS) -rpath /nowhere
-check_LTLIBRARIES += tests/plugins/echo.la tests/plugins/newer_minor.la tests/plugins/newer_major.la tests/plugins/older_major.la tests/plugins/short_descriptor.la tests/plugins/short_vtable.la tests/plugins/null_method.la tests/plugins/partial_sessions.la tests/plugins/init_refused.la tests/plugins/no_entry.la tests/plugins/unresolved.la tests/plugins/bad_default.la tests/plugins/no_result.la tests/plugins/entry_crash.la tests/plugins/init_crash.la \
-	tests/plugins/entry_exit.la tests/plugins/init_exit.la tests/plugins/init_hang.la \
-	tests/plugins/huge_descriptor.la tests/plugins/huge_vtable.la \
-	tests/plugins/counting_init.la tests/plugins/nonconforming.la tests/plugins/null_version.la \
-	tests/plugins/null_description.la \
-	tests/plugins/bad_option_name.la tests/plugins/needs_newer_core.la \
-	tests/plugins/chatty_init.la tests/plugins/run_cell_abort.la tests/plugins/run_cell_exit.la \
-	tests/plugins/run_cell_hang.la
-
-tests_plugins_echo_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_echo_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_ECHO
-tests_plugins_echo_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_echo_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_echo_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_newer_minor_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_newer_minor_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NEWER_MINOR
-tests_plugins_newer_minor_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_newer_minor_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_newer_minor_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_newer_major_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_newer_major_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_OTHER_MAJOR=2
-tests_plugins_newer_major_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_newer_major_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_newer_major_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_older_major_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_older_major_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_OTHER_MAJOR=0
-tests_plugins_older_major_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_older_major_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_older_major_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_short_descriptor_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_short_descriptor_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_SHORT_DESCRIPTOR
-tests_plugins_short_descriptor_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_short_descriptor_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_short_descriptor_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_short_vtable_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_short_vtable_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_SHORT_VTABLE
-tests_plugins_short_vtable_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_short_vtable_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_short_vtable_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_null_method_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_null_method_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NULL_METHOD
-tests_plugins_null_method_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_null_method_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_null_method_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_partial_sessions_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_partial_sessions_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_PARTIAL_SESSIONS
-tests_plugins_partial_sessions_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_partial_sessions_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_partial_sessions_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_init_refused_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_init_refused_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_INIT_REFUSED
-tests_plugins_init_refused_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_init_refused_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_init_refused_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_no_entry_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_no_entry_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NO_ENTRY
-tests_plugins_no_entry_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_no_entry_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_no_entry_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_unresolved_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_unresolved_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_UNRESOLVED
-tests_plugins_unresolved_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_unresolved_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_unresolved_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_bad_default_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_bad_default_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_BAD_DEFAULT
-tests_plugins_bad_default_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_bad_default_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_bad_default_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_null_version_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_null_version_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NULL_VERSION
-tests_plugins_null_version_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_null_version_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_null_version_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_null_description_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_null_description_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NULL_DESCRIPTION
-tests_plugins_null_description_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_null_description_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_null_description_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_bad_option_name_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_bad_option_name_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_BAD_OPTION_NAME
-tests_plugins_bad_option_name_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_bad_option_name_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_bad_option_name_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_needs_newer_core_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_needs_newer_core_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NEEDS_NEWER_CORE
-tests_plugins_needs_newer_core_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_needs_newer_core_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_needs_newer_core_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_chatty_init_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_chatty_init_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_CHATTY_INIT
-tests_plugins_chatty_init_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_chatty_init_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_chatty_init_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_nonconforming_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_nonconforming_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NONCONFORMING
-tests_plugins_nonconforming_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_nonconforming_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_nonconforming_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_no_result_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_no_result_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_NO_RESULT
-tests_plugins_no_result_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_no_result_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_no_result_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_entry_crash_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_entry_crash_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_ENTRY_CRASH
-tests_plugins_entry_crash_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_entry_crash_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_entry_crash_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_init_crash_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_init_crash_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_INIT_CRASH
-tests_plugins_init_crash_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_init_crash_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_init_crash_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_entry_exit_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_entry_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_ENTRY_EXIT
-tests_plugins_entry_exit_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_entry_exit_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_entry_exit_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_init_exit_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_init_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_INIT_EXIT
-tests_plugins_init_exit_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_init_exit_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_init_exit_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_init_hang_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_init_hang_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_INIT_HANG
-tests_plugins_init_hang_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_init_hang_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_init_hang_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_huge_descriptor_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_huge_descriptor_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_HUGE_DESCRIPTOR
-tests_plugins_huge_descriptor_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_huge_descriptor_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_huge_descriptor_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_huge_vtable_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_huge_vtable_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_HUGE_VTABLE
-tests_plugins_huge_vtable_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_huge_vtable_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_huge_vtable_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_counting_init_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_counting_init_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_COUNTING_INIT
-tests_plugins_counting_init_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_counting_init_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_counting_init_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_run_cell_abort_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_run_cell_abort_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_RUN_CELL_ABORT
-tests_plugins_run_cell_abort_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_run_cell_abort_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_run_cell_abort_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_run_cell_exit_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_run_cell_exit_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_RUN_CELL_EXIT
-tests_plugins_run_cell_exit_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_run_cell_exit_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_run_cell_exit_la_LIBADD = $(PLUGIN_LIBADD)
-
-tests_plugins_run_cell_hang_la_SOURCES = tests/plugins/case_plugin.c
-tests_plugins_run_cell_hang_la_CPPFLAGS = $(AM_CPPFLAGS) -DCASE_RUN_CELL_HANG
-tests_plugins_run_cell_hang_la_CFLAGS = $(PLUGIN_CFLAGS)
-tests_plugins_run_cell_hang_la_LDFLAGS = $(TEST_PLUGIN_LDFLAGS)
-tests_plugins_run_cell_hang_la_LIBADD = $(PLUGIN_LIBADD)
+include $(srcdir)/tests/plugins/plugins.mk
+EXTRA_DIST += tests/plugins/cases.list tests/plugins/generate-mk.sh
+# After a change to tests/plugins/cases.list.
+update-test-plugins:
+	$(SHELL) $(srcdir)/tests/plugins/generate-mk.sh $(srcdir)/tests/plugins/cases.list \
+	  >$(srcdir)/tests/plugins/plugins.mk
+.PHONY: update-test-plugins
 
 # The CUnit programs.  Each prints "NAME: N passed, N failed".
 TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
@@ -267,15 +86,16 @@ tests_test_record_LDADD = $(TEST_LDADD)
 
 # The exported surface of the library and the plugins.
 TESTS += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh
-# The test programs' own verdicts: skipped is not passed.
-TESTS += tests/check_harness.sh
+# The test programs' own verdicts: skipped is not passed; and the
+# generated test-plugin rules follow their list.
+TESTS += tests/check_harness.sh tests/check_generated.sh
 TEST_EXTENSIONS = .sh
 # Every test runs under tests/time_limit.sh: one that hangs fails alone
 # (make check TEST_TIME_LIMIT=SECONDS to change the limit).
 TEST_TIME_LIMIT = 600
 TIME_LIMIT = $(SHELL) $(srcdir)/tests/time_limit.sh $(TEST_TIME_LIMIT)
 SH_LOG_COMPILER = $(TIME_LIMIT) $(SHELL)
-EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh tests/check_harness.sh tests/sanitized_run.sh tests/time_limit.sh examples/executor_demo.c examples/notebook_grader.c tests/lsan.supp tests/valgrind.supp \
+EXTRA_DIST += tests/check_symbols.sh tests/check_abi.sh tests/check_example.sh tests/check_conformance.sh tests/check_harness.sh tests/check_generated.sh tests/sanitized_run.sh tests/time_limit.sh examples/executor_demo.c examples/notebook_grader.c tests/lsan.supp tests/valgrind.supp \
 	lib/libcellexec.abi
 
 # Refresh the ABI baseline after an intended, compatible addition: the
