@@ -118,6 +118,11 @@ gboolean cx__worker_sandbox_confine(GError **error);
 /* After it: the HOME cells get ("/tmp", their own, when the one inherited
  * is not writable by them), or NULL to keep the one they have. */
 const char *cx__worker_sandbox_home(void);
+/* cgroup.c.  Before pivot_root: the worker's cgroup (v2, else v1 memory
+ * and pids), whose limits each spare's own cgroup gets: MEMORY and
+ * PROCESSES (0: none); the measures' names appended to MEASURES. */
+gboolean cx__worker_cgroups_open(guint64 memory, guint64 processes, GPtrArray *measures,
+                                 GError **error);
 /* In the fork server, right after forking PID: its cgroup of its own. */
 gboolean cx__worker_sandbox_adopt(pid_t pid, GError **error);
 /* When PID has ended: kill what is left in its cgroup, remove it. */
