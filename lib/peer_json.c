@@ -53,14 +53,13 @@ JsonObject *
 cx__peer_reply_new(JsonNode *value, const GError *error, gboolean python_details)
 {
   JsonObject *reply = json_object_new();
-  const cx_python_error *python = error != NULL && python_details ? cx_error_get_python(error)
-                                                                  : NULL;
   if (error == NULL) {
     json_object_set_member(reply, "value", value != NULL ? value : json_node_new(JSON_NODE_NULL));
     return reply;
   }
   if (value != NULL)
     json_node_unref(value);
+  const cx_python_error *python = python_details ? cx_error_get_python(error) : NULL;
   if (python != NULL) {
     JsonObject *details = json_object_new();
     json_object_set_string_member(details, "type", python->type);

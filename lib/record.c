@@ -249,19 +249,13 @@ static const cx__cell_observer recording_observer = {
   .backend_closed = on_backend_closed,
 };
 
-/* From the first recorder on (before it, no backend had one to give its
- * sessions). */
-static void
-observe_cells(void)
-{
-  cx__cell_observer_add(&recording_observer);
-}
-
 void
 cx_backend_set_recorder(cx_backend *backend, cx_recorder *recorder)
 {
   g_return_if_fail(backend != NULL);
-  observe_cells();
+  /* Observed from the first recorder on: before it, no backend had one
+   * to give its sessions. */
+  cx__cell_observer_add(&recording_observer);
   swap_recorder(&backend->recorder, recorder);
 }
 
@@ -280,7 +274,7 @@ void
 cx_session_set_recorder(cx_session *session, cx_recorder *recorder)
 {
   g_return_if_fail(session != NULL);
-  observe_cells();
+  cx__cell_observer_add(&recording_observer);
   swap_recorder(&session->recorder, recorder);
 }
 

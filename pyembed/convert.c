@@ -56,8 +56,6 @@ number_node(PyObject *value)
   return json_node_init_double(json_node_alloc(), number);
 }
 
-static JsonNode *convert(PyObject *value, cx__py_json_other other);
-
 static JsonNode *
 array_node(PyObject *sequence, cx__py_json_other other)
 {
@@ -65,7 +63,7 @@ array_node(PyObject *sequence, cx__py_json_other other)
   JsonNode *node = json_node_init_array(json_node_alloc(), array);
   json_array_unref(array);
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {
-    JsonNode *element = convert(PySequence_Fast_GET_ITEM(sequence, i), other);
+    JsonNode *element = cx__py_to_json_with(PySequence_Fast_GET_ITEM(sequence, i), other);
     if (element == NULL) {
       json_node_unref(node);
       return NULL;
@@ -91,7 +89,7 @@ object_node(PyObject *dict, cx__py_json_other other)
       return NULL;
     }
     const char *name = utf8_without_nul(key);
-    JsonNode *member = name != NULL ? convert(value, other) : NULL;
+    JsonNode *member = name != NULL ? cx__py_to_json_with(value, other) : NULL;
     if (member == NULL) {
       json_node_unref(node);
       return NULL;
@@ -101,8 +99,8 @@ object_node(PyObject *dict, cx__py_json_other other)
   return node;
 }
 
-static JsonNode *
-convert(PyObject *value, cx__py_json_other other)
+JsonNode *
+cx__py_to_json_with(PyObject *value, cx__py_json_other other)
 {
   if (value == Py_None)
     return json_node_init_null(json_node_alloc());
@@ -137,11 +135,5 @@ convert(PyObject *value, cx__py_json_other other)
 JsonNode *
 cx__py_to_json(PyObject *value)
 {
-  return convert(value, NULL);
-}
-
-JsonNode *
-cx__py_to_json_with(PyObject *value, cx__py_json_other other)
-{
-  return convert(value, other);
+  return cx__py_to_json_with(value, NULL);
 }

@@ -317,23 +317,21 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
     call->protocol_error = g_strdup_printf("unknown message type 0x%02x", type);
     return;
   }
+  /* RESULT and EXITED end the call, even malformed. */
+  if (type == CX__WIRE_MSG_RESULT || type == CX__WIRE_MSG_EXITED)
+    call->finished = TRUE;
   if (error != NULL) {
     call->protocol_error = g_strdup(error->message);
-    call->finished = call->finished || type == CX__WIRE_MSG_RESULT || type == CX__WIRE_MSG_EXITED;
     return;
   }
-  if (type == CX__WIRE_MSG_RESULT) {
-    call->finished = TRUE;
-  } else if (type == CX__WIRE_MSG_EXITED) {
+  if (type == CX__WIRE_MSG_EXITED)
     call->exited = g_steal_pointer(&node);
-    call->finished = TRUE;
-  } else if (type == CX__WIRE_MSG_LIMIT) {
+  else if (type == CX__WIRE_MSG_LIMIT)
     begin_stop(call, STOP_OUTPUT_LIMIT,
                g_strdup(cx__peer_get_string(json_node_get_object(node), "message",
                                             "the cell wrote too much output")));
-  } else {
+  else if (type == CX__WIRE_MSG_ERROR)
     on_worker_error(call, json_node_get_object(node));
-  }
 }
 
 /* Read and handle what is there.  FALSE when the call is over. */
