@@ -62,6 +62,11 @@ guint cx_test_count_open_fds(void);
 
 /* Seconds since START (a g_get_monotonic_time() value). */
 double cx_test_seconds_since(gint64 start);
+/* Whether this program runs under valgrind (its preload is in LD_PRELOAD). */
+gboolean cx_test_under_valgrind(void);
+/* How much slower than a plain build this one runs, to scale hang guards:
+ * 10 under valgrind, 3 in a sanitizer build (CELLEXEC_SANITIZED), else 1. */
+double cx_test_slowdown(void);
 
 /* Processes whose command line contains MARKER: how many there are; how
  * many remain after waiting up to SECONDS for them to go; killing them

@@ -395,6 +395,19 @@ cx_test_seconds_since(gint64 start)
   return (g_get_monotonic_time() - start) / (double)G_USEC_PER_SEC;
 }
 
+gboolean
+cx_test_under_valgrind(void)
+{
+  const char *preload = g_getenv("LD_PRELOAD");
+  return preload != NULL && strstr(preload, "vgpreload") != NULL;
+}
+
+double
+cx_test_slowdown(void)
+{
+  return cx_test_under_valgrind() ? 10 : g_getenv("CELLEXEC_SANITIZED") != NULL ? 3 : 1;
+}
+
 /* Calls FUNC(pid) for each process whose command line contains MARKER;
  * returns how many there were. */
 static guint

@@ -290,21 +290,10 @@ assert_stdout_is(const cx_result *result, const char *expected)
 
 /* ---- The generic runner ----------------------------------------------------------- */
 
-/* How much slower than a plain build this one runs: under valgrind the
- * host's interpreter crawls, and sanitizer builds are slower too. */
-static double
-slowdown(void)
-{
-  const char *preload = g_getenv("LD_PRELOAD");
-  if (preload != NULL && strstr(preload, "vgpreload") != NULL)
-    return 10;
-  return g_getenv("CELLEXEC_SANITIZED") != NULL ? 3 : 1;
-}
-
 static void
 check_outcome(const adversarial_case *c, const cx_result *result, double elapsed)
 {
-  double limit = (c->max_seconds > 0 ? c->max_seconds : 20) * slowdown();
+  double limit = (c->max_seconds > 0 ? c->max_seconds : 20) * cx_test_slowdown();
   if (elapsed >= limit)
     fprintf(stderr, "\n  %s took %.2f s (at most %.0f s)\n", c->name, elapsed, limit);
   CU_ASSERT_TRUE(elapsed < limit);

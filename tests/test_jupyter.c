@@ -23,20 +23,6 @@ static char *runtime_dir;   /* JUPYTER_RUNTIME_DIR of this program */
 static char *spec_dir;      /* JUPYTER_PATH: a kernelspec "cxtest" */
 static char *mode_file;     /* where "cxtest" notes its connection file's mode */
 
-static gboolean
-under_valgrind(void)
-{
-  const char *preload = g_getenv("LD_PRELOAD");
-  return preload != NULL && strstr(preload, "vgpreload") != NULL;
-}
-
-/* How much slower than a plain build the host runs. */
-static double
-slowdown(void)
-{
-  return under_valgrind() ? 10 : g_getenv("CELLEXEC_SANITIZED") != NULL ? 3 : 1;
-}
-
 static const char *
 python(void)
 {
@@ -291,7 +277,7 @@ test_jupyter_input_fails_at_once(void)
   gint64 start = g_get_monotonic_time();
   g_autoptr(cx_result) result = cx_test_run_cell(shared(), "input('name? ')", NULL);
   CX_ASSERT_ERROR_TYPE(result, "StdinNotImplementedError");
-  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 10 * slowdown());
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 10 * cx_test_slowdown());
 }
 
 static void
@@ -467,7 +453,7 @@ open_and_run(gpointer data)
 static void
 test_jupyter_eight_kernels_at_once(void)
 {
-  if (under_valgrind()) {
+  if (cx_test_under_valgrind()) {
     cx_test_skip("under valgrind, eight kernel starts at once outlast its pace");
     return;
   }
@@ -539,9 +525,9 @@ test_jupyter_session_keeps_state_and_survives_a_kill(void)
   double late = seen / 1e6 - killed_at;
   /* "signal 9" shows the process watch saw it, not the heartbeat (which
    * cannot know how the kernel ended); the time is a hang guard. */
-  if (late > 5 * slowdown())
+  if (late > 5 * cx_test_slowdown())
     fprintf(stderr, "\n  KernelDied came %.3f s after the kill\n", late);
-  CU_ASSERT_TRUE(killed_at > 0 && late < 5 * slowdown());
+  CU_ASSERT_TRUE(killed_at > 0 && late < 5 * cx_test_slowdown());
 
   /* The next call gets a new kernel, and says so. */
   g_autoptr(cx_result) after = cx_session_run_cell(session, "print('kept' in globals())", NULL, &error);
@@ -559,7 +545,7 @@ test_jupyter_os_exit_is_kernel_died(void)
   g_autoptr(cx_result) result = cx_test_run_cell(shared(), "import os\nos._exit(3)", NULL);
   CX_ASSERT_ERROR_TYPE(result, "KernelDied");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "status 3");
-  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 5 * slowdown());
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 5 * cx_test_slowdown());
   g_autoptr(cx_result) next = cx_test_run_cell(shared(), "print('fine')", NULL);
   CX_ASSERT_STDOUT(next, "fine\n");
 }
@@ -578,7 +564,7 @@ test_jupyter_timeout_interrupts_a_busy_loop(void)
   /* Interrupted, not killed (a kill leaves no KeyboardInterrupt); the
    * loop never ends by itself, so the time is a hang guard. */
   CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "KeyboardInterrupt");
-  CU_ASSERT_TRUE(seconds < 0.5 + 10 * slowdown());
+  CU_ASSERT_TRUE(seconds < 0.5 + 10 * cx_test_slowdown());
 }
 
 /* The output types of RESULT's outputs, as "stream error stream ...". */
@@ -639,9 +625,9 @@ test_jupyter_timeout_kills_a_cell_blocked_in_c(void)
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "killed");
   CX_ASSERT_STDOUT(result, "in C\n");
   /* The sum would take hours: the time is a hang guard. */
-  if (seconds >= 0.8 + 10 * slowdown())
+  if (seconds >= 0.8 + 10 * cx_test_slowdown())
     fprintf(stderr, "\n  the blocked cell came back after %.2f s\n", seconds);
-  CU_ASSERT_TRUE(seconds < 0.8 + 10 * slowdown());
+  CU_ASSERT_TRUE(seconds < 0.8 + 10 * cx_test_slowdown());
   g_autoptr(cx_result) next = cx_session_run_cell(session, "print('back')", NULL, &error);
   CX_ASSERT_STDOUT(next, "back\n");
   JsonNode *restarted = cx_result_get_extra(next, "session_restarted");
@@ -729,7 +715,7 @@ test_jupyter_output_limit_keeps_head_and_tail(void)
   CX_ASSERT_CONTAINS(cx_result_get_error_message(forever), "more than 16777216 bytes to stdout");
   cx_result_get_stdout(forever, &len);
   CU_ASSERT_TRUE(len < 1024 + 100);
-  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 60 * slowdown()); /* a hang guard */
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 60 * cx_test_slowdown()); /* a hang guard */
 }
 
 /* A kernel that floods a cell's output and ignores interrupts, with no
@@ -845,7 +831,7 @@ test_jupyter_cli_ends_on_sigterm_when_the_kernel_ignores_interrupts(void)
   CU_ASSERT_EQUAL(run.status, 143);
   CX_ASSERT_CONTAINS(run.err, "still running 5 s after SIGTERM");
   /* The kernel ignores the interrupt for ever: the time is a hang guard. */
-  CU_ASSERT_TRUE(seconds < 5 + 20 * slowdown());
+  CU_ASSERT_TRUE(seconds < 5 + 20 * cx_test_slowdown());
   CU_ASSERT_EQUAL(cx_test_processes_left_with(marker, 10), 0);
 }
 
@@ -865,7 +851,7 @@ assert_flood_times_out(cx_backend *backend, const char *how)
   double seconds = cx_test_seconds_since(start);
   CX_ASSERT_ERROR_TYPE(result, "TimeoutError");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), how);
-  CU_ASSERT_TRUE(seconds < 1.5 + 20 * slowdown());
+  CU_ASSERT_TRUE(seconds < 1.5 + 20 * cx_test_slowdown());
 }
 
 /* A cell's output without end, and SIGINT ignored: past the timeout and
@@ -972,7 +958,7 @@ test_jupyter_garbage_peer_fails_within_start_timeout(void)
                                                  "-o", "start-timeout=1", "-c", "1", NULL);
   CU_ASSERT_EQUAL(run.status, 2);
   CX_ASSERT_CONTAINS(run.err, "did not answer within 1 s");
-  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 1 + 20 * slowdown());
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 1 + 20 * cx_test_slowdown());
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
 }
@@ -1019,7 +1005,7 @@ test_jupyter_attached_kernel_death_by_heartbeat(void)
   CX_ASSERT_ERROR_TYPE(result, "KernelDied");
   CX_ASSERT_CONTAINS(cx_result_get_error_message(result), "heartbeat");
   /* The kernel never answers: without the heartbeat this would hang. */
-  CU_ASSERT_TRUE(seconds < 1.1 + 10 * slowdown());
+  CU_ASSERT_TRUE(seconds < 1.1 + 10 * cx_test_slowdown());
   waitpid(pid, NULL, 0);
 }
 
@@ -1090,7 +1076,7 @@ test_jupyter_gateway_runs_cells(void)
       "import time\nprint('waiting', flush=True)\ntime.sleep(30)", run, &error);
     CX_ASSERT_ERROR_TYPE(timed, "TimeoutError");
     CX_ASSERT_STDOUT(timed, "waiting\n");
-    CU_ASSERT_TRUE(cx_test_seconds_since(start) < 0.5 + 10 * slowdown()); /* sleeps 30 s */
+    CU_ASSERT_TRUE(cx_test_seconds_since(start) < 0.5 + 10 * cx_test_slowdown()); /* sleeps 30 s */
     g_autoptr(cx_result) still = cx_session_run_cell(session, "print(kept)", NULL, &error);
     CX_ASSERT_STDOUT(still, "41\n");
     /* A kernel that dies behind the server: KernelDied, never a hang. */
@@ -1150,7 +1136,7 @@ test_jupyter_gateway_wrong_token_and_server_down(void)
                                                     "-o", token, "-c", "1", NULL);
   CU_ASSERT_EQUAL(nobody.status, 2);
   CX_ASSERT_CONTAINS(nobody.err, "cannot reach the Jupyter server");
-  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 20 * slowdown());
+  CU_ASSERT_TRUE(cx_test_seconds_since(start) < 20 * cx_test_slowdown());
 }
 
 /* ---- Shutdown ----------------------------------------------------------------------- */
