@@ -15,7 +15,7 @@ tests_test_jupyter_message_SOURCES = tests/test_jupyter_message.c plugins/jupyte
 	plugins/jupyter/outputs.c
 tests_test_jupyter_message_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 tests_test_jupyter_message_CFLAGS = $(TEST_CFLAGS) $(ZMQ_CFLAGS)
-tests_test_jupyter_message_LDADD = lib/libcxoutput.la $(TEST_LDADD) $(ZMQ_LIBS)
+tests_test_jupyter_message_LDADD = jupyter_protocol/libcxjupyter.la lib/libcxoutput.la $(TEST_LDADD) $(ZMQ_LIBS)
 endif
 # A kernel that speaks the protocol badly, run by test_jupyter.
 EXTRA_DIST += tests/hostile_kernel.py

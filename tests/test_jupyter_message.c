@@ -1,5 +1,5 @@
-/* The jupyter backend's message decoding (plugins/jupyter/message.c),
- * linked in directly: what a kernel or a gateway sends is untrusted.
+/* The Jupyter message codec (jupyter_protocol/message.c), linked in
+ * directly: what a kernel, a front end or a gateway sends is untrusted.
  * Content nested 100,000 levels deep overflowed json-glib's parser and
  * killed the host; such a message is now dropped, counted as malformed,
  * as every other message that is not JSON it can read. */
@@ -35,16 +35,16 @@ zmq_message(const char *content)
 static void
 test_zmq_message_with_hostile_content_is_dropped(void)
 {
-  jk_counters counters = { 0 };
-  g_autoptr(jk_message) fine = NULL;
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) fine = NULL;
   g_autoptr(GPtrArray) good = zmq_message("{\"data\": {}, \"metadata\": {}}");
-  CU_ASSERT_EQUAL(jk_message_decode("", good, &counters, &fine), JK_RECV_OK);
+  CU_ASSERT_EQUAL(jp_message_decode("", good, &counters, &fine), JP_RECV_OK);
 
   g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "0");
   g_autofree char *content = g_strdup_printf("{\"data\": {\"x\": %s}, \"metadata\": {}}", deep);
   g_autoptr(GPtrArray) hostile = zmq_message(content);
-  g_autoptr(jk_message) m = NULL;
-  CU_ASSERT_EQUAL(jk_message_decode("", hostile, &counters, &m), JK_RECV_DROPPED);
+  g_autoptr(jp_message) m = NULL;
+  CU_ASSERT_EQUAL(jp_message_decode("", hostile, &counters, &m), JP_RECV_DROPPED);
   CU_ASSERT_PTR_NULL(m);
   CU_ASSERT_EQUAL(counters.malformed, 1);
 }
@@ -56,10 +56,48 @@ test_websocket_message_with_hostile_content_is_dropped(void)
   g_autofree char *text = g_strdup_printf(
     "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"stream\", \"msg_id\": \"m1\"}, "
     "\"parent_header\": {}, \"metadata\": {}, \"content\": %s}", deep);
-  jk_counters counters = { 0 };
-  g_autoptr(jk_message) m = jk_message_from_websocket(text, strlen(text), &counters);
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) m = jp_message_from_websocket(text, strlen(text), &counters);
   CU_ASSERT_PTR_NULL(m);
   CU_ASSERT_EQUAL(counters.malformed, 1);
+}
+
+/* What one side encodes the other decodes: the routing ids kept for the
+ * reply, the parent's id, the content; one byte changed and the signature
+ * no longer holds. */
+static void
+test_encoded_message_decodes_and_tampering_is_dropped(void)
+{
+  g_autofree char *parent_id = NULL, *id = NULL;
+  g_autoptr(JsonObject) parent = jp_header_new("s1", "front end", "execute_request", &parent_id);
+  g_autoptr(JsonObject) header = jp_header_new("s2", "kernel", "execute_reply", &id);
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_string_member(content, "status", "ok");
+  g_autoptr(GPtrArray) identities = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  g_ptr_array_add(identities, g_bytes_new_static("client-1", 8));
+  g_autoptr(GPtrArray) frames = jp_message_encode("a key", identities, header, parent, NULL, content);
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) m = NULL;
+  CU_ASSERT_EQUAL_FATAL(jp_message_decode("a key", frames, &counters, &m), JP_RECV_OK);
+  CU_ASSERT_STRING_EQUAL(m->msg_type, "execute_reply");
+  CU_ASSERT_STRING_EQUAL(m->msg_id, id);
+  CU_ASSERT_STRING_EQUAL(m->parent_id, parent_id);
+  CU_ASSERT_STRING_EQUAL(cx__peer_get_string(m->content, "status", ""), "ok");
+  CU_ASSERT_STRING_EQUAL(cx__peer_get_string(m->header, "version", ""), JP_PROTOCOL_VERSION);
+  CU_ASSERT_EQUAL_FATAL(m->identities->len, 1);
+  CU_ASSERT_TRUE(g_bytes_equal(m->identities->pdata[0], identities->pdata[0]));
+  /* The content frame is the last: "ok" becomes "ko". */
+  gsize len;
+  const char *text = g_bytes_get_data(frames->pdata[frames->len - 1], &len);
+  g_autofree char *tampered = g_strndup(text, len);
+  char *ok = strstr(tampered, "\"ok\"");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ok);
+  memcpy(ok, "\"ko\"", 4);
+  g_bytes_unref(frames->pdata[frames->len - 1]);
+  frames->pdata[frames->len - 1] = g_bytes_new(tampered, len);
+  g_autoptr(jp_message) forged = NULL;
+  CU_ASSERT_EQUAL(jp_message_decode("a key", frames, &counters, &forged), JP_RECV_DROPPED);
+  CU_ASSERT_EQUAL(counters.bad_signature, 1);
 }
 
 void
@@ -70,6 +108,8 @@ cx_test_register(void)
       test_zmq_message_with_hostile_content_is_dropped },
     { "test_websocket_message_with_hostile_content_is_dropped",
       test_websocket_message_with_hostile_content_is_dropped },
+    { "test_encoded_message_decodes_and_tampering_is_dropped",
+      test_encoded_message_decodes_and_tampering_is_dropped },
     { NULL, NULL },
   };
   cx_test_add_suite("jupyter_message", tests);

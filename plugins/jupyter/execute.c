@@ -73,7 +73,7 @@ wait_goes_on(zmq_wait *w, gint64 now, jk_exec_outcome *outcome)
       return FALSE;
     }
     if (!w->hb_waiting && now >= w->hb_next) {
-      w->hb_waiting = zmq_send(w->kernel->sockets[JK_HB], "ping", 4, ZMQ_DONTWAIT) == 4;
+      w->hb_waiting = zmq_send(w->kernel->sockets[JP_HB], "ping", 4, ZMQ_DONTWAIT) == 4;
       w->hb_sent = now;
     }
   } else if (!jk_kernel_alive(w->kernel)) {
@@ -99,10 +99,10 @@ wait_for_sockets(zmq_wait *w, gint64 now)
     wake = MIN(wake, now + PROCESS_CHECK_US);
   long timeout_ms = wake == G_MAXINT64 ? -1 : (long)MAX(0, (wake - now + 999) / 1000);
   zmq_pollitem_t items[5] = {
-    { kernel->sockets[JK_IOPUB], 0, ZMQ_POLLIN, 0 },
-    { kernel->sockets[JK_SHELL], 0, ZMQ_POLLIN, 0 },
-    { kernel->sockets[JK_STDIN], 0, ZMQ_POLLIN, 0 },
-    { kernel->sockets[JK_HB], 0, ZMQ_POLLIN, 0 },
+    { kernel->sockets[JP_IOPUB], 0, ZMQ_POLLIN, 0 },
+    { kernel->sockets[JP_SHELL], 0, ZMQ_POLLIN, 0 },
+    { kernel->sockets[JP_STDIN], 0, ZMQ_POLLIN, 0 },
+    { kernel->sockets[JP_HB], 0, ZMQ_POLLIN, 0 },
     { NULL, kernel->pidfd, ZMQ_POLLIN, 0 },
   };
   int n_items = 4 + (!w->attached && kernel->pidfd >= 0);
@@ -116,10 +116,10 @@ static void
 read_sockets(zmq_wait *w)
 {
   jk_kernel *kernel = w->kernel;
-  jk_message *m;
+  jp_message *m;
   int n_iopub = 0;
   for (; n_iopub < RECV_BATCH &&
-         jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &m) != JK_RECV_NONE;
+         jk_message_recv(kernel, JP_IOPUB, ZMQ_DONTWAIT, &m) != JP_RECV_NONE;
        n_iopub++) {
     if (m == NULL)
       continue;
@@ -131,11 +131,11 @@ read_sockets(zmq_wait *w)
     } else if (jk_exec_handle_iopub(w->state, m)) {
       w->idle = TRUE;
     }
-    jk_message_free(m);
+    jp_message_free(m);
   }
   w->iopub_drained = n_iopub < RECV_BATCH;
   for (int n = 0;
-       n < RECV_BATCH && jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &m) != JK_RECV_NONE; n++) {
+       n < RECV_BATCH && jk_message_recv(kernel, JP_SHELL, ZMQ_DONTWAIT, &m) != JP_RECV_NONE; n++) {
     if (m == NULL)
       continue;
     if (g_strcmp0(m->parent_id, w->msg_id) == 0 && g_str_equal(m->msg_type, "execute_reply")) {
@@ -145,17 +145,17 @@ read_sockets(zmq_wait *w)
     } else if (!jk_kernel_sent_recently(kernel, m->parent_id)) {
       g_atomic_int_inc(&kernel->counters->wrong_parent);
     }
-    jk_message_free(m);
+    jp_message_free(m);
   }
   for (int n = 0;
-       n < RECV_BATCH && jk_message_recv(kernel, JK_STDIN, ZMQ_DONTWAIT, &m) != JK_RECV_NONE; n++) {
+       n < RECV_BATCH && jk_message_recv(kernel, JP_STDIN, ZMQ_DONTWAIT, &m) != JP_RECV_NONE; n++) {
     g_autoptr(JsonObject) reply = m != NULL ? jk_exec_input_reply(w->exec, w->msg_id, m) : NULL;
     if (reply != NULL)
-      jk_message_send(kernel, JK_STDIN, "input_reply", reply, NULL, NULL);
-    g_clear_pointer(&m, jk_message_free);
+      jk_message_send(kernel, JP_STDIN, "input_reply", reply, NULL, NULL);
+    g_clear_pointer(&m, jp_message_free);
   }
   if (w->attached && w->hb_waiting &&
-      jk_message_recv(kernel, JK_HB, ZMQ_DONTWAIT, &m) == JK_RECV_OK) {
+      jk_message_recv(kernel, JP_HB, ZMQ_DONTWAIT, &m) == JP_RECV_OK) {
     w->hb_waiting = FALSE;
     w->hb_next = g_get_monotonic_time() + HB_PERIOD_US;
   }
@@ -173,7 +173,7 @@ jk_zmq_execute(jk_kernel *kernel, jk_exec *exec)
     jk_exec_finish(&state, JK_EXEC_DIED);
     return JK_EXEC_DIED;
   }
-  if (!jk_message_send(kernel, JK_SHELL, "execute_request", content, &msg_id, NULL)) {
+  if (!jk_message_send(kernel, JP_SHELL, "execute_request", content, &msg_id, NULL)) {
     jk_exec_finish(&state, JK_EXEC_SEND_FAILED);
     return JK_EXEC_SEND_FAILED;
   }
@@ -209,18 +209,18 @@ jk_zmq_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value, 
 {
   g_autoptr(JsonObject) reply = json_object_new();
   json_object_set_string_member(reply, "value", value);
-  if (!jk_message_send(kernel, JK_STDIN, "input_reply", reply, NULL, error))
+  if (!jk_message_send(kernel, JP_STDIN, "input_reply", reply, NULL, error))
     return NULL;
   gint64 deadline = timeout > 0 ? g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC) : G_MAXINT64;
   /* Only stdin is read here: IOPub and shell wait in their sockets for the
    * request's own loop. */
   while (g_get_monotonic_time() < deadline && jk_kernel_alive(kernel)) {
-    zmq_pollitem_t item = { kernel->sockets[JK_STDIN], 0, ZMQ_POLLIN, 0 };
+    zmq_pollitem_t item = { kernel->sockets[JP_STDIN], 0, ZMQ_POLLIN, 0 };
     zmq_poll(&item, 1, 20);
-    jk_message *m;
-    while (jk_message_recv(kernel, JK_STDIN, ZMQ_DONTWAIT, &m) != JK_RECV_NONE) {
+    jp_message *m;
+    while (jk_message_recv(kernel, JP_STDIN, ZMQ_DONTWAIT, &m) != JP_RECV_NONE) {
       char *prompt = g_strdup(jk_input_prompt(m, msg_id));
-      g_clear_pointer(&m, jk_message_free);
+      g_clear_pointer(&m, jp_message_free);
       if (prompt != NULL)
         return prompt;
     }

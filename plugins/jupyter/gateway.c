@@ -34,7 +34,7 @@ struct jk_gateway_kernel {
   char *base;                 /* http://host:port, no trailing slash */
   char *token;
   char *kernel_id;
-  GQueue incoming;            /* jk_message * */
+  GQueue incoming;            /* jp_message * */
   gboolean closed;
   int fd;                     /* the WebSocket's TCP socket, for TCP_QUICKACK */
   gboolean nodelay;
@@ -181,7 +181,7 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *bytes, gpointer data)
   }
   gsize len;
   const char *text = g_bytes_get_data(bytes, &len);
-  jk_message *m = jk_message_from_websocket(text, len, kernel->counters);
+  jp_message *m = jp_message_from_websocket(text, len, kernel->counters);
   if (m != NULL)
     g_queue_push_tail(&g->incoming, m);
 }
@@ -249,7 +249,7 @@ gateway_send(jk_kernel *kernel, int channel, const char *msg_type, JsonObject *c
   json_object_set_object_member(message, "parent_header", json_object_new());
   json_object_set_object_member(message, "metadata", json_object_new());
   json_object_set_object_member(message, "content", json_object_ref(content));
-  json_object_set_string_member(message, "channel", jk_channel_names[channel]);
+  json_object_set_string_member(message, "channel", jp_channel_names[channel]);
   json_object_set_array_member(message, "buffers", json_array_new());
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), message);
   g_autofree char *text = cx_json_to_string(node, FALSE);
@@ -269,19 +269,19 @@ wait_ready(jk_kernel *kernel, gint64 deadline, GError **error)
   while (g_get_monotonic_time() < deadline && !g->closed) {
     if (g_get_monotonic_time() >= resend) {
       g_clear_pointer(&id, g_free);
-      if (!gateway_send(kernel, JK_SHELL, "kernel_info_request", content, &id, error))
+      if (!gateway_send(kernel, JP_SHELL, "kernel_info_request", content, &id, error))
         return FALSE;
       resend = g_get_monotonic_time() + G_USEC_PER_SEC;
     }
     iterate_until(g, MIN(deadline, resend));
-    jk_message *m;
+    jp_message *m;
     while ((m = g_queue_pop_head(&g->incoming)) != NULL) {
-      gboolean ready = m->channel == JK_SHELL && g_str_equal(m->msg_type, "kernel_info_reply");
+      gboolean ready = m->channel == JP_SHELL && g_str_equal(m->msg_type, "kernel_info_reply");
       if (ready) {
         g_clear_pointer(&kernel->info, json_object_unref);
         kernel->info = json_object_ref(m->content);
       }
-      jk_message_free(m);
+      jp_message_free(m);
       if (ready)
         return TRUE;
     }
@@ -315,7 +315,7 @@ static const jk_transport gateway_transport = {
 
 jk_kernel *
 jk_kernel_gateway_start(const char *url, const char *token, const char *name, gboolean nodelay,
-                        double start_timeout, jk_counters *counters, GError **error)
+                        double start_timeout, jp_counters *counters, GError **error)
 {
   jk_kernel *kernel = jk_kernel_new(NULL, counters);
   kernel->transport = &gateway_transport;
@@ -404,7 +404,7 @@ gateway_close(jk_kernel *kernel)
   while (g_main_context_pending(g->context))
     g_main_context_iteration(g->context, FALSE);
   g_main_context_pop_thread_default(g->context);
-  g_queue_clear_full(&g->incoming, (GDestroyNotify)jk_message_free);
+  g_queue_clear_full(&g->incoming, (GDestroyNotify)jp_message_free);
   g_main_context_unref(g->context);
   g_free(g->base);
   g_free(g->token);
@@ -431,10 +431,10 @@ read_incoming(jk_kernel *kernel, jk_exec *exec, jk_exec_state *state, const char
 {
   jk_gateway_kernel *g = kernel->gateway;
   jk_exec_outcome outcome = JK_EXEC_DONE;
-  jk_message *m;
+  jp_message *m;
   while ((m = g_queue_pop_head(&g->incoming)) != NULL) {
     gboolean ours = g_strcmp0(m->parent_id, msg_id) == 0;
-    const char *state_name = m->channel == JK_IOPUB && g_str_equal(m->msg_type, "status")
+    const char *state_name = m->channel == JP_IOPUB && g_str_equal(m->msg_type, "status")
                                ? cx__peer_get_string(m->content, "execution_state", "")
                                : "";
     if (g_str_equal(state_name, "restarting") || g_str_equal(state_name, "dead")) {
@@ -445,19 +445,19 @@ read_incoming(jk_kernel *kernel, jk_exec *exec, jk_exec_state *state, const char
     } else if (!ours) {
       if (!jk_kernel_sent_recently(kernel, m->parent_id) || !g_str_equal(m->msg_type, "status"))
         g_atomic_int_inc(&kernel->counters->wrong_parent);
-    } else if (m->channel == JK_IOPUB) {
+    } else if (m->channel == JP_IOPUB) {
       if (jk_exec_handle_iopub(state, m))
         *idle = TRUE;
-    } else if (m->channel == JK_STDIN) {
+    } else if (m->channel == JP_STDIN) {
       g_autoptr(JsonObject) reply = jk_exec_input_reply(exec, msg_id, m);
       if (reply != NULL)
-        gateway_send(kernel, JK_STDIN, "input_reply", reply, NULL, NULL);
-    } else if (m->channel == JK_SHELL && g_str_equal(m->msg_type, "execute_reply")) {
+        gateway_send(kernel, JP_STDIN, "input_reply", reply, NULL, NULL);
+    } else if (m->channel == JP_SHELL && g_str_equal(m->msg_type, "execute_reply")) {
       g_clear_pointer(&exec->reply, json_object_unref);
       exec->reply = json_object_ref(m->content);
       *replied_at = g_get_monotonic_time();
     }
-    jk_message_free(m);
+    jp_message_free(m);
   }
   return outcome;
 }
@@ -472,7 +472,7 @@ gateway_execute(jk_kernel *kernel, jk_exec *exec)
   g_autofree char *msg_id = NULL;
   g_main_context_push_thread_default(g->context);
   jk_exec_outcome outcome = JK_EXEC_DONE;
-  if (kernel->dead || !gateway_send(kernel, JK_SHELL, "execute_request", content, &msg_id, NULL)) {
+  if (kernel->dead || !gateway_send(kernel, JP_SHELL, "execute_request", content, &msg_id, NULL)) {
     exec->died_how = g_strdup("its WebSocket is closed");
     outcome = JK_EXEC_DIED;
   }
@@ -532,17 +532,17 @@ gateway_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *value,
   json_object_set_string_member(reply, "value", value);
   g_main_context_push_thread_default(g->context);
   char *prompt = NULL;
-  if (gateway_send(kernel, JK_STDIN, "input_reply", reply, NULL, error)) {
+  if (gateway_send(kernel, JP_STDIN, "input_reply", reply, NULL, error)) {
     gint64 deadline = timeout > 0 ? g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC) : G_MAXINT64;
     /* Messages of other channels are kept, in order, for the request's loop. */
     GQueue kept = G_QUEUE_INIT;
     while (prompt == NULL && !g->closed && g_get_monotonic_time() < deadline) {
-      jk_message *m;
+      jp_message *m;
       while (prompt == NULL && (m = g_queue_pop_head(&g->incoming)) != NULL) {
-        const char *asked = m->channel == JK_STDIN ? jk_input_prompt(m, msg_id) : NULL;
+        const char *asked = m->channel == JP_STDIN ? jk_input_prompt(m, msg_id) : NULL;
         if (asked != NULL) {
           prompt = g_strdup(asked);
-          jk_message_free(m);
+          jp_message_free(m);
         } else {
           g_queue_push_tail(&kept, m);
         }
@@ -572,7 +572,7 @@ jk_gateway_check(const char *url, const char *token, double timeout, GError **er
 
 jk_kernel *
 jk_kernel_gateway_start(const char *url, const char *token, const char *name, gboolean nodelay,
-                        double start_timeout, jk_counters *counters, GError **error)
+                        double start_timeout, jp_counters *counters, GError **error)
 {
   jk_gateway_check(url, token, start_timeout, error);
   return NULL;

@@ -19,7 +19,7 @@ typedef struct {
   gint64 pool_size;
   double grace, start_timeout, timeout;
   guint64 output_limit;      /* output-limit, per stream and per part of an output */
-  jk_counters counters;
+  jp_counters counters;
 
   GMutex lock;               /* the fields below */
   GCond cond;                /* a kernel started, or failed to */

@@ -28,6 +28,6 @@ nodist_plugins_jupyter_la_SOURCES = pyembed/errors-py.h pyembed/executor-py.h \
 BUILT_SOURCES += plugins/jupyter/executor_boot-py.h
 CLEANFILES += plugins/jupyter/executor_boot-py.h
 plugins_jupyter_la_LDFLAGS = $(PLUGIN_LDFLAGS)
-plugins_jupyter_la_LIBADD = lib/libcxoutput.la $(PLUGIN_LIBADD) $(ZMQ_LIBS) $(SOUP_LIBS)
+plugins_jupyter_la_LIBADD = jupyter_protocol/libcxjupyter.la lib/libcxoutput.la $(PLUGIN_LIBADD) $(ZMQ_LIBS) $(SOUP_LIBS)
 endif
 EXTRA_DIST += plugins/jupyter/README.md plugins/jupyter/executor_boot.py

@@ -3,27 +3,23 @@
 #ifndef CX_JUPYTER_KERNEL_PRIVATE_H
 #define CX_JUPYTER_KERNEL_PRIVATE_H
 
+#include "jupyter_protocol/message.h"
 #include "lib/output_buffer.h"
 #include "plugins/jupyter/kernel.h"
 
 G_BEGIN_DECLS
 
-/* Channels, in connection-file order of our arrays. */
-enum { JK_SHELL, JK_IOPUB, JK_STDIN, JK_CONTROL, JK_HB, JK_N_CHANNELS };
-/* Their names, as a gateway's WebSocket messages give them. */
-extern const char *const jk_channel_names[JK_N_CHANNELS];
-
 struct jk_kernel {
   void *zmq;
-  void *sockets[JK_N_CHANNELS];
-  int ports[JK_N_CHANNELS];
+  void *sockets[JP_N_CHANNELS];
+  int ports[JP_N_CHANNELS];
   char *ip;
   char *key;                 /* HMAC key; "" means unsigned */
   char *session;             /* our session id */
   char *connection_file;
   char *spec_name;
   int send_timeout_ms;       /* ZMQ_SNDTIMEO: a send never waits for ever */
-  jk_counters *counters;
+  jp_counters *counters;
   JsonObject *info;          /* kernel_info_reply content */
   GQueue *recent;            /* msg_ids we sent lately (char *) */
   GMutex recent_lock;
@@ -62,24 +58,6 @@ char *jk_zmq_stdin_exchange(jk_kernel *kernel, const char *msg_id, const char *v
                             double timeout, GError **error);
 gboolean jk_zmq_interrupt(jk_kernel *kernel, GError **error);
 
-typedef struct {
-  int channel;               /* gateway mode: the channel it came on */
-  char *msg_type;
-  char *msg_id;
-  char *parent_id;           /* "" when none */
-  JsonObject *header, *parent, *metadata, *content;
-  gboolean nul_replaced;     /* content held a NUL, read as U+FFFD (message.c) */
-} jk_message;
-
-void jk_message_free(jk_message *message);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(jk_message, jk_message_free)
-
-typedef enum {
-  JK_RECV_NONE,     /* nothing waiting (ZMQ_DONTWAIT) or the socket failed */
-  JK_RECV_OK,       /* *MESSAGE set */
-  JK_RECV_DROPPED,  /* a message came and was dropped (counted) */
-} jk_recv_status;
-
 /* A new header for MSG_TYPE in our session; *MSG_ID gets its id, which is
  * remembered as ours. */
 JsonObject *jk_message_header(jk_kernel *kernel, const char *msg_type, char **msg_id);
@@ -88,34 +66,13 @@ JsonObject *jk_message_header(jk_kernel *kernel, const char *msg_type, char **ms
 gboolean jk_message_send(jk_kernel *kernel, int channel, const char *msg_type,
                          JsonObject *content, char **msg_id, GError **error);
 /* Receive one message from CHANNEL, verified.  FLAGS: 0 or ZMQ_DONTWAIT. */
-jk_recv_status jk_message_recv(jk_kernel *kernel, int channel, int flags, jk_message **message);
-/* The message in FRAMES (GBytes, as received: routing ids, delimiter,
- * signature, the four JSON frames, buffers), its signature checked with
- * KEY ("": unsigned); JK_RECV_DROPPED, counted in COUNTERS, when it is
- * not a well-formed, well-signed message. */
-jk_recv_status jk_message_decode(const char *key, GPtrArray *frames, jk_counters *counters,
-                                 jk_message **message);
-/* The message in a gateway's WebSocket text frame TEXT (JSON with a
- * "channel"), or NULL, counted as malformed in COUNTERS. */
-jk_message *jk_message_from_websocket(const char *text, gsize len, jk_counters *counters);
-/* The JSON object in DATA (new), or NULL; bytes that are not UTF-8 are
- * read as U+FFFD, as jupyter_client reads them, and the text with
- * cx_json_from_string(), so a NUL or a lone surrogate is U+FFFD too. */
-JsonObject *jk_json_parse_object(const char *data, gsize len);
-/* The JSON document in FILE (a kernelspec, a connection file), read as
- * every JSON cellexec reads: bounded in size and depth. */
-JsonNode *jk_json_from_file(const char *file, GError **error);
+jp_recv_status jk_message_recv(jk_kernel *kernel, int channel, int flags, jp_message **message);
 /* Note MSG_ID as one of ours. */
 void jk_kernel_remember(jk_kernel *kernel, const char *msg_id);
 /* TRUE when MSG_ID is one of the last requests sent on this connection. */
 gboolean jk_kernel_sent_recently(jk_kernel *kernel, const char *msg_id);
 /* Replace the heartbeat socket (a REQ that lost its reply is stuck). */
 void jk_kernel_reopen_heartbeat(jk_kernel *kernel);
-
-/* The signature of the four JSON frames, hex; and its check, in constant
- * time. */
-char *jk_sign(const char *key, const GBytes *const frames[4]);
-gboolean jk_signature_equal(const char *expected, const char *given, gsize given_len);
 
 /* One execute_request's collected state (execute.c), shared with the
  * gateway's loop. */
@@ -157,17 +114,17 @@ gboolean jk_exec_idle_overdue(gint64 since_reply, gboolean drained);
 void jk_exec_idle_lost(jk_exec_state *state);
 /* The prompt of M (borrowed) when it is an input_request of request
  * MSG_ID, else NULL. */
-const char *jk_input_prompt(const jk_message *m, const char *msg_id);
+const char *jk_input_prompt(const jp_message *m, const char *msg_id);
 /* The input_reply content for M when it is this request's input_request
  * (new), else NULL. */
-JsonObject *jk_exec_input_reply(jk_exec *exec, const char *msg_id, jk_message *m);
+JsonObject *jk_exec_input_reply(jk_exec *exec, const char *msg_id, jp_message *m);
 /* One IOPub message of this request; TRUE when it says idle. */
-gboolean jk_exec_handle_iopub(jk_exec_state *state, jk_message *m);
+gboolean jk_exec_handle_iopub(jk_exec_state *state, jp_message *m);
 void jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome);
 
 /* A connection with nothing open yet, on the ZeroMQ transport until its
  * creator sets another (gateway.c). */
-jk_kernel *jk_kernel_new(void *zmq, jk_counters *counters);
+jk_kernel *jk_kernel_new(void *zmq, jp_counters *counters);
 
 G_END_DECLS
 

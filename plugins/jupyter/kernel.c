@@ -46,20 +46,20 @@ probe_port(void)
 }
 
 static gboolean
-reserve_ports(int ports[JK_N_CHANNELS], GError **error)
+reserve_ports(int ports[JP_N_CHANNELS], GError **error)
 {
   g_mutex_lock(&ports_lock);
   if (ports_taken == NULL)
     ports_taken = g_hash_table_new(NULL, NULL);
   int n = 0;
-  for (int tries = 0; n < JK_N_CHANNELS && tries < 200; tries++) {
+  for (int tries = 0; n < JP_N_CHANNELS && tries < 200; tries++) {
     int port = probe_port();
     if (port <= 0 || g_hash_table_contains(ports_taken, GINT_TO_POINTER(port)))
       continue;
     g_hash_table_add(ports_taken, GINT_TO_POINTER(port));
     ports[n++] = port;
   }
-  if (n < JK_N_CHANNELS) {
+  if (n < JP_N_CHANNELS) {
     for (int i = 0; i < n; i++)
       g_hash_table_remove(ports_taken, GINT_TO_POINTER(ports[i]));
     g_mutex_unlock(&ports_lock);
@@ -71,10 +71,10 @@ reserve_ports(int ports[JK_N_CHANNELS], GError **error)
 }
 
 static void
-release_ports(const int ports[JK_N_CHANNELS])
+release_ports(const int ports[JP_N_CHANNELS])
 {
   g_mutex_lock(&ports_lock);
-  for (int i = 0; i < JK_N_CHANNELS; i++)
+  for (int i = 0; i < JP_N_CHANNELS; i++)
     if (ports[i] > 0 && ports_taken != NULL)
       g_hash_table_remove(ports_taken, GINT_TO_POINTER(ports[i]));
   g_mutex_unlock(&ports_lock);
@@ -82,7 +82,7 @@ release_ports(const int ports[JK_N_CHANNELS])
 
 /* ---- Connection files ------------------------------------------------------------ */
 
-static const char *const channel_names[JK_N_CHANNELS] = {
+static const char *const channel_names[JP_N_CHANNELS] = {
   "shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"
 };
 
@@ -109,7 +109,7 @@ write_connection_file(jk_kernel *kernel, GError **error)
   kernel->connection_file = g_strdup_printf("%s/kernel-cellexec-%s.json", dir, id);
   g_autoptr(JsonBuilder) b = json_builder_new();
   json_builder_begin_object(b);
-  for (int i = 0; i < JK_N_CHANNELS; i++) {
+  for (int i = 0; i < JP_N_CHANNELS; i++) {
     json_builder_set_member_name(b, channel_names[i]);
     json_builder_add_int_value(b, kernel->ports[i]);
   }
@@ -147,19 +147,19 @@ static gboolean
 read_connection_file(jk_kernel *kernel, const char *path, GError **error)
 {
   g_autoptr(GError) parse_error = NULL;
-  g_autoptr(JsonNode) root = jk_json_from_file(path, &parse_error);
+  g_autoptr(JsonNode) root = jp_json_from_file(path, &parse_error);
   if (root == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot read the connection file %s: %s",
                 path, parse_error->message);
     return FALSE;
   }
   JsonObject *o = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-  for (int i = 0; o != NULL && i < JK_N_CHANNELS; i++)
+  for (int i = 0; o != NULL && i < JP_N_CHANNELS; i++)
     kernel->ports[i] = (int)json_object_get_int_member_with_default(o, channel_names[i], 0);
   const char *transport = o ? json_object_get_string_member_with_default(o, "transport", "tcp") : NULL;
   const char *scheme = o ? json_object_get_string_member_with_default(o, "signature_scheme", "hmac-sha256") : NULL;
   gboolean ok = o != NULL && g_strcmp0(transport, "tcp") == 0;
-  for (int i = 0; ok && i < JK_N_CHANNELS; i++)
+  for (int i = 0; ok && i < JP_N_CHANNELS; i++)
     ok = kernel->ports[i] > 0 && kernel->ports[i] < 65536;
   if (!ok) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
@@ -212,8 +212,8 @@ open_socket(jk_kernel *kernel, int type, int channel, GError **error)
 static gboolean
 open_channels(jk_kernel *kernel, GError **error)
 {
-  static const int types[JK_N_CHANNELS] = { ZMQ_DEALER, ZMQ_SUB, ZMQ_DEALER, ZMQ_DEALER, ZMQ_REQ };
-  for (int i = 0; i < JK_N_CHANNELS; i++) {
+  static const int types[JP_N_CHANNELS] = { ZMQ_DEALER, ZMQ_SUB, ZMQ_DEALER, ZMQ_DEALER, ZMQ_REQ };
+  for (int i = 0; i < JP_N_CHANNELS; i++) {
     kernel->sockets[i] = open_socket(kernel, types[i], i, error);
     if (kernel->sockets[i] == NULL)
       return FALSE;
@@ -224,15 +224,15 @@ open_channels(jk_kernel *kernel, GError **error)
 void
 jk_kernel_reopen_heartbeat(jk_kernel *kernel)
 {
-  if (kernel->sockets[JK_HB] != NULL)
-    zmq_close(kernel->sockets[JK_HB]);
-  kernel->sockets[JK_HB] = open_socket(kernel, ZMQ_REQ, JK_HB, NULL);
+  if (kernel->sockets[JP_HB] != NULL)
+    zmq_close(kernel->sockets[JP_HB]);
+  kernel->sockets[JP_HB] = open_socket(kernel, ZMQ_REQ, JP_HB, NULL);
 }
 
 static void
 close_channels(jk_kernel *kernel)
 {
-  for (int i = 0; i < JK_N_CHANNELS; i++)
+  for (int i = 0; i < JP_N_CHANNELS; i++)
     if (kernel->sockets[i] != NULL) {
       zmq_close(kernel->sockets[i]);
       kernel->sockets[i] = NULL;
@@ -304,11 +304,11 @@ jk_zmq_interrupt(jk_kernel *kernel, GError **error)
   }
   g_mutex_lock(&kernel->control_lock);
   /* Replies to earlier interrupts: read and forget. */
-  jk_message *old;
-  while (jk_message_recv(kernel, JK_CONTROL, ZMQ_DONTWAIT, &old) != JK_RECV_NONE)
-    g_clear_pointer(&old, jk_message_free);
+  jp_message *old;
+  while (jk_message_recv(kernel, JP_CONTROL, ZMQ_DONTWAIT, &old) != JP_RECV_NONE)
+    g_clear_pointer(&old, jp_message_free);
   g_autoptr(JsonObject) content = json_object_new();
-  gboolean ok = jk_message_send(kernel, JK_CONTROL, "interrupt_request", content, NULL, error);
+  gboolean ok = jk_message_send(kernel, JP_CONTROL, "interrupt_request", content, NULL, error);
   g_mutex_unlock(&kernel->control_lock);
   return ok;
 }
@@ -340,7 +340,7 @@ jk_kernel_info(const jk_kernel *kernel)
 /* ---- Start --------------------------------------------------------------------- */
 
 jk_kernel *
-jk_kernel_new(void *zmq, jk_counters *counters)
+jk_kernel_new(void *zmq, jp_counters *counters)
 {
   jk_kernel *kernel = g_new0(jk_kernel, 1);
   kernel->zmq = zmq;
@@ -428,9 +428,9 @@ wait_ready(jk_kernel *kernel, gint64 deadline, const gint *cancel, GError **erro
       g_autofree char *id = NULL;
       /* The send too must end by the deadline. */
       int left_ms = (int)MAX(1, (deadline - now) / 1000);
-      zmq_setsockopt(kernel->sockets[JK_SHELL], ZMQ_SNDTIMEO, &left_ms, sizeof left_ms);
-      gboolean sent = jk_message_send(kernel, JK_SHELL, "kernel_info_request", content, &id, NULL);
-      zmq_setsockopt(kernel->sockets[JK_SHELL], ZMQ_SNDTIMEO, &kernel->send_timeout_ms,
+      zmq_setsockopt(kernel->sockets[JP_SHELL], ZMQ_SNDTIMEO, &left_ms, sizeof left_ms);
+      gboolean sent = jk_message_send(kernel, JP_SHELL, "kernel_info_request", content, &id, NULL);
+      zmq_setsockopt(kernel->sockets[JP_SHELL], ZMQ_SNDTIMEO, &kernel->send_timeout_ms,
                      sizeof kernel->send_timeout_ms);
       if (!sent) {
         g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
@@ -441,8 +441,8 @@ wait_ready(jk_kernel *kernel, gint64 deadline, const gint *cancel, GError **erro
       resend = now + (replied ? 50 : 250) * 1000;
     }
     zmq_pollitem_t items[3] = {
-      { kernel->sockets[JK_SHELL], 0, ZMQ_POLLIN, 0 },
-      { kernel->sockets[JK_IOPUB], 0, ZMQ_POLLIN, 0 },
+      { kernel->sockets[JP_SHELL], 0, ZMQ_POLLIN, 0 },
+      { kernel->sockets[JP_IOPUB], 0, ZMQ_POLLIN, 0 },
       { NULL, kernel->pidfd, ZMQ_POLLIN, 0 },
     };
     long wait_ms = MAX(1, MIN(resend, deadline) - now) / 1000;
@@ -451,29 +451,29 @@ wait_ready(jk_kernel *kernel, gint64 deadline, const gint *cancel, GError **erro
     if (kernel->pidfd < 0 || cancel != NULL)
       wait_ms = MIN(wait_ms, 20);
     zmq_poll(items, kernel->pidfd >= 0 ? 3 : 2, wait_ms);
-    jk_message *message;
-    jk_recv_status status;
-    while ((status = jk_message_recv(kernel, JK_SHELL, ZMQ_DONTWAIT, &message)) != JK_RECV_NONE) {
+    jp_message *message;
+    jp_recv_status status;
+    while ((status = jk_message_recv(kernel, JP_SHELL, ZMQ_DONTWAIT, &message)) != JP_RECV_NONE) {
       if (message != NULL && g_strcmp0(message->msg_type, "kernel_info_reply") == 0 &&
           jk_kernel_sent_recently(kernel, message->parent_id)) {
         replied = TRUE;
         g_clear_pointer(&kernel->info, json_object_unref);
         kernel->info = json_object_ref(message->content);
       }
-      g_clear_pointer(&message, jk_message_free);
+      g_clear_pointer(&message, jp_message_free);
     }
-    while ((status = jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &message)) != JK_RECV_NONE) {
+    while ((status = jk_message_recv(kernel, JP_IOPUB, ZMQ_DONTWAIT, &message)) != JP_RECV_NONE) {
       if (message != NULL && jk_kernel_sent_recently(kernel, message->parent_id))
         iopub = TRUE;
-      g_clear_pointer(&message, jk_message_free);
+      g_clear_pointer(&message, jp_message_free);
     }
   }
   /* Let the idle status of the last request arrive, so that the first cell
    * does not see it (it would count as someone else's). */
   g_usleep(2000);
-  jk_message *message;
-  while (jk_message_recv(kernel, JK_IOPUB, ZMQ_DONTWAIT, &message) != JK_RECV_NONE)
-    g_clear_pointer(&message, jk_message_free);
+  jp_message *message;
+  while (jk_message_recv(kernel, JP_IOPUB, ZMQ_DONTWAIT, &message) != JP_RECV_NONE)
+    g_clear_pointer(&message, jp_message_free);
   return TRUE;
 }
 
@@ -599,7 +599,7 @@ send_timeout_ms(double start_timeout)
 
 static jk_kernel *
 launch_once(void *zmq, const jk_spec *spec, const char *cwd, double start_timeout,
-            const gint *cancel, jk_counters *counters, gboolean *retry, GError **error)
+            const gint *cancel, jp_counters *counters, gboolean *retry, GError **error)
 {
   *retry = FALSE;
   jk_kernel *kernel = jk_kernel_new(zmq, counters);
@@ -646,7 +646,7 @@ launch_once(void *zmq, const jk_spec *spec, const char *cwd, double start_timeou
 
 jk_kernel *
 jk_kernel_launch(void *zmq, const jk_spec *spec, const char *cwd, double start_timeout,
-                 const gint *cancel, jk_counters *counters, GError **error)
+                 const gint *cancel, jp_counters *counters, GError **error)
 {
   for (int attempt = 0;; attempt++) {
     gboolean retry;
@@ -664,7 +664,7 @@ jk_kernel_launch(void *zmq, const jk_spec *spec, const char *cwd, double start_t
 
 jk_kernel *
 jk_kernel_attach(void *zmq, const char *connection_file, double start_timeout,
-                 jk_counters *counters, GError **error)
+                 jp_counters *counters, GError **error)
 {
   jk_kernel *kernel = jk_kernel_new(zmq, counters);
   kernel->send_timeout_ms = send_timeout_ms(start_timeout);

@@ -8,16 +8,10 @@
 #include <sys/types.h>
 #include <cellexec/plugin.h>
 
+#include "jupyter_protocol/message.h"
 #include "lib/peer_json.h"
 
 G_BEGIN_DECLS
-
-/* Messages dropped, per backend; updated atomically. */
-typedef struct {
-  gint bad_signature; /* HMAC missing or wrong */
-  gint wrong_parent;  /* signed, but a reply to someone else's request */
-  gint malformed;     /* not a Jupyter message, or not JSON */
-} jk_counters;
 
 /* How to launch a kernel: the kernelspec, resolved. */
 typedef struct {
@@ -40,17 +34,17 @@ typedef struct jk_kernel jk_kernel;
  * of the caller's, COUNTERS outlive the kernel.  Once *CANCEL (may be
  * NULL) is nonzero, the kernel is killed and the launch fails at once. */
 jk_kernel *jk_kernel_launch(void *zmq, const jk_spec *spec, const char *cwd,
-                            double start_timeout, const gint *cancel, jk_counters *counters,
+                            double start_timeout, const gint *cancel, jp_counters *counters,
                             GError **error);
 /* Connect to the running kernel CONNECTION_FILE describes. */
 jk_kernel *jk_kernel_attach(void *zmq, const char *connection_file, double start_timeout,
-                            jk_counters *counters, GError **error);
+                            jp_counters *counters, GError **error);
 /* Gateway mode: check that the Jupyter Server at URL answers and takes
  * TOKEN; start a kernel NAME there and connect to its channels over a
  * WebSocket. */
 gboolean jk_gateway_check(const char *url, const char *token, double timeout, GError **error);
 jk_kernel *jk_kernel_gateway_start(const char *url, const char *token, const char *name,
-                                   gboolean nodelay, double start_timeout, jk_counters *counters,
+                                   gboolean nodelay, double start_timeout, jp_counters *counters,
                                    GError **error);
 /* Disconnect; a kernel this backend launched is killed (its process group)
  * and reaped, and its connection file removed. */

@@ -55,7 +55,7 @@ resolve_program(const char *argv0)
 static jk_spec *
 spec_from_file(const char *name, const char *dir, const char *file, GError **error)
 {
-  g_autoptr(JsonNode) root = jk_json_from_file(file, error);
+  g_autoptr(JsonNode) root = jp_json_from_file(file, error);
   if (root == NULL)
     return NULL;
   JsonObject *object = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;

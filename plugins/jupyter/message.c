@@ -1,60 +1,15 @@
-/* plugins/jupyter: Jupyter messages on the wire (messaging protocol 5.3):
- *
- *   [routing ids...] "<IDS|MSG>" HMAC header parent_header metadata content [buffers...]
- *
- * HMAC is the hex HMAC-SHA256 of the four JSON frames with the connection's
- * key.  A message whose signature is missing or wrong, that is not JSON, or
- * lacks a header is dropped and counted, never looked at further. */
+/* plugins/jupyter: this connection's side of the messages (the codec is
+ * jupyter_protocol/message.c): our session's headers, sending on the
+ * kernel's sockets, receiving from them, and the ids of our requests. */
 #include "config.h"
 
 #include <string.h>
 #include <zmq.h>
 
+#include "jupyter_protocol/zmq_frames.h"
 #include "plugins/jupyter/kernel-private.h"
 
-#define DELIMITER "<IDS|MSG>"
 #define RECENT_MAX 32
-
-const char *const jk_channel_names[JK_N_CHANNELS] = { "shell", "iopub", "stdin", "control", "hb" };
-
-void
-jk_message_free(jk_message *message)
-{
-  if (message == NULL)
-    return;
-  g_free(message->msg_type);
-  g_free(message->msg_id);
-  g_free(message->parent_id);
-  g_clear_pointer(&message->header, json_object_unref);
-  g_clear_pointer(&message->parent, json_object_unref);
-  g_clear_pointer(&message->metadata, json_object_unref);
-  g_clear_pointer(&message->content, json_object_unref);
-  g_free(message);
-}
-
-char *
-jk_sign(const char *key, const GBytes *const frames[4])
-{
-  g_autoptr(GHmac) hmac = g_hmac_new(G_CHECKSUM_SHA256, (const guchar *)key, strlen(key));
-  for (int i = 0; i < 4; i++) {
-    gsize len;
-    const guchar *data = g_bytes_get_data((GBytes *)frames[i], &len);
-    g_hmac_update(hmac, data, len);
-  }
-  return g_strdup(g_hmac_get_string(hmac));
-}
-
-gboolean
-jk_signature_equal(const char *expected, const char *given, gsize given_len)
-{
-  gsize len = strlen(expected);
-  if (len != given_len)
-    return FALSE;
-  guint8 diff = 0;
-  for (gsize i = 0; i < len; i++)
-    diff |= (guint8)expected[i] ^ (guint8)given[i];
-  return diff == 0;
-}
 
 void
 jk_kernel_remember(jk_kernel *kernel, const char *msg_id)
@@ -77,27 +32,10 @@ jk_kernel_sent_recently(jk_kernel *kernel, const char *msg_id)
   return found;
 }
 
-static GBytes *
-object_bytes(JsonObject *object)
-{
-  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
-  char *text = cx_json_to_string(node, FALSE);
-  return g_bytes_new_take(text, strlen(text));
-}
-
 JsonObject *
 jk_message_header(jk_kernel *kernel, const char *msg_type, char **msg_id)
 {
-  *msg_id = g_uuid_string_random();
-  g_autoptr(GDateTime) now = g_date_time_new_now_utc();
-  g_autofree char *date = g_date_time_format_iso8601(now);
-  JsonObject *header = json_object_new();
-  json_object_set_string_member(header, "msg_id", *msg_id);
-  json_object_set_string_member(header, "session", kernel->session);
-  json_object_set_string_member(header, "username", "cellexec");
-  json_object_set_string_member(header, "date", date);
-  json_object_set_string_member(header, "msg_type", msg_type);
-  json_object_set_string_member(header, "version", "5.3");
+  JsonObject *header = jp_header_new(kernel->session, "cellexec", msg_type, msg_id);
   jk_kernel_remember(kernel, *msg_id);
   return header;
 }
@@ -108,21 +46,8 @@ jk_message_send(jk_kernel *kernel, int channel, const char *msg_type, JsonObject
 {
   g_autofree char *id = NULL;
   g_autoptr(JsonObject) header = jk_message_header(kernel, msg_type, &id);
-  g_autoptr(JsonObject) empty = json_object_new();
-  GBytes *frames[4] = { object_bytes(header), object_bytes(empty), object_bytes(empty),
-                        object_bytes(content) };
-  g_autofree char *signature = *kernel->key ? jk_sign(kernel->key, (const GBytes *const *)frames)
-                                            : g_strdup("");
-  void *socket = kernel->sockets[channel];
-  gboolean ok = zmq_send(socket, DELIMITER, strlen(DELIMITER), ZMQ_SNDMORE) >= 0 &&
-                zmq_send(socket, signature, strlen(signature), ZMQ_SNDMORE) >= 0;
-  for (int i = 0; i < 4; i++) {
-    gsize len;
-    const void *data = g_bytes_get_data(frames[i], &len);
-    if (ok)
-      ok = zmq_send(socket, data, len, i < 3 ? ZMQ_SNDMORE : 0) >= 0;
-    g_bytes_unref(frames[i]);
-  }
+  g_autoptr(GPtrArray) frames = jp_message_encode(kernel->key, NULL, header, NULL, NULL, content);
+  gboolean ok = jp_zmq_send_frames(kernel->sockets[channel], frames);
   if (!ok) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot send %s: %s", msg_type,
                 zmq_strerror(zmq_errno()));
@@ -133,218 +58,14 @@ jk_message_send(jk_kernel *kernel, int channel, const char *msg_type, JsonObject
   return TRUE;
 }
 
-/* All frames of one multipart message. */
-static GPtrArray *
-recv_frames(void *socket, int flags)
-{
-  GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
-  for (;;) {
-    zmq_msg_t part;
-    zmq_msg_init(&part);
-    if (zmq_msg_recv(&part, socket, frames->len == 0 ? flags : 0) < 0) {
-      zmq_msg_close(&part);
-      g_ptr_array_unref(frames);
-      return NULL;
-    }
-    g_ptr_array_add(frames, g_bytes_new(zmq_msg_data(&part), zmq_msg_size(&part)));
-    gboolean more = zmq_msg_more(&part);
-    zmq_msg_close(&part);
-    if (!more)
-      return frames;
-  }
-}
-
-/* A kernel encodes text holding undecodable bytes with surrogateescape,
- * so a message may carry bytes that are not UTF-8; jupyter_client reads
- * them as U+FFFD (decode('utf8', 'replace')), and so do we, instead of
- * dropping the message.  JSON read from DATA, KEEPING_NUL or not. */
-static JsonNode *
-parse_text(const char *data, gsize len, gboolean keeping_nul)
-{
-  g_autofree char *valid = g_utf8_validate_len(data, len, NULL) ? NULL
-                                                                 : g_utf8_make_valid(data, (gssize)len);
-  if (valid != NULL) {
-    data = valid;
-    len = strlen(valid);
-  }
-  return keeping_nul ? cx_json_from_string_keeping_nul(data, (gssize)len, NULL)
-                     : cx_json_from_string(data, (gssize)len, NULL);
-}
-
-JsonNode *
-jk_json_from_file(const char *file, GError **error)
-{
-  g_autofree char *text = NULL;
-  gsize length = 0;
-  if (!cx_file_get_contents(file, &text, &length, error))
-    return NULL;
-  return cx_json_from_string(text, (gssize)length, error);
-}
-
-JsonObject *
-jk_json_parse_object(const char *data, gsize len)
-{
-  g_autoptr(JsonNode) root = parse_text(data, len, FALSE);
-  return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_object_ref(json_node_get_object(root)) : NULL;
-}
-
-static JsonObject *
-parse_object(GBytes *bytes)
-{
-  gsize len;
-  const char *data = g_bytes_get_data(bytes, &len);
-  return jk_json_parse_object(data, len);
-}
-
-/* Whether NODE holds CX_RESULT_NUL in a string or a member name. */
-static gboolean
-holds_nul_marker(JsonNode *node)
-{
-  if (JSON_NODE_HOLDS_OBJECT(node)) {
-    JsonObjectIter iter;
-    const char *name;
-    JsonNode *member;
-    json_object_iter_init(&iter, json_node_get_object(node));
-    while (json_object_iter_next(&iter, &name, &member))
-      if (strstr(name, CX_RESULT_NUL) != NULL || holds_nul_marker(member))
-        return TRUE;
-    return FALSE;
-  }
-  if (JSON_NODE_HOLDS_ARRAY(node)) {
-    JsonArray *array = json_node_get_array(node);
-    for (guint i = 0; i < json_array_get_length(array); i++)
-      if (holds_nul_marker(json_array_get_element(array, i)))
-        return TRUE;
-    return FALSE;
-  }
-  return JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING &&
-         strstr(json_node_get_string(node), CX_RESULT_NUL) != NULL;
-}
-
-/* A NUL the kernel sent in M's content (DATA, or its MEMBER): json-glib
- * cannot hold one, so the first read gave U+FFFD.  A stream's text and an
- * error's name, value and traceback reach the result as the cell wrote
- * them: read again keeping it (as CX_RESULT_NUL; outputs.c gives stream
- * text its NUL byte back).  In any other content it stays U+FFFD, and
- * M->nul_replaced says so (outputs.c lists it).  Read again only when DATA
- * holds an escaped NUL. */
-static void
-keep_nul_of_content(jk_message *m, const char *data, gsize len, const char *member)
-{
-  if (g_strstr_len(data, (gssize)len, "\\u0000") == NULL)
-    return;
-  g_autoptr(JsonNode) root = parse_text(data, len, TRUE);
-  JsonNode *content = root != NULL && JSON_NODE_HOLDS_OBJECT(root) && member != NULL
-                        ? json_object_get_member(json_node_get_object(root), member)
-                        : root;
-  if (content == NULL || !JSON_NODE_HOLDS_OBJECT(content))
-    return;
-  if (g_str_equal(m->msg_type, "stream") || g_str_equal(m->msg_type, "error")) {
-    json_object_unref(m->content);
-    m->content = json_object_ref(json_node_get_object(content));
-  } else {
-    m->nul_replaced = holds_nul_marker(content);
-  }
-}
-
-/* M's type and ids from its header and parent; FALSE (M unusable) when
- * the header has no msg_type or the parent or content is missing. */
-static gboolean
-message_complete(jk_message *m)
-{
-  const char *type = m->header ? cx__peer_get_string(m->header, "msg_type", NULL) : NULL;
-  if (m->parent == NULL || m->metadata == NULL || m->content == NULL || type == NULL)
-    return FALSE;
-  m->msg_type = g_strdup(type);
-  m->msg_id = g_strdup(cx__peer_get_string(m->header, "msg_id", ""));
-  m->parent_id = g_strdup(cx__peer_get_string(m->parent, "msg_id", ""));
-  return TRUE;
-}
-
-jk_recv_status
-jk_message_decode(const char *key, GPtrArray *frames, jk_counters *counters, jk_message **message)
+jp_recv_status
+jk_message_recv(jk_kernel *kernel, int channel, int flags, jp_message **message)
 {
   *message = NULL;
-  guint delimiter = 0;
-  for (; delimiter < frames->len; delimiter++) {
-    gsize len;
-    const void *data = g_bytes_get_data(frames->pdata[delimiter], &len);
-    if (len == strlen(DELIMITER) && memcmp(data, DELIMITER, len) == 0)
-      break;
-  }
-  if (delimiter + 6 > frames->len) {
-    g_atomic_int_inc(&counters->malformed);
-    return JK_RECV_DROPPED;
-  }
-  const GBytes *json[4];
-  for (int i = 0; i < 4; i++)
-    json[i] = frames->pdata[delimiter + 2 + i];
-  gsize signature_len;
-  const char *signature = g_bytes_get_data(frames->pdata[delimiter + 1], &signature_len);
-  g_autofree char *expected = *key ? jk_sign(key, json) : g_strdup("");
-  if (!jk_signature_equal(expected, signature ? signature : "", signature_len)) {
-    g_atomic_int_inc(&counters->bad_signature);
-    return JK_RECV_DROPPED;
-  }
-  g_autoptr(jk_message) m = g_new0(jk_message, 1);
-  m->channel = -1;
-  m->header = parse_object((GBytes *)json[0]);
-  m->parent = parse_object((GBytes *)json[1]);
-  m->metadata = parse_object((GBytes *)json[2]);
-  m->content = parse_object((GBytes *)json[3]);
-  if (!message_complete(m)) {
-    g_atomic_int_inc(&counters->malformed);
-    return JK_RECV_DROPPED;
-  }
-  gsize content_len;
-  const char *content = g_bytes_get_data((GBytes *)json[3], &content_len);
-  keep_nul_of_content(m, content, content_len, NULL);
-  *message = g_steal_pointer(&m);
-  return JK_RECV_OK;
-}
-
-jk_recv_status
-jk_message_recv(jk_kernel *kernel, int channel, int flags, jk_message **message)
-{
-  *message = NULL;
-  g_autoptr(GPtrArray) frames = recv_frames(kernel->sockets[channel], flags);
+  g_autoptr(GPtrArray) frames = jp_zmq_recv_frames(kernel->sockets[channel], flags);
   if (frames == NULL)
-    return JK_RECV_NONE;
-  if (channel == JK_HB)
-    return JK_RECV_OK; /* the echo: no message */
-  return jk_message_decode(kernel->key, frames, kernel->counters, message);
-}
-
-static JsonObject *
-object_member(JsonObject *object, const char *name)
-{
-  JsonNode *node = json_object_get_member(object, name);
-  return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_object_ref(json_node_get_object(node)) : NULL;
-}
-
-jk_message *
-jk_message_from_websocket(const char *text, gsize len, jk_counters *counters)
-{
-  g_autoptr(JsonObject) o = jk_json_parse_object(text, len);
-  g_autoptr(jk_message) m = g_new0(jk_message, 1);
-  m->channel = -1;
-  if (o != NULL) {
-    m->header = object_member(o, "header");
-    m->parent = object_member(o, "parent_header");
-    m->metadata = object_member(o, "metadata");
-    m->content = object_member(o, "content");
-    const char *channel = cx__peer_get_string(o, "channel", "");
-    for (int i = 0; i < JK_N_CHANNELS; i++)
-      if (g_strcmp0(channel, jk_channel_names[i]) == 0)
-        m->channel = i;
-  }
-  /* Servers may leave out an empty metadata. */
-  if (o != NULL && m->metadata == NULL)
-    m->metadata = json_object_new();
-  if (m->channel < 0 || !message_complete(m)) {
-    g_atomic_int_inc(&counters->malformed);
-    return NULL;
-  }
-  keep_nul_of_content(m, text, len, "content");
-  return g_steal_pointer(&m);
+    return JP_RECV_NONE;
+  if (channel == JP_HB)
+    return JP_RECV_OK; /* the echo: no message */
+  return jp_message_decode(kernel->key, frames, kernel->counters, message);
 }

@@ -276,7 +276,7 @@ handle_stream(jk_exec_state *state, JsonObject *c)
 
 /* One IOPub message of this request.  TRUE when it says idle. */
 gboolean
-jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
+jk_exec_handle_iopub(jk_exec_state *state, jp_message *m)
 {
   cx_result *result = state->exec->result;
   JsonObject *c = m->content;
@@ -334,7 +334,7 @@ jk_exec_handle_iopub(jk_exec_state *state, jk_message *m)
 }
 
 const char *
-jk_input_prompt(const jk_message *m, const char *msg_id)
+jk_input_prompt(const jp_message *m, const char *msg_id)
 {
   if (m == NULL || g_strcmp0(m->parent_id, msg_id) != 0 || !g_str_equal(m->msg_type, "input_request"))
     return NULL;
@@ -342,7 +342,7 @@ jk_input_prompt(const jk_message *m, const char *msg_id)
 }
 
 JsonObject *
-jk_exec_input_reply(jk_exec *exec, const char *msg_id, jk_message *m)
+jk_exec_input_reply(jk_exec *exec, const char *msg_id, jp_message *m)
 {
   const char *prompt = exec->on_input != NULL ? jk_input_prompt(m, msg_id) : NULL;
   if (prompt == NULL)

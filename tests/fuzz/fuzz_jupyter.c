@@ -45,7 +45,7 @@ sign(GPtrArray *frames)
     const GBytes *json[4];
     for (int i = 0; i < 4; i++)
       json[i] = frames->pdata[d + 2 + i];
-    char *signature = jk_sign(KEY, json);
+    char *signature = jp_sign(KEY, json);
     g_bytes_unref(frames->pdata[d + 1]);
     frames->pdata[d + 1] = g_bytes_new_take(signature, strlen(signature));
     return;
@@ -59,7 +59,7 @@ answer(const char *prompt, const char *msg_id, gpointer data)
 }
 
 static void
-apply(jk_message *m, guint8 mode)
+apply(jp_message *m, guint8 mode)
 {
   g_autoptr(cx_run_options) run = cx_run_options_new();
   if (mode & 4) {
@@ -91,15 +91,15 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
   if (size < 1 || size > 1 << 20)
     return 0;
   guint8 mode = data[0];
-  jk_counters counters = { 0 };
-  g_autoptr(jk_message) m = NULL;
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) m = NULL;
   if (mode & 1) {
-    m = jk_message_from_websocket((const char *)data + 1, size - 1, &counters);
+    m = jp_message_from_websocket((const char *)data + 1, size - 1, &counters);
   } else {
     g_autoptr(GPtrArray) frames = split_frames(data + 1, size - 1);
     if (mode & 2)
       sign(frames);
-    (void)jk_message_decode(KEY, frames, &counters, &m);
+    (void)jp_message_decode(KEY, frames, &counters, &m);
   }
   if (m != NULL)
     apply(m, mode);

@@ -24,7 +24,7 @@ convert pyembed/convert.c
 # The jupyter backend's messages, when it is built (libzmq found).
 [ "${FUZZ_JUPYTER:-no}" = yes ] &&
   TARGETS="$TARGETS
-jupyter plugins/jupyter/message.c plugins/jupyter/outputs.c"
+jupyter plugins/jupyter/message.c plugins/jupyter/outputs.c jupyter_protocol/message.c jupyter_protocol/zmq_frames.c"
 out="$builddir/tests/fuzz"
 mkdir -p "$out/obj"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -DCX_COMPILATION

@@ -1,0 +1,101 @@
+/* jupyter_protocol: Jupyter messages (messaging protocol 5.3), both sides.
+ *
+ * The codec that the jupyter backend (a client of kernels) and the
+ * `cellexec kernel` (a kernel) share: a message on ZeroMQ is
+ *
+ *   [routing ids...] "<IDS|MSG>" HMAC header parent_header metadata content [buffers...]
+ *
+ * where HMAC is the hex HMAC-SHA256 of the four JSON frames with the
+ * connection's key ("" for unsigned connections).  A message whose
+ * signature is missing or wrong, that is not JSON, or lacks a header is
+ * dropped and counted, never looked at further.  On a WebSocket (a Jupyter
+ * Server's channels) a message is one JSON text with a "channel" member.
+ *
+ * Internal to cellexec (names jp_): a convenience library linked into the
+ * jupyter plugin and the cellexec program, never installed. */
+#ifndef CX_JUPYTER_PROTOCOL_MESSAGE_H
+#define CX_JUPYTER_PROTOCOL_MESSAGE_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/* The protocol version spoken, and the frame before the signature. */
+#define JP_PROTOCOL_VERSION "5.3"
+#define JP_DELIMITER "<IDS|MSG>"
+
+/* Channels, in the order of a connection file's ports. */
+enum { JP_SHELL, JP_IOPUB, JP_STDIN, JP_CONTROL, JP_HB, JP_N_CHANNELS };
+/* Their names, as connection files ("shell_port") and WebSocket messages
+ * ("channel") give them. */
+extern const char *const jp_channel_names[JP_N_CHANNELS];
+
+/* Messages dropped on a connection; updated atomically. */
+typedef struct {
+  gint bad_signature; /* HMAC missing or wrong */
+  gint wrong_parent;  /* signed, but a reply to someone else's request */
+  gint malformed;     /* not a Jupyter message, or not JSON */
+} jp_counters;
+
+typedef struct {
+  int channel;               /* WebSocket: the channel it came on; else -1 */
+  char *msg_type;
+  char *msg_id;
+  char *parent_id;           /* "" when none */
+  JsonObject *header, *parent, *metadata, *content;
+  GPtrArray *identities;     /* ZeroMQ routing ids before the delimiter (GBytes) */
+  gboolean nul_replaced;     /* content held a NUL, read as U+FFFD (see below) */
+} jp_message;
+
+void jp_message_free(jp_message *message);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(jp_message, jp_message_free)
+
+typedef enum {
+  JP_RECV_NONE,     /* nothing waiting (ZMQ_DONTWAIT) or the socket failed */
+  JP_RECV_OK,       /* *MESSAGE set */
+  JP_RECV_DROPPED,  /* a message came and was dropped (counted) */
+} jp_recv_status;
+
+/* A new header for MSG_TYPE in SESSION, from USERNAME; *MSG_ID gets its
+ * id (new). */
+JsonObject *jp_header_new(const char *session, const char *username, const char *msg_type,
+                          char **msg_id);
+/* The frames of a message (GBytes): IDENTITIES (may be NULL), the
+ * delimiter, the signature with KEY, HEADER, PARENT, METADATA and CONTENT
+ * (each may be NULL: {}). */
+GPtrArray *jp_message_encode(const char *key, GPtrArray *identities, JsonObject *header,
+                             JsonObject *parent, JsonObject *metadata, JsonObject *content);
+/* The message in FRAMES (GBytes, as received: routing ids, delimiter,
+ * signature, the four JSON frames, buffers), its signature checked with
+ * KEY ("": unsigned); JP_RECV_DROPPED, counted in COUNTERS, when it is
+ * not a well-formed, well-signed message.
+ *
+ * A NUL in the content cannot be held by json-glib, so it is read as
+ * U+FFFD; a stream's text and an error's name, value and traceback keep it
+ * as CX_RESULT_NUL (the result's marker) instead, and for any other
+ * message nul_replaced says a NUL was replaced. */
+jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters,
+                                 jp_message **message);
+/* The message in a WebSocket text frame TEXT (JSON with a "channel"), or
+ * NULL, counted as malformed in COUNTERS. */
+jp_message *jp_message_from_websocket(const char *text, gsize len, jp_counters *counters);
+
+/* The signature of the four JSON frames, hex; and its check, in constant
+ * time. */
+char *jp_sign(const char *key, const GBytes *const frames[4]);
+gboolean jp_signature_equal(const char *expected, const char *given, gsize given_len);
+
+/* The JSON object in DATA (new), or NULL; bytes that are not UTF-8 are
+ * read as U+FFFD, as jupyter_client reads them, and the text with
+ * cx_json_from_string(), so a NUL or a lone surrogate is U+FFFD too. */
+JsonObject *jp_json_parse_object(const char *data, gsize len);
+/* The JSON document in FILE (a kernelspec, a connection file), read as
+ * every JSON cellexec reads: bounded in size and depth. */
+JsonNode *jp_json_from_file(const char *file, GError **error);
+/* OBJECT as compact JSON text, in bytes (new). */
+GBytes *jp_json_bytes(JsonObject *object);
+
+G_END_DECLS
+
+#endif /* CX_JUPYTER_PROTOCOL_MESSAGE_H */
