@@ -6,11 +6,6 @@
 #include "lib/internal.h"
 #include "lib/notebook_internal.h"
 
-/* After these a session's state cannot be trusted (the cell was stopped
- * part-way, or its process is gone): later cells get a fresh one. */
-static const char *const session_ending_errors[] = { CX_ERROR_TYPE_TIMEOUT, CX_ERROR_TYPE_WORKER_CRASHED,
-                                                      CX_ERROR_TYPE_KERNEL_DIED, NULL };
-
 /* An ISO 8601 UTC timestamp with microseconds, as nbclient writes them. */
 static char *
 timestamp_now(void)
@@ -299,7 +294,7 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
                                 cx__notebook_cell_has_tag(cell, "raises-exception");
     to.report.session_replaced =
       to.report.allowed_failure && backend != NULL &&
-      g_strv_contains(session_ending_errors, cx_result_get_error_type(result));
+      cx_result_ends_session(result);
     report(&to, CX_NOTEBOOK_CELL_FAILED, result, seconds);
     if (!to.report.allowed_failure) {
       stopped_at(notebook, &to.report, result, error);

@@ -575,6 +575,15 @@ cx_result_has_error(const cx_result *result)
   return result->error_type != NULL;
 }
 
+gboolean
+cx_result_ends_session(const cx_result *result)
+{
+  g_return_val_if_fail(result != NULL, FALSE);
+  static const char *const ending[] = { CX_ERROR_TYPE_TIMEOUT, CX_ERROR_TYPE_WORKER_CRASHED,
+                                        CX_ERROR_TYPE_KERNEL_DIED, NULL };
+  return result->error_type != NULL && g_strv_contains(ending, result->error_type);
+}
+
 const char *
 cx_result_get_error_type(const cx_result *result)
 {

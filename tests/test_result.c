@@ -479,6 +479,25 @@ test_result_error_output_as_ipython_shows_it(void)
   CU_ASSERT_TRUE(cx_result_get_error_output_shown(usage));
 }
 
+/* Timeouts, crashes and dead kernels end a session; a cell's own
+ * exception or a stopped flood does not. */
+static void
+test_result_ends_session_only_for_lost_state(void)
+{
+  static const struct { const char *type; gboolean ends; } cases[] = {
+    { CX_ERROR_TYPE_TIMEOUT, TRUE },          { CX_ERROR_TYPE_WORKER_CRASHED, TRUE },
+    { CX_ERROR_TYPE_KERNEL_DIED, TRUE },      { CX_ERROR_TYPE_OUTPUT_LIMIT, FALSE },
+    { CX_ERROR_TYPE_CPU_TIME, FALSE },        { "ZeroDivisionError", FALSE },
+  };
+  g_autoptr(cx_result) ok = cx_result_new();
+  CU_ASSERT_FALSE(cx_result_ends_session(ok));
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(cx_result) failed = cx_result_new();
+    cx_result_set_error(failed, cases[i].type, "m", NULL);
+    CU_ASSERT_EQUAL(cx_result_ends_session(failed), cases[i].ends);
+  }
+}
+
 void
 cx_test_register(void)
 {
@@ -507,6 +526,7 @@ cx_test_register(void)
       test_result_outputs_round_trip_and_are_made_when_missing },
     { "test_result_shown_errors_do_not_fail_the_cell", test_result_shown_errors_do_not_fail_the_cell },
     { "test_result_error_output_as_ipython_shows_it", test_result_error_output_as_ipython_shows_it },
+    { "test_result_ends_session_only_for_lost_state", test_result_ends_session_only_for_lost_state },
     { NULL, NULL }
   };
   cx_test_add_suite("result", tests);

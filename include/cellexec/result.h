@@ -66,7 +66,7 @@ G_BEGIN_DECLS
  * rather than the cell raising them; a program may compare "error"."type"
  * with them, and every plugin shipped with cellexec uses them.  After the
  * first three the session's state cannot be trusted: the notebook runner
- * goes on in a fresh session (cx_notebook_run).
+ * and `cellexec kernel` go on in a fresh session (cx_result_ends_session).
  *
  *   CX_ERROR_TYPE_TIMEOUT          the cell ran past its timeout (the local
  *                                  backend raises Python's TimeoutError in
@@ -91,6 +91,12 @@ G_BEGIN_DECLS
 #define CX_ERROR_TYPE_KERNEL_PROTOCOL "KernelProtocolError"
 #define CX_ERROR_TYPE_ABORTED "Aborted"
 #define CX_ERROR_TYPE_UNRECORDED_CELL "UnrecordedCell"
+
+/* ABI 1.2: TRUE when RESULT failed in a way that leaves its session's
+ * state untrustworthy (CX_ERROR_TYPE_TIMEOUT, _WORKER_CRASHED or
+ * _KERNEL_DIED): a program that goes on should close the session and
+ * open a fresh one, as cx_notebook_run() does. */
+CX_EXPORT gboolean cx_result_ends_session(const cx_result *result);
 
 /* A new, empty, successful result.  Free with cx_result_free(). */
 CX_EXPORT cx_result *cx_result_new(void);
