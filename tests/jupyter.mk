@@ -17,5 +17,8 @@ tests_test_jupyter_message_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 tests_test_jupyter_message_CFLAGS = $(TEST_CFLAGS) $(ZMQ_CFLAGS)
 tests_test_jupyter_message_LDADD = jupyter_protocol/libcxjupyter.la lib/libcxoutput.la $(TEST_LDADD) $(ZMQ_LIBS)
 endif
+# cellexec kernel against Jupyter's kernel tests and jupyter_client.
+TESTS += tests/check_kernel.sh
+EXTRA_DIST += tests/check_kernel.sh tests/kernel/test_kernel.py
 # A kernel that speaks the protocol badly, run by test_jupyter.
 EXTRA_DIST += tests/hostile_kernel.py

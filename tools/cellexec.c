@@ -18,6 +18,7 @@ static const char summary[] =
   "  plugins    list the backend plugins found, with their status and options\n"
   "  config     check a config file against the installed plugins\n"
   "  record     summarise (show) or validate (check) a recording of cells\n"
+  "  kernel     serve a backend as a Jupyter kernel, or install its kernelspec\n"
   "\n"
   "Run `cellexec COMMAND --help` for the options of a command.\n"
   "\n"
@@ -107,7 +108,11 @@ dispatch(int argc, char **argv)
     const char *name;
     int (*run)(int, char **);
   } commands[] = { { "run", cmd_run }, { "notebook", cmd_notebook }, { "plugins", cmd_plugins },
-                   { "config", cmd_config }, { "record", cmd_record } };
+                   { "config", cmd_config }, { "record", cmd_record },
+#ifdef HAVE_ZMQ
+                   { "kernel", cmd_kernel },
+#endif
+  };
   /* A reader that goes away (`| head`) is a write error (exit 3), not a
    * signal that kills us.  A handler rather than SIG_IGN: exec() resets it,
    * so the processes cells start get the default, as from a shell. */
@@ -123,7 +128,7 @@ dispatch(int argc, char **argv)
       argv[1] = (char *)command;
       return status;
     }
-  const char *const names[] = { "run", "notebook", "plugins", "config", "record", NULL };
+  const char *const names[] = { "run", "notebook", "plugins", "config", "record", "kernel", NULL };
   const char *closest = cx_suggest(command, names);
   return fail_usage("unknown command '%s'%s%s%s; see `cellexec --help`", command,
                     closest ? " (did you mean '" : "", closest ? closest : "", closest ? "'?)" : "");

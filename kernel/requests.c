@@ -1,0 +1,425 @@
+/* kernel/requests.c: the requests of a Jupyter front end, answered by a
+ * cellexec session (kernel.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "kernel/kernel.h"
+#include "lib/peer_json.h"
+
+/* What the shell queue holds besides requests: the end. */
+static jp_message stop_marker;
+
+struct cxk_kernel {
+  cx_backend *backend;
+  cx_session *session;
+  GMutex session_lock;       /* session: replaced after a crash, interrupted from control */
+  cxk_sink sink;
+  GAsyncQueue *shell;        /* jp_message *, or &stop_marker */
+  GThread *thread;
+  gint64 execution_count;    /* the last cell's number */
+  JsonObject *language_info; /* kernel_info_reply's, made once */
+};
+
+/* ---- Replies ------------------------------------------------------------------ */
+
+static void
+send_status(cxk_kernel *kernel, const jp_message *parent, const char *state)
+{
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_string_member(content, "execution_state", state);
+  kernel->sink.send(kernel->sink.data, JP_IOPUB, parent, "status", content);
+}
+
+/* The reply type of request type TYPE: foo_request → foo_reply. */
+static char *
+reply_type(const char *type)
+{
+  gsize len = strlen(type);
+  if (g_str_has_suffix(type, "_request"))
+    len -= strlen("_request");
+  return g_strdup_printf("%.*s_reply", (int)len, type);
+}
+
+static void
+reply(cxk_kernel *kernel, int channel, const jp_message *request, JsonObject *content)
+{
+  g_autofree char *type = reply_type(request->msg_type);
+  kernel->sink.send(kernel->sink.data, channel, request, type, content);
+}
+
+static JsonObject *
+ok_content(void)
+{
+  JsonObject *content = json_object_new();
+  json_object_set_string_member(content, "status", "ok");
+  return content;
+}
+
+/* ---- kernel_info ---------------------------------------------------------------- */
+
+/* The backend's Python version ("3.11.2"), from its "info"; "3" when it
+ * does not say. */
+static char *
+python_version(cx_backend *backend)
+{
+  g_autoptr(JsonNode) info = cx_backend_query(backend, "info", NULL);
+  JsonObject *object = info != NULL && JSON_NODE_HOLDS_OBJECT(info) ? json_node_get_object(info) : NULL;
+  JsonObject *python = object != NULL ? cx__peer_get_object(object, "python") : NULL;
+  const char *version = python != NULL ? cx__peer_get_string(python, "python_version", NULL) : NULL;
+  return g_strdup(version != NULL ? version : "3");
+}
+
+static JsonObject *
+language_info_new(cx_backend *backend)
+{
+  g_autofree char *version = python_version(backend);
+  JsonObject *info = json_object_new();
+  json_object_set_string_member(info, "name", "python");
+  json_object_set_string_member(info, "version", version);
+  json_object_set_string_member(info, "mimetype", "text/x-python");
+  json_object_set_string_member(info, "file_extension", ".py");
+  json_object_set_string_member(info, "pygments_lexer", "ipython3");
+  JsonObject *codemirror = json_object_new();
+  json_object_set_string_member(codemirror, "name", "ipython");
+  json_object_set_int_member(codemirror, "version", 3);
+  json_object_set_object_member(info, "codemirror_mode", codemirror);
+  json_object_set_string_member(info, "nbconvert_exporter", "python");
+  return info;
+}
+
+static JsonObject *
+kernel_info_content(cxk_kernel *kernel)
+{
+  JsonObject *content = ok_content();
+  json_object_set_string_member(content, "protocol_version", JP_PROTOCOL_VERSION);
+  json_object_set_string_member(content, "implementation", "cellexec");
+  json_object_set_string_member(content, "implementation_version", PACKAGE_VERSION);
+  json_object_set_object_member(content, "language_info", json_object_ref(kernel->language_info));
+  const char *python = cx__peer_get_string(kernel->language_info, "version", "3");
+  g_autofree char *banner =
+    g_strdup_printf("cellexec %s: Python %s on the %s backend\n", PACKAGE_VERSION, python,
+                    cx_backend_get_name(kernel->backend));
+  json_object_set_string_member(content, "banner", banner);
+  JsonArray *links = json_array_new();
+  JsonObject *link = json_object_new();
+  json_object_set_string_member(link, "text", "cellexec");
+  json_object_set_string_member(link, "url", "file://" CX_DOCDIR "/README.md");
+  json_array_add_object_element(links, link);
+  json_object_set_array_member(content, "help_links", links);
+  return content;
+}
+
+/* ---- execute -------------------------------------------------------------------- */
+
+typedef struct {
+  cxk_kernel *kernel;
+  const jp_message *request;
+  gboolean silent;
+} execution;
+
+/* OUTPUT (an nbformat-style output of the output callback) as the IOPub
+ * message a kernel sends for it: its type and content (new). */
+static JsonObject *
+iopub_of_output(JsonObject *output, const char **msg_type)
+{
+  const char *type = cx__peer_get_string(output, "output_type", "");
+  static const char *const passed[] = { "stream", "display_data", "update_display_data",
+                                        "execute_result", "clear_output", "error", NULL };
+  if (!g_strv_contains(passed, type))
+    return NULL;
+  *msg_type = g_intern_string(type);
+  JsonObject *content = json_object_new();
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
+  json_object_iter_init(&iter, output);
+  while (json_object_iter_next(&iter, &name, &member))
+    if (!g_str_equal(name, "output_type"))
+      json_object_set_member(content, name, json_node_copy(member));
+  return content;
+}
+
+static void
+on_output(JsonObject *output, gpointer data)
+{
+  execution *run = data;
+  const char *msg_type;
+  g_autoptr(JsonObject) content = iopub_of_output(output, &msg_type);
+  if (content == NULL || (run->silent && g_str_equal(msg_type, "execute_result")))
+    return;
+  run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, msg_type, content);
+}
+
+/* Replace a session a cell left untrustworthy; the sentence that says so,
+ * for the front end (new). */
+static char *
+renew_session(cxk_kernel *kernel)
+{
+  g_autoptr(GError) error = NULL;
+  cx_session *fresh = cx_session_open(kernel->backend, &error);
+  g_mutex_lock(&kernel->session_lock);
+  cx_session *old = kernel->session;
+  kernel->session = fresh != NULL ? fresh : old;
+  g_mutex_unlock(&kernel->session_lock);
+  if (fresh == NULL)
+    return g_strdup_printf("cellexec: the session was lost and no fresh one could be opened "
+                           "(%s); restart the kernel\n", error->message);
+  cx_session_close(old);
+  kernel->execution_count = 0;
+  return g_strdup("cellexec: the kernel is still alive, with a fresh session: the state of the "
+                  "cells before is gone; run them again\n");
+}
+
+static void
+send_stderr(cxk_kernel *kernel, const jp_message *parent, const char *text)
+{
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_string_member(content, "name", "stderr");
+  json_object_set_string_member(content, "text", text);
+  kernel->sink.send(kernel->sink.data, JP_IOPUB, parent, "stream", content);
+}
+
+/* The error fields of a failed execute_reply: the traceback is LINES
+ * (IPython's, as the error output shows it) when not NULL, else TEXT. */
+static void
+set_error_fields(JsonObject *content, const char *ename, const char *evalue,
+                 const char *const *lines, const char *text)
+{
+  json_object_set_string_member(content, "status", "error");
+  json_object_set_string_member(content, "ename", ename);
+  json_object_set_string_member(content, "evalue", evalue);
+  JsonArray *traceback = json_array_new();
+  for (gsize i = 0; lines != NULL && lines[i] != NULL; i++)
+    json_array_add_string_element(traceback, lines[i]);
+  if (lines == NULL && text != NULL && *text != '\0')
+    json_array_add_string_element(traceback, text);
+  json_object_set_array_member(content, "traceback", traceback);
+}
+
+/* The cell's number from the backend's result, else the kernel's count. */
+static gint64
+number_of(cxk_kernel *kernel, const cx_result *result, gboolean counted)
+{
+  JsonNode *count = result != NULL ? cx_result_get_extra(result, "execution_count") : NULL;
+  if (count != NULL && JSON_NODE_HOLDS_VALUE(count) && json_node_get_value_type(count) == G_TYPE_INT64)
+    return json_node_get_int(count);
+  return counted ? kernel->execution_count + 1 : kernel->execution_count;
+}
+
+/* Run the execute_request REQUEST; FALSE when it failed. */
+static gboolean
+execute(cxk_kernel *kernel, const jp_message *request)
+{
+  const char *code = cx__peer_get_string(request->content, "code", "");
+  gboolean silent = cx__peer_get_boolean(request->content, "silent", FALSE);
+  gboolean counted = !silent && cx__peer_get_boolean(request->content, "store_history", TRUE);
+  if (!silent) {
+    g_autoptr(JsonObject) input = json_object_new();
+    json_object_set_string_member(input, "code", code);
+    json_object_set_int_member(input, "execution_count", kernel->execution_count + 1);
+    kernel->sink.send(kernel->sink.data, JP_IOPUB, request, "execute_input", input);
+  }
+  execution run = { kernel, request, silent };
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_output_callback(options, on_output, &run);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = cx_session_run_cell(kernel->session, code, options, &error);
+  gint64 number = number_of(kernel, result, counted);
+  if (counted || number > kernel->execution_count)
+    kernel->execution_count = number;
+  g_autoptr(JsonObject) content = ok_content();
+  json_object_set_int_member(content, "execution_count", kernel->execution_count);
+  if (result == NULL) {
+    set_error_fields(content, "CellexecError", error->message, NULL, NULL);
+    g_autofree char *line = g_strdup_printf("cellexec: %s\n", error->message);
+    send_stderr(kernel, request, line);
+  } else if (!cx_result_get_success(result)) {
+    const char *ename = cx_result_has_error(result) ? cx_result_get_error_type(result) : "Error";
+    const char *evalue = cx_result_has_error(result) ? cx_result_get_error_message(result) : "";
+    set_error_fields(content, ename, evalue, cx_result_get_error_output_traceback(result),
+                     cx_result_get_error_traceback(result));
+    if (cx_result_ends_session(result)) {
+      g_autofree char *note = renew_session(kernel);
+      send_stderr(kernel, request, note);
+    }
+  } else {
+    json_object_set_array_member(content, "payload", json_array_new());
+    json_object_set_object_member(content, "user_expressions", json_object_new());
+  }
+  reply(kernel, JP_SHELL, request, content);
+  return result != NULL && cx_result_get_success(result);
+}
+
+/* ---- The rest ------------------------------------------------------------------ */
+
+/* What the requests beyond execute get until the backend can answer them:
+ * what ipykernel replies when it has nothing (no matches, not found). */
+static JsonObject *
+empty_answer(const jp_message *request)
+{
+  JsonObject *content = ok_content();
+  const char *type = request->msg_type;
+  if (g_str_equal(type, "complete_request")) {
+    gint64 cursor = cx__peer_get_int(request->content, "cursor_pos", 0);
+    json_object_set_array_member(content, "matches", json_array_new());
+    json_object_set_int_member(content, "cursor_start", cursor);
+    json_object_set_int_member(content, "cursor_end", cursor);
+    json_object_set_object_member(content, "metadata", json_object_new());
+  } else if (g_str_equal(type, "inspect_request")) {
+    json_object_set_boolean_member(content, "found", FALSE);
+    json_object_set_object_member(content, "data", json_object_new());
+    json_object_set_object_member(content, "metadata", json_object_new());
+  } else if (g_str_equal(type, "is_complete_request")) {
+    json_object_set_string_member(content, "status", "unknown");
+  } else if (g_str_equal(type, "history_request")) {
+    json_object_set_array_member(content, "history", json_array_new());
+  } else if (g_str_equal(type, "comm_info_request")) {
+    json_object_set_object_member(content, "comms", json_object_new());
+  } else {
+    json_object_unref(content);
+    return NULL;
+  }
+  return content;
+}
+
+/* An execute_request queued behind a failed one with stop_on_error: not
+ * run, as ipykernel aborts them. */
+static void
+abort_request(cxk_kernel *kernel, const jp_message *request)
+{
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_string_member(content, "status", "aborted");
+  if (g_str_equal(request->msg_type, "execute_request"))
+    json_object_set_int_member(content, "execution_count", kernel->execution_count);
+  send_status(kernel, request, "busy");
+  reply(kernel, JP_SHELL, request, content);
+  send_status(kernel, request, "idle");
+}
+
+/* Answer REQUEST on CHANNEL; for an execute_request, FALSE when it failed
+ * and asked the queue behind it to stop. */
+static gboolean
+answer(cxk_kernel *kernel, int channel, const jp_message *request)
+{
+  const char *type = request->msg_type;
+  gboolean go_on = TRUE;
+  send_status(kernel, request, "busy");
+  if (g_str_equal(type, "execute_request")) {
+    gboolean ok = execute(kernel, request);
+    go_on = ok || !cx__peer_get_boolean(request->content, "stop_on_error", TRUE);
+  } else if (g_str_equal(type, "kernel_info_request")) {
+    g_autoptr(JsonObject) content = kernel_info_content(kernel);
+    reply(kernel, channel, request, content);
+  } else if (g_str_equal(type, "shutdown_request")) {
+    gboolean restart = cx__peer_get_boolean(request->content, "restart", FALSE);
+    g_autoptr(JsonObject) content = ok_content();
+    json_object_set_boolean_member(content, "restart", restart);
+    reply(kernel, channel, request, content);
+    kernel->sink.shutdown(kernel->sink.data, restart);
+  } else if (g_str_equal(type, "interrupt_request")) {
+    cxk_kernel_interrupt(kernel);
+    g_autoptr(JsonObject) content = ok_content();
+    reply(kernel, channel, request, content);
+  } else {
+    g_autoptr(JsonObject) content = empty_answer(request);
+    if (content != NULL)
+      reply(kernel, channel, request, content);
+    /* comm_open, comm_msg, comm_close to no comm, and unknown types: no
+     * reply, as ipykernel ignores them. */
+  }
+  send_status(kernel, request, "idle");
+  return go_on;
+}
+
+static gpointer
+shell_thread(gpointer data)
+{
+  cxk_kernel *kernel = data;
+  for (;;) {
+    jp_message *request = g_async_queue_pop(kernel->shell);
+    if (request == &stop_marker)
+      return NULL;
+    if (!answer(kernel, JP_SHELL, request)) {
+      /* Abort what is queued now; what comes later runs. */
+      jp_message *next;
+      while ((next = g_async_queue_try_pop(kernel->shell)) != NULL && next != &stop_marker) {
+        abort_request(kernel, next);
+        jp_message_free(next);
+      }
+      if (next == &stop_marker) {
+        jp_message_free(request);
+        return NULL;
+      }
+    }
+    jp_message_free(request);
+  }
+}
+
+/* ---- The kernel ---------------------------------------------------------------- */
+
+cxk_kernel *
+cxk_kernel_new(cx_backend *backend, const cxk_sink *sink, GError **error)
+{
+  cx_session *session = cx_session_open(backend, error);
+  if (session == NULL)
+    return NULL;
+  cxk_kernel *kernel = g_new0(cxk_kernel, 1);
+  kernel->backend = backend;
+  kernel->session = session;
+  g_mutex_init(&kernel->session_lock);
+  kernel->sink = *sink;
+  kernel->language_info = language_info_new(backend);
+  kernel->shell = g_async_queue_new();
+  kernel->thread = g_thread_new("cellexec-kernel", shell_thread, kernel);
+  return kernel;
+}
+
+void
+cxk_kernel_free(cxk_kernel *kernel)
+{
+  if (kernel == NULL)
+    return;
+  cxk_kernel_interrupt(kernel);
+  g_async_queue_push_front(kernel->shell, &stop_marker);
+  g_thread_join(kernel->thread);
+  jp_message *left;
+  while ((left = g_async_queue_try_pop(kernel->shell)) != NULL)
+    if (left != &stop_marker)
+      jp_message_free(left);
+  g_async_queue_unref(kernel->shell);
+  cx_session_close(kernel->session);
+  g_mutex_clear(&kernel->session_lock);
+  json_object_unref(kernel->language_info);
+  g_free(kernel);
+}
+
+void
+cxk_kernel_interrupt(cxk_kernel *kernel)
+{
+  g_mutex_lock(&kernel->session_lock);
+  cx_session_interrupt(kernel->session, NULL);
+  g_mutex_unlock(&kernel->session_lock);
+}
+
+void
+cxk_kernel_submit(cxk_kernel *kernel, jp_message *request)
+{
+  g_async_queue_push(kernel->shell, request);
+}
+
+void
+cxk_kernel_control(cxk_kernel *kernel, const jp_message *request)
+{
+  if (g_str_equal(request->msg_type, "execute_request")) {
+    /* Code on control would run beside the shell's cell: not here. */
+    g_autoptr(JsonObject) content = json_object_new();
+    set_error_fields(content, "CellexecError", "cellexec runs code sent on shell, not control", NULL,
+                     NULL);
+    send_status(kernel, request, "busy");
+    reply(kernel, JP_CONTROL, request, content);
+    send_status(kernel, request, "idle");
+    return;
+  }
+  answer(kernel, JP_CONTROL, request);
+}

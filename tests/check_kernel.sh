@@ -1,0 +1,36 @@
+#!/bin/sh
+# cellexec kernel (tests/kernel/test_kernel.py): kernelspecs made here with
+# `cellexec kernel install --prefix`, Jupyter's kernel tests and
+# jupyter_client's KernelManager against them, and ipykernel ("python3",
+# on the same Python) beside them to prove the samples.
+builddir=${CELLEXEC_BUILDDIR:?run with make check}
+srcdir=${CELLEXEC_SRCDIR:?run with make check}
+python=${CELLEXEC_PYTHON:?run with make check}
+if [ -n "$CELLEXEC_SANITIZED" ]; then
+  echo "test_kernel: skipped in the sanitizer build (it drives the kernel from Python)"
+  exit 77
+fi
+if [ ! -x "$builddir/tools/.libs/cellexec" ] || ! "$builddir/tools/cellexec" kernel --help >/dev/null 2>&1; then
+  echo "test_kernel: skipped: cellexec was built without libzmq (no kernel command)"
+  exit 77
+fi
+if ! "$python" -c 'import jupyter_kernel_test, ipykernel' 2>/dev/null; then
+  echo "test_kernel: python3-jupyter-kernel-test or python3-ipykernel is missing: run ./setup.sh"
+  exit 1
+fi
+prefix="$builddir/tests/kernel-prefix"
+rm -rf "$prefix"
+cellexec="$builddir/tools/cellexec"
+"$cellexec" kernel install --prefix "$prefix" --name cellexec -b subprocess >/dev/null &&
+"$cellexec" kernel install --prefix "$prefix" --name cellexec-sandbox -b subprocess \
+  -o isolation=sandbox --display-name "Python (cellexec sandbox)" >/dev/null || exit 1
+# ipykernel on this Python, not a python3 found first on PATH, its history
+# in memory as nbclient starts it.
+mkdir -p "$prefix/share/jupyter/kernels/python3"
+cat > "$prefix/share/jupyter/kernels/python3/kernel.json" <<JSON
+{"argv": ["$python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}",
+          "--HistoryManager.hist_file=:memory:"],
+ "display_name": "Python 3 (ipykernel)", "language": "python"}
+JSON
+JUPYTER_PATH="$prefix/share/jupyter" JUPYTER_RUNTIME_DIR="$builddir/tests/kernel-runtime" \
+  PYDEVD_DISABLE_FILE_VALIDATION=1 exec "$python" "$srcdir/tests/kernel/test_kernel.py"

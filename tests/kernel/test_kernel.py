@@ -1,0 +1,280 @@
+"""cellexec kernel against Jupyter's own tests of kernels.
+
+Run by tests/check_kernel.sh, with JUPYTER_PATH naming kernelspecs it made:
+"cellexec" (the subprocess backend), "cellexec-sandbox" (the same with
+isolation = sandbox) and "python3" (ipykernel on the same Python).
+
+- jupyter_kernel_test's KernelTests, with a sample for every test, against
+  both cellexec kernels and ipykernel: ipykernel passing proves the
+  samples.  A skipped test fails the run (a missing sample would skip).
+  What cellexec does not serve yet is marked an expected failure on its
+  kernels only, so that serving it turns the mark into a failure to remove.
+- jupyter_client's KernelManager: interrupt, restart, a crashing cell,
+  shutdown leaving no process behind.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import jupyter_kernel_test
+from jupyter_client.manager import start_new_kernel
+
+TIMEOUT = 60
+
+
+class Samples:
+    """What each of jupyter_kernel_test's tests runs."""
+
+    language_name = "python"
+    file_extension = ".py"
+    code_hello_world = "print('hello, world')"
+    code_stderr = "import sys; print('test', file=sys.stderr)"
+    completion_samples = [{"text": "zi", "matches": {"zip"}}]
+    complete_code_samples = ["1", "print('hello, world')", "def f(x):\n  return x*2\n\n\n"]
+    incomplete_code_samples = ["print('''hello", "def f(x):\n  x*1"]
+    invalid_code_samples = ["import = 7q"]
+    code_page_something = "zip?"
+    code_generate_error = "raise ValueError('an error')"
+    code_execute_result = [
+        {"code": "1+2+3", "result": "6"},
+        {"code": "[n*n for n in range(1, 4)]", "result": "[1, 4, 9]"},
+    ]
+    code_display_data = [
+        {"code": "from IPython.display import HTML, display; display(HTML('<b>test</b>'))",
+         "mime": "text/html"},
+        {"code": "from IPython.display import Math, display; display(Math('\\\\frac{1}{2}'))",
+         "mime": "text/latex"},
+    ]
+    code_history_pattern = "1?2*"
+    supported_history_operations = ("tail", "range", "search")
+    code_inspect_sample = "zip"
+    code_clear_output = "from IPython.display import clear_output; clear_output()"
+
+
+# Requests the cellexec kernel answers with what ipykernel says when it has
+# nothing (no matches, not found, "unknown"), and the pager's payload.
+NOT_SERVED_YET = ("test_completion", "test_is_complete", "test_pager", "test_history",
+                  "test_inspect")
+
+
+def expected_failure(test):
+    """TEST, as an expected failure, leaving the original unmarked."""
+    def expected(self):
+        return test(self)
+    return unittest.expectedFailure(expected)
+
+
+def cellexec_kernel_tests(name):
+    attrs = {"kernel_name": name}
+    for test in NOT_SERVED_YET:
+        attrs[test] = expected_failure(getattr(jupyter_kernel_test.KernelTests, test))
+    return type("KernelTests_" + name.replace("-", "_"),
+                (Samples, jupyter_kernel_test.KernelTests), attrs)
+
+
+CellexecKernelTests = cellexec_kernel_tests("cellexec")
+SandboxKernelTests = cellexec_kernel_tests("cellexec-sandbox")
+
+
+class IpykernelTests(Samples, jupyter_kernel_test.KernelTests):
+    """The samples, proven on ipykernel."""
+    kernel_name = "python3"
+    # ipykernel answers a "range" of its current session with session 0,
+    # not the number its "tail" gave, which the kit's range check expects;
+    # its tail and search pass.
+    test_history = expected_failure(jupyter_kernel_test.KernelTests.test_history)
+
+
+def processes_with(marker):
+    """Pids of the processes whose command line holds MARKER."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+class KernelManagerTests(unittest.TestCase):
+    """jupyter_client's KernelManager driving the cellexec kernel."""
+
+    def setUp(self):
+        self.km, self.kc = start_new_kernel(kernel_name="cellexec", startup_timeout=TIMEOUT)
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+
+    def run_cell(self, code):
+        outputs = []
+        reply = self.kc.execute_interactive(code, timeout=TIMEOUT,
+                                            output_hook=lambda m: outputs.append(m))
+        return reply["content"], outputs
+
+    def stdout_of(self, outputs):
+        return "".join(m["content"]["text"] for m in outputs
+                       if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
+
+    def test_interrupt_keeps_the_state(self):
+        self.run_cell("kept = 42")
+        self.kc.execute("import time; time.sleep(30)")
+        time.sleep(1)
+        start = time.monotonic()
+        self.km.interrupt_kernel()
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "KeyboardInterrupt")
+        self.assertLess(time.monotonic() - start, 20)  # a hang guard: the cell sleeps 30 s
+        _, outputs = self.run_cell("print(kept)")
+        self.assertEqual(self.stdout_of(outputs), "42\n")
+
+    def test_restart_forgets_the_state(self):
+        self.run_cell("forgotten = 1")
+        self.km.restart_kernel()
+        self.kc.wait_for_ready(timeout=TIMEOUT)
+        reply, _ = self.run_cell("forgotten")
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "NameError")
+
+    def test_a_crashing_cell_leaves_the_kernel_alive(self):
+        reply, outputs = self.run_cell("import os; os._exit(3)")
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "WorkerCrashed")
+        notes = [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"]
+        self.assertIn("fresh session", "".join(notes))
+        self.assertTrue(self.km.is_alive())
+        reply, outputs = self.run_cell("print('after the crash')")
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(self.stdout_of(outputs), "after the crash\n")
+
+    def test_shutdown_leaves_no_process_behind(self):
+        _, outputs = self.run_cell("import os; print(os.getpid(), os.getppid())")
+        cell_pids = [int(pid) for pid in self.stdout_of(outputs).split()]
+        kernel_pid = self.km.provisioner.process.pid
+        self.kc.stop_channels()
+        self.km.shutdown_kernel()
+        self.assertFalse(self.km.is_alive())
+        for pid in [kernel_pid] + cell_pids:  # the kernel, its worker and fork server
+            self.assertFalse(os.path.exists(f"/proc/{pid}"), f"process {pid} is still there")
+
+
+CELLEXEC = os.path.join(os.environ["CELLEXEC_BUILDDIR"], "tools", "cellexec")
+
+
+class CommandLineTests(unittest.TestCase):
+    """Bad input to `cellexec kernel`: one line on stderr, exit 2, nothing served."""
+
+    def kernel(self, *args):
+        return subprocess.run([CELLEXEC, "kernel", *args], capture_output=True, text=True,
+                              timeout=TIMEOUT)
+
+    def assert_one_line_error(self, done, *words):
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
+        for word in words:
+            self.assertIn(word, done.stderr)
+
+    def test_a_missing_connection_file(self):
+        self.assert_one_line_error(self.kernel("-b", "fake", "-f", "/nonexistent/kernel.json"),
+                                   "/nonexistent/kernel.json")
+
+    def test_no_connection_file(self):
+        self.assert_one_line_error(self.kernel("-b", "fake"), "-f FILE")
+
+    def test_a_bad_signature_scheme(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump({"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4,
+                       "hb_port": 5, "ip": "127.0.0.1", "key": "k",
+                       "signature_scheme": "hmac-md5"}, f)
+            f.flush()
+            self.assert_one_line_error(self.kernel("-b", "fake", "-f", f.name), "hmac-md5",
+                                       "hmac-sha256")
+
+    def test_a_port_in_use(self):
+        import socket
+        with socket.socket() as taken, tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            json.dump({"shell_port": port, "iopub_port": 0, "stdin_port": 0, "control_port": 0,
+                       "hb_port": 0, "ip": "127.0.0.1", "key": "k"}, f)
+            f.flush()
+            self.assert_one_line_error(self.kernel("-b", "fake", "-f", f.name), str(port),
+                                       "shell")
+
+    def test_install_options_need_install(self):
+        self.assert_one_line_error(self.kernel("--user", "-f", "x.json"), "install")
+
+
+class KernelspecTests(unittest.TestCase):
+    """`cellexec kernel install --prefix` writes what Jupyter lists."""
+
+    def test_jupyter_kernelspec_list_lists_both(self):
+        listed = subprocess.run([sys.executable, "-m", "jupyter", "kernelspec", "list", "--json"],
+                                capture_output=True, text=True, check=True)
+        specs = json.loads(listed.stdout)["kernelspecs"]
+        for name in ("cellexec", "cellexec-sandbox"):
+            spec = specs[name]["spec"]
+            self.assertEqual(spec["language"], "python")
+            self.assertEqual(spec["interrupt_mode"], "message")
+            self.assertEqual(spec["argv"][1:4], ["kernel", "-f", "{connection_file}"])
+        self.assertEqual(specs["cellexec-sandbox"]["spec"]["display_name"],
+                         "Python (cellexec sandbox)")
+        self.assertIn("isolation=sandbox", specs["cellexec-sandbox"]["spec"]["argv"])
+
+
+class SandboxTests(unittest.TestCase):
+    """The sandbox kernel keeps the host's files out of sight."""
+
+    def read_in(self, kernel_name, path):
+        """What a cell of KERNEL_NAME reads in PATH, or "denied"."""
+        km, kc = start_new_kernel(kernel_name=kernel_name, startup_timeout=TIMEOUT)
+        try:
+            outputs = []
+            code = (f"try:\n    print(open({path!r}).read(), end='')\n"
+                    f"except OSError:\n    print('denied', end='')")
+            kc.execute_interactive(code, timeout=TIMEOUT, output_hook=outputs.append)
+            return "".join(m["content"].get("text", "") for m in outputs
+                           if m["msg_type"] == "stream")
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+    def test_host_files_are_out_of_sight_in_the_sandbox(self):
+        # A file of the host outside the sandbox's view (/var/tmp is not in it).
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as directory:
+            secret = os.path.join(directory, "secret")
+            with open(secret, "w") as f:
+                f.write("the host's secret")
+            self.assertEqual(self.read_in("cellexec", secret), "the host's secret")  # the probe works
+            self.assertEqual(self.read_in("cellexec-sandbox", secret), "denied")
+        if os.geteuid() == 0:  # only root reads it without the sandbox
+            self.assertIn("root:", self.read_in("cellexec", "/etc/shadow"))
+            self.assertNotIn("root:", self.read_in("cellexec-sandbox", "/etc/shadow"))
+
+
+class FailOnSkip(unittest.TextTestResult):
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self.addFailure(test, (AssertionError, AssertionError("skipped: " + reason), None))
+
+
+if __name__ == "__main__":
+    runner = unittest.TextTestRunner(resultclass=FailOnSkip, verbosity=2, stream=sys.stdout)
+    program = unittest.main(testRunner=runner, exit=False)
+    result = program.result
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    not_yet = len(result.expectedFailures)
+    print(f"test_kernel: {result.testsRun - failed - not_yet} passed, {failed} failed, "
+          f"{not_yet} expected to fail (not served yet, or ipykernel's own)")
+    sys.exit(0 if result.wasSuccessful() else 1)
