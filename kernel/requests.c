@@ -18,6 +18,7 @@ struct cxk_kernel {
   GAsyncQueue *shell;        /* jp_message *, or &stop_marker */
   GThread *thread;
   gint64 execution_count;    /* the last cell's number */
+  gint busy;                 /* atomic: a shell request is being answered */
   JsonObject *language_info; /* kernel_info_reply's, made once */
 };
 
@@ -340,7 +341,10 @@ shell_thread(gpointer data)
     jp_message *request = g_async_queue_pop(kernel->shell);
     if (request == &stop_marker)
       return NULL;
-    if (!answer(kernel, JP_SHELL, request)) {
+    g_atomic_int_set(&kernel->busy, 1);
+    gboolean go_on = answer(kernel, JP_SHELL, request);
+    g_atomic_int_set(&kernel->busy, 0);
+    if (!go_on) {
       /* Abort what is queued now; what comes later runs. */
       jp_message *next;
       while ((next = g_async_queue_try_pop(kernel->shell)) != NULL && next != &stop_marker) {
@@ -392,6 +396,18 @@ cxk_kernel_free(cxk_kernel *kernel)
   g_mutex_clear(&kernel->session_lock);
   json_object_unref(kernel->language_info);
   g_free(kernel);
+}
+
+const char *
+cxk_kernel_state(cxk_kernel *kernel)
+{
+  return g_atomic_int_get(&kernel->busy) ? "busy" : "idle";
+}
+
+void
+cxk_kernel_announce(cxk_kernel *kernel, const char *state)
+{
+  send_status(kernel, NULL, state);
 }
 
 void

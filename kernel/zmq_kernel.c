@@ -70,7 +70,12 @@ bind_sockets(zmq_kernel *s, const char *file, GError **error)
     return FALSE;
   }
   s->key = g_strdup(cx__peer_get_string(c, "key", ""));
-  static const int types[JP_N_CHANNELS] = { ZMQ_ROUTER, ZMQ_PUB, ZMQ_ROUTER, ZMQ_ROUTER, ZMQ_REP };
+  /* IOPub is an XPUB, so that a front end's subscription is seen: it is
+   * told the kernel's state at once, since what was published before its
+   * subscription reached us is lost to it (jupyter_client's
+   * wait_for_ready() starts over when no IOPub message follows its
+   * kernel_info_reply). */
+  static const int types[JP_N_CHANNELS] = { ZMQ_ROUTER, ZMQ_XPUB, ZMQ_ROUTER, ZMQ_ROUTER, ZMQ_REP };
   for (int i = 0; i < JP_N_CHANNELS; i++) {
     gint64 port = cx__peer_get_int(c, port_names[i], -1);
     if (port <= 0 || port > 65535) {
@@ -82,8 +87,10 @@ bind_sockets(zmq_kernel *s, const char *file, GError **error)
                                   ? g_strdup_printf("tcp://%s:%" G_GINT64_FORMAT, ip, port)
                                   : g_strdup_printf("ipc://%s-%" G_GINT64_FORMAT, ip, port);
     s->sockets[i] = zmq_socket(s->zmq, types[i]);
-    int linger = LINGER_MS;
+    int linger = LINGER_MS, verbose = 1;
     zmq_setsockopt(s->sockets[i], ZMQ_LINGER, &linger, sizeof linger);
+    if (types[i] == ZMQ_XPUB) /* every subscription, not only a topic's first */
+      zmq_setsockopt(s->sockets[i], ZMQ_XPUB_VERBOSE, &verbose, sizeof verbose);
     if (zmq_bind(s->sockets[i], endpoint) != 0) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot listen on %s (%s): %s", endpoint,
                   jp_channel_names[i], zmq_strerror(zmq_errno()));
@@ -183,6 +190,20 @@ receive(zmq_kernel *s, int channel)
   return message;
 }
 
+/* Tell each front end that subscribed to IOPub the kernel's state. */
+static void
+welcome_subscribers(zmq_kernel *s, cxk_kernel *kernel)
+{
+  GPtrArray *frames;
+  while ((frames = jp_zmq_recv_frames(s->sockets[JP_IOPUB], ZMQ_DONTWAIT)) != NULL) {
+    gsize len;
+    const guint8 *event = g_bytes_get_data(frames->pdata[0], &len);
+    if (len >= 1 && event[0] == 1) /* a subscription (0: one ending) */
+      cxk_kernel_announce(kernel, cxk_kernel_state(kernel));
+    g_ptr_array_unref(frames);
+  }
+}
+
 static gpointer
 heartbeat_thread(gpointer socket)
 {
@@ -200,20 +221,39 @@ free_kernel_thread(gpointer data)
   return NULL;
 }
 
+/* The process that started the kernel, when it says so: jupyter_client
+ * sets JPY_PARENT_PID.  A kernel whose front end died without shutting it
+ * down ends (as ipykernel's parent poller does), instead of living on as
+ * an orphan with its workers. */
+static pid_t
+front_end_pid(void)
+{
+  const char *text = g_getenv("JPY_PARENT_PID");
+  gint64 pid = text != NULL ? g_ascii_strtoll(text, NULL, 10) : 0;
+  return pid > 1 && pid == getppid() ? (pid_t)pid : 0;
+}
+
 /* Serve KERNEL until it is told to stop. */
 static void
 serve(zmq_kernel *s, cxk_kernel *kernel, int signal_fd)
 {
+  pid_t parent = front_end_pid();
   zmq_pollitem_t items[] = {
     { s->sockets[JP_SHELL], 0, ZMQ_POLLIN, 0 },
     { s->sockets[JP_CONTROL], 0, ZMQ_POLLIN, 0 },
     { s->sockets[JP_STDIN], 0, ZMQ_POLLIN, 0 },
     { s->outbox_out, 0, ZMQ_POLLIN, 0 },
+    { s->sockets[JP_IOPUB], 0, ZMQ_POLLIN, 0 },
     { NULL, signal_fd, ZMQ_POLLIN, 0 },
   };
-  int n_items = signal_fd >= 0 ? 5 : 4;
+  int n_items = signal_fd >= 0 ? 6 : 5;
   while (!s->stopping) {
-    if (zmq_poll(items, n_items, -1) < 0) {
+    if (parent != 0 && getppid() != parent) {
+      g_printerr("cellexec kernel: the process that started it (%d) is gone: ending\n",
+                 (int)parent);
+      return;
+    }
+    if (zmq_poll(items, n_items, parent != 0 ? 1000 : -1) < 0) {
       if (zmq_errno() == EINTR)
         continue;
       g_printerr("cellexec kernel: %s\n", zmq_strerror(zmq_errno()));
@@ -233,7 +273,9 @@ serve(zmq_kernel *s, cxk_kernel *kernel, int signal_fd)
         jp_message_free(m); /* no input_request is sent yet: nothing to answer */
     if (items[3].revents & ZMQ_POLLIN)
       forward_outbox(s, ZMQ_DONTWAIT);
-    if (n_items == 5 && (items[4].revents & ZMQ_POLLIN)) {
+    if (items[4].revents & ZMQ_POLLIN)
+      welcome_subscribers(s, kernel);
+    if (n_items == 6 && (items[5].revents & ZMQ_POLLIN)) {
       char what = 0;
       if (read(signal_fd, &what, 1) == 1 && what == 'i') {
         cxk_kernel_interrupt(kernel);

@@ -171,6 +171,29 @@ class KernelManagerTests(unittest.TestCase):
 CELLEXEC = os.path.join(os.environ["CELLEXEC_BUILDDIR"], "tools", "cellexec")
 
 
+class OrphanTests(unittest.TestCase):
+    """A kernel whose front end died without shutting it down ends, with
+    its workers, as ipykernel's parent poller makes it."""
+
+    def test_the_kernel_ends_with_its_front_end(self):
+        front_end = ("import os\n"
+                     "from jupyter_client.manager import start_new_kernel\n"
+                     "km, kc = start_new_kernel(kernel_name='cellexec', startup_timeout=60)\n"
+                     "reply = kc.execute_interactive('import os; print(os.getppid())', timeout=60,\n"
+                     "    output_hook=lambda m: print(m['content'].get('text', ''), end=''))\n"
+                     "print(km.provisioner.process.pid, flush=True)\n"
+                     "os._exit(0)\n")
+        done = subprocess.run([sys.executable, "-c", front_end], capture_output=True, text=True,
+                              timeout=TIMEOUT, check=True)
+        pids = [int(p) for p in done.stdout.split()]  # the fork server, the kernel
+        self.assertEqual(len(pids), 2, done.stdout)
+        deadline = time.monotonic() + 30
+        while any(os.path.exists(f"/proc/{p}") for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for pid in pids:
+            self.assertFalse(os.path.exists(f"/proc/{pid}"), f"process {pid} outlived its front end")
+
+
 class CommandLineTests(unittest.TestCase):
     """Bad input to `cellexec kernel`: one line on stderr, exit 2, nothing served."""
 
