@@ -34,3 +34,15 @@ bench-notebook: tools/cellexec plugins/local.la plugins/subprocess.la $(BENCH_PR
 	  XDG_CONFIG_HOME='$(abs_top_builddir)/tests/no-such-config' \
 	  $(PYTHON) $(srcdir)/bench/notebook.py tools/cellexec $(BENCH_NOTEBOOK_FLAGS)
 .PHONY: bench-notebook
+
+# bench-kernel: cellexec kernel against ipykernel through jupyter_client
+# (bench/README.md).
+EXTRA_DIST += bench/kernel.py
+if HAVE_ZMQ
+bench-kernel: tools/cellexec plugins/local.la plugins/subprocess.la $(BENCH_PROGRAMS_USED)
+	env -u CELLEXEC_CONFIG $(BENCH_ENVIRONMENT) \
+	  CELLEXEC_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
+	  XDG_CONFIG_HOME='$(abs_top_builddir)/tests/no-such-config' \
+	  $(PYTHON) $(srcdir)/bench/kernel.py tools/cellexec $(BENCH_KERNEL_FLAGS)
+endif
+.PHONY: bench-kernel
