@@ -10,10 +10,15 @@ isolation = sandbox) and "python3" (ipykernel on the same Python).
   What cellexec does not serve yet is marked an expected failure on its
   kernels only, so that serving it turns the mark into a failure to remove.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
-  shutdown leaving no process behind.
+  shutdown leaving no process behind, a kernel ending with its front end.
+- A real Jupyter Server launching both kernels for cellexec's own jupyter
+  backend in gateway mode: the sandbox holds.
+- The sandbox kernel hiding host files, `jupyter kernelspec list`, and
+  bad command lines.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -169,6 +174,53 @@ class KernelManagerTests(unittest.TestCase):
 
 
 CELLEXEC = os.path.join(os.environ["CELLEXEC_BUILDDIR"], "tools", "cellexec")
+
+
+class GatewayTests(unittest.TestCase):
+    """A real Jupyter Server launches the cellexec-sandbox kernel; cellexec's
+    own jupyter backend drives it in gateway mode, and the sandbox holds."""
+
+    def setUp(self):
+        import socket
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.token = "kernel-test-token"
+        self.root = tempfile.mkdtemp(prefix="cellexec-server-")
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "jupyter_server", "--ip=127.0.0.1", f"--port={self.port}",
+             f"--ServerApp.token={self.token}", "--no-browser", "--allow-root",
+             "--ServerApp.port_retries=0", f"--ServerApp.root_dir={self.root}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.1)
+        self.fail("jupyter_server did not start")
+
+    def tearDown(self):
+        self.server.terminate()
+        self.server.wait(timeout=TIMEOUT)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def run_through_gateway(self, kernel, code):
+        done = subprocess.run(
+            [CELLEXEC, "run", "-b", "jupyter", "-o", f"gateway-url=http://127.0.0.1:{self.port}",
+             "-o", f"token={self.token}", "-o", f"kernel={kernel}", "-c", code],
+            capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    def test_the_sandbox_holds_behind_a_jupyter_server(self):
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as directory:
+            secret = os.path.join(directory, "secret")
+            with open(secret, "w") as f:
+                f.write("the host's secret")
+            code = f"import os\nprint(os.path.exists({secret!r}))"
+            self.assertEqual(self.run_through_gateway("cellexec", code), "True\n")  # the probe works
+            self.assertEqual(self.run_through_gateway("cellexec-sandbox", code), "False\n")
 
 
 class OrphanTests(unittest.TestCase):
