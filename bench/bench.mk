@@ -43,6 +43,8 @@ bench-kernel: tools/cellexec plugins/local.la plugins/subprocess.la $(BENCH_PROG
 	env -u CELLEXEC_CONFIG $(BENCH_ENVIRONMENT) \
 	  CELLEXEC_PLUGIN_PATH='$(abs_top_builddir)/plugins/.libs' \
 	  XDG_CONFIG_HOME='$(abs_top_builddir)/tests/no-such-config' \
-	  $(PYTHON) $(srcdir)/bench/kernel.py tools/cellexec $(BENCH_KERNEL_FLAGS)
+	  LD_LIBRARY_PATH='$(abs_top_builddir)/.libs' \
+	  $(PYTHON) $(srcdir)/bench/kernel.py tools/cellexec \
+	  --kernel-executable '$(abs_top_builddir)/tools/.libs/cellexec' $(BENCH_KERNEL_FLAGS)
 endif
 .PHONY: bench-kernel

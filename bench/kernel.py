@@ -9,7 +9,8 @@ The kernelspecs are made here, under a scratch JUPYTER_PATH: "cellexec"
 it).  Rounds alternate which kernel goes first.  Prints medians and the
 ratios cellexec / ipykernel.
 
-Usage: kernel.py CELLEXEC [-b BACKEND] [-r ROUNDS] [-n CELLS] [-i ITERATIONS]
+Usage: kernel.py CELLEXEC [--kernel-executable PATH] [-b BACKEND] [-r ROUNDS] [-n CELLS]
+                 [-i ITERATIONS]
 """
 import argparse
 import json
@@ -30,9 +31,10 @@ from notebook import small_cells  # noqa: E402  (bench/notebook.py)
 CELL = "print('hello')\n1 + 1"
 
 
-def make_kernelspecs(cellexec, backend, prefix):
+def make_kernelspecs(cellexec, executable, backend, prefix):
+    extra = ["--executable", executable] if executable else []
     subprocess.run([cellexec, "kernel", "install", "--prefix", prefix, "--name", "cellexec",
-                    "-b", backend], check=True, stdout=subprocess.DEVNULL)
+                    "-b", backend, *extra], check=True, stdout=subprocess.DEVNULL)
     spec_dir = os.path.join(prefix, "share", "jupyter", "kernels", "python3")
     os.makedirs(spec_dir, exist_ok=True)
     with open(os.path.join(spec_dir, "kernel.json"), "w") as f:
@@ -118,6 +120,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cellexec")
     parser.add_argument("-b", "--backend", default="subprocess")
+    # The program itself, not libtool's wrapper script (a shell that costs
+    # each start some 70 ms): LD_LIBRARY_PATH must then find libcellexec.
+    parser.add_argument("--kernel-executable")
     parser.add_argument("-r", "--rounds", type=int, default=5)
     parser.add_argument("-n", "--cells", type=int, default=50)
     parser.add_argument("-i", "--iterations", type=int, default=200)
@@ -130,7 +135,7 @@ def main():
     memory = {n: [] for n in names}
     notebook = {n: [] for n in names}
     with tempfile.TemporaryDirectory() as scratch:
-        make_kernelspecs(args.cellexec, args.backend, scratch)
+        make_kernelspecs(args.cellexec, args.kernel_executable, args.backend, scratch)
         os.environ["JUPYTER_PATH"] = os.path.join(scratch, "share", "jupyter")
         os.environ["IPYTHONDIR"] = os.path.join(scratch, "ipython")
         os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"

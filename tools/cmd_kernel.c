@@ -88,13 +88,25 @@ serve_kernel(kernel_args *a)
 
 /* ---- Installing a kernelspec ------------------------------------------------------ */
 
-/* This program's own path, for a kernelspec's argv. */
+/* This program's own path, for a kernelspec's argv.  In a build tree the
+ * program runs from .libs/, put there by libtool's wrapper script, which
+ * finds the build's libraries: the kernelspec names the wrapper. */
 static char *
 own_path(void)
 {
-  g_autoptr(GError) error = NULL;
-  char *path = g_file_read_link("/proc/self/exe", &error);
-  return path != NULL ? path : g_build_filename(BINDIR, "cellexec", NULL);
+  g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+  if (exe == NULL)
+    return g_build_filename(BINDIR, "cellexec", NULL);
+  g_autofree char *dir = g_path_get_dirname(exe);
+  g_autofree char *dir_name = g_path_get_basename(dir);
+  if (g_str_equal(dir_name, ".libs")) {
+    g_autofree char *top = g_path_get_dirname(dir);
+    char *wrapper = g_build_filename(top, "cellexec", NULL);
+    if (g_file_test(wrapper, G_FILE_TEST_IS_REGULAR | G_FILE_TEST_IS_EXECUTABLE))
+      return wrapper;
+    g_free(wrapper);
+  }
+  return g_steal_pointer(&exe);
 }
 
 /* Where kernelspecs go: --prefix DIR, --user, else this installation's

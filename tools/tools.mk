@@ -7,10 +7,6 @@ tools_cellexec_SOURCES = tools/cellexec.c tools/cmd_run.c tools/cmd_notebook.c \
 tools_cellexec_LDADD = tools/libconformance.la libcellexec.la $(GLIB_LIBS) $(JSON_LIBS)
 tools_cellexec_CPPFLAGS = $(AM_CPPFLAGS) -DBINDIR='"$(bindir)"' -DPREFIX='"$(prefix)"' \
 	-DCX_KERNEL_LOGO_DIR='"$(kernellogodir)"'
-# -no-fast-install: tools/.libs/cellexec runs as it is, without libtool's
-# wrapper script, so that a kernelspec written by an uninstalled cellexec
-# (`cellexec kernel install`, which names /proc/self/exe) starts that build.
-tools_cellexec_LDFLAGS = $(AM_LDFLAGS) -no-fast-install
 if HAVE_ZMQ
 tools_cellexec_SOURCES += tools/cmd_kernel.c
 tools_cellexec_LDADD += kernel/libcxkernel.la
