@@ -139,9 +139,11 @@ tests/stage.stamp: $(lib_LTLIBRARIES) $(plugins_LTLIBRARIES) $(bin_PROGRAMS) $(p
 	  $(MAKE) $(AM_MAKEFLAGS) install DESTDIR='$(abs_builddir)/tests/stage' >tests/stage.log 2>&1 && \
 	  touch $@
 
-# The plugin probes' cache of the test runs, and the staged install.
+# The plugin probes' cache of the test runs, the staged install, and the
+# kernelspecs and Jupyter runtime files of tests/check_kernel.sh.
 clean-local:
-	rm -rf tests/cache tests/stage tests/stage.stamp tests/stage.log
+	rm -rf tests/cache tests/stage tests/stage.stamp tests/stage.log \
+	  tests/kernel-prefix tests/kernel-runtime
 
 # The IPython behaviour table (tests/ipython/README.md): every case a real
 # kernel recorded in expected.json, on the local and subprocess backends.
