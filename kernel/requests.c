@@ -245,7 +245,12 @@ execute(cxk_kernel *kernel, const jp_message *request)
       send_stderr(kernel, request, note);
     }
   } else {
-    json_object_set_array_member(content, "payload", json_array_new());
+    /* What the cell paged (`zip?`): the backend's "payload" extra. */
+    JsonNode *payload = cx_result_get_extra(result, "payload");
+    if (payload != NULL && JSON_NODE_HOLDS_ARRAY(payload))
+      json_object_set_member(content, "payload", json_node_copy(payload));
+    else
+      json_object_set_array_member(content, "payload", json_array_new());
     json_object_set_object_member(content, "user_expressions", json_object_new());
   }
   reply(kernel, JP_SHELL, request, content);
@@ -254,8 +259,9 @@ execute(cxk_kernel *kernel, const jp_message *request)
 
 /* ---- The rest ------------------------------------------------------------------ */
 
-/* What the requests beyond execute get until the backend can answer them:
- * what ipykernel replies when it has nothing (no matches, not found). */
+/* What the requests beside execute get when the backend cannot answer
+ * them: what ipykernel replies when it has nothing (no matches, not
+ * found). */
 static JsonObject *
 empty_answer(const jp_message *request)
 {
@@ -282,6 +288,31 @@ empty_answer(const jp_message *request)
     return NULL;
   }
   return content;
+}
+
+/* A request beside execute: answered by the backend in the session's
+ * interpreter (cx_session_request), or, where it cannot, as a kernel with
+ * nothing to offer answers.  A front end asks these as the user types, so
+ * a failure is said on stderr, never replied as an error.  NULL for a type
+ * no kernel replies to. */
+static JsonObject *
+side_answer(cxk_kernel *kernel, const jp_message *request)
+{
+  JsonObject *empty = empty_answer(request);
+  if (empty == NULL || g_str_equal(request->msg_type, "comm_info_request") ||
+      request->content == NULL)
+    return empty;
+  g_autoptr(GError) error = NULL;
+  JsonObject *answer = cx_session_request(kernel->session, request->msg_type, request->content,
+                                          &error);
+  if (answer == NULL) {
+    if (!g_error_matches(error, CX_ERROR, CX_ERROR_UNSUPPORTED))
+      g_printerr("cellexec kernel: %s answered with nothing: %s\n", request->msg_type,
+                 error->message);
+    return empty;
+  }
+  json_object_unref(empty);
+  return answer;
 }
 
 /* An execute_request queued behind a failed one with stop_on_error: not
@@ -323,7 +354,7 @@ answer(cxk_kernel *kernel, int channel, const jp_message *request)
     g_autoptr(JsonObject) content = ok_content();
     reply(kernel, channel, request, content);
   } else {
-    g_autoptr(JsonObject) content = empty_answer(request);
+    g_autoptr(JsonObject) content = side_answer(kernel, request);
     if (content != NULL)
       reply(kernel, channel, request, content);
     /* comm_open, comm_msg, comm_close to no comm, and unknown types: no

@@ -481,6 +481,29 @@ cx_session_interrupt(cx_session *session, GError **error)
   return checked(session->backend, "interrupt", ok, plugin_error, error);
 }
 
+JsonObject *
+cx_session_request(cx_session *session, const char *type, JsonObject *content, GError **error)
+{
+  g_return_val_if_fail(session != NULL && type != NULL && content != NULL, NULL);
+  const cx_backend_vtable *vt = &session->backend->loaded->backend;
+  if (!CX_HAS(vt, session_request)) {
+    g_autofree char *what = g_strdup_printf("%s (it has no session_request method)", type);
+    cx__unsupported(session->backend, what, error);
+    return NULL;
+  }
+  GError *plugin_error = NULL;
+  cx__session_lock(session);
+  JsonObject *reply = vt->session_request(session->instance, type, content, &plugin_error);
+  cx__session_unlock(session);
+  /* "Not this type" is the caller's to handle, not the plugin's failure. */
+  if (reply == NULL && g_error_matches(plugin_error, CX_ERROR, CX_ERROR_UNSUPPORTED)) {
+    g_propagate_error(error, plugin_error);
+    return NULL;
+  }
+  checked(session->backend, "session_request", reply != NULL, plugin_error, error);
+  return reply;
+}
+
 void
 cx_session_close(cx_session *session)
 {

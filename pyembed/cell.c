@@ -657,3 +657,40 @@ cx__py_session_free(cx__py_session *session)
   cx__py_gil_release(gil);
   g_free(session);
 }
+
+JsonObject *
+cx__py_session_request(cx__py_session *session, const char *type, JsonObject *content,
+                       GError **error)
+{
+  g_return_val_if_fail(session != NULL && type != NULL && content != NULL, NULL);
+  g_autoptr(JsonNode) node_of_content = json_node_init_object(json_node_alloc(), content);
+  g_autofree char *text = cx_json_to_string(node_of_content, FALSE);
+  PyGILState_STATE gil = cx__py_gil_acquire();
+  JsonObject *reply = NULL;
+  PyObject *name = PyUnicode_FromString(type);
+  PyObject *answered = name != NULL ? cx__py_call_helper("request_answered", &name, 1) : NULL;
+  if (answered != NULL && !PyObject_IsTrue(answered)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                "the Python backends answer complete, inspect, is_complete and history "
+                "requests, not \"%s\"", type);
+  } else if (answered != NULL) {
+    PyObject *json = PyUnicode_FromString(text);
+    PyObject *args[] = { name, json, session->namespace, session->history };
+    PyObject *value = json != NULL ? cx__py_call_helper("answer_request", args, 4) : NULL;
+    JsonNode *node = value != NULL ? cx__py_to_json(value) : NULL;
+    if (node != NULL && JSON_NODE_HOLDS_OBJECT(node))
+      reply = json_object_ref(json_node_get_object(node));
+    else if (node != NULL)
+      PyErr_SetString(PyExc_TypeError, "a request's answer must be a dict");
+    if (node != NULL)
+      json_node_unref(node);
+    Py_XDECREF(value);
+    Py_XDECREF(json);
+  }
+  if (reply == NULL && PyErr_Occurred())
+    cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot answer %s", type);
+  Py_XDECREF(answered);
+  Py_XDECREF(name);
+  cx__py_gil_release(gil);
+  return reply;
+}

@@ -28,6 +28,7 @@ import _thread
 import _cellexec_errors as _errors
 import _cellexec_ipython as _ipython
 import _cellexec_native as _native
+import _cellexec_requests as _requests
 
 _COMPILE_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, without importing inspect
@@ -409,6 +410,17 @@ def execute(source, namespace, runner, history, count):
 def finish_cell(source, error):
     """After a cell, once IPython's shell exists (cell.c): its events."""
     _ipython.finish_cell(source, error)
+
+
+def request_answered(msg_type):
+    """True when answer_request answers Jupyter requests of MSG_TYPE."""
+    return _requests.answers(msg_type)
+
+
+def answer_request(msg_type, content_json, namespace, cells):
+    """The reply content of a Jupyter request beside execute_request
+    (requests.py), in a session's NAMESPACE with its CELLS (History)."""
+    return _requests.answer(msg_type, content_json, namespace, cells)
 
 
 def take_payload():

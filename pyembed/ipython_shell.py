@@ -256,7 +256,9 @@ def transform(source):
     return shell().input_transformer_manager.transform_cell(source)
 
 
-def _point_at(namespace):
+def point_at(namespace):
+    """Make NAMESPACE the shell's user namespace (its module's, for a cell's
+    __main__)."""
     if _shell.user_ns is not namespace:
         # The cell's __main__ (cell.c), which %run, %prun and pickle use.
         main = sys.modules.get("__main__")
@@ -272,7 +274,7 @@ def automagic(source, namespace):
     defined; aliases: `ls -d /tmp`), as InteractiveShell.transform_cell
     does; None when it stays as it is.  Starts the shell."""
     the_shell = shell()
-    _point_at(namespace)
+    point_at(namespace)
     try:
         with the_shell.builtin_trap:
             python = the_shell.prefilter_manager.prefilter_lines(source)
@@ -318,7 +320,7 @@ def enter_cell(namespace, history, count):
     `!echo $x` read and write them."""
     if _shell is None:
         return
-    _point_at(namespace)
+    point_at(namespace)
     manager = _shell.history_manager
     if history is not None:
         parsed, raw, outputs, dirs = history.parsed, history.raw, history.outputs, history.dirs

@@ -84,6 +84,13 @@ void cx__py_interrupt(const void *owner);
 cx__py_session *cx__py_session_new(GError **error);
 void cx__py_session_free(cx__py_session *session);
 
+/* The reply content of the Jupyter request TYPE with CONTENT (borrowed) in
+ * SESSION's namespace (pyembed/requests.py: complete, inspect, is_complete,
+ * history), or NULL with ERROR: CX_ERROR_UNSUPPORTED for a TYPE it does
+ * not answer, CX_ERROR_BACKEND when answering raised. */
+JsonObject *cx__py_session_request(cx__py_session *session, const char *type,
+                                   JsonObject *content, GError **error);
+
 /* {"python_version", "executable", "isolated", "site", "prefix",
  *  "libpython", "compile_cache_entries"} describing the interpreter (a new
  * node).  cx__py_start() must have succeeded. */

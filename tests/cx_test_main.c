@@ -149,6 +149,90 @@ cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_options *ru
   return result;
 }
 
+/* SESSION's answer to TYPE with CONTENT (a JSON object's text). */
+static JsonObject *
+session_request(cx_session *session, const char *type, const char *content)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = json_from_string(content, &error);
+  CX_ASSERT_NO_ERROR(error);
+  JsonObject *reply = cx_session_request(session, type, json_node_get_object(node), &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(reply);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member_with_default(reply, "status", ""), "ok");
+  return reply;
+}
+
+/* Entry I of REPLY's "history": [session, line, input]. */
+static JsonArray *
+history_entry(JsonObject *reply, guint i)
+{
+  JsonArray *history = json_object_get_array_member(reply, "history");
+  CU_ASSERT_FATAL(history != NULL && json_array_get_length(history) > i);
+  return json_array_get_array_element(history, i);
+}
+
+void
+cx_test_check_session_requests(cx_backend *backend)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) first = cx_test_run_session_cell(session, "zebra_count = 41", NULL);
+  g_autoptr(cx_result) second = cx_test_run_session_cell(session, "zebra_count + 1", NULL);
+  CU_ASSERT_TRUE(cx_result_get_success(second));
+
+  g_autoptr(JsonObject) completed =
+    session_request(session, "complete_request", "{\"code\": \"x = zebra_c\", \"cursor_pos\": 11}");
+  JsonArray *matches = json_object_get_array_member(completed, "matches");
+  CU_ASSERT_FATAL(matches != NULL && json_array_get_length(matches) == 1);
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(matches, 0), "zebra_count");
+  CU_ASSERT_EQUAL(json_object_get_int_member(completed, "cursor_start"), 4);
+  CU_ASSERT_EQUAL(json_object_get_int_member(completed, "cursor_end"), 11);
+
+  g_autoptr(JsonObject) inspected =
+    session_request(session, "inspect_request", "{\"code\": \"zebra_count\", \"cursor_pos\": 3}");
+  CU_ASSERT_TRUE(json_object_get_boolean_member(inspected, "found"));
+  JsonObject *data = json_object_get_object_member(inspected, "data");
+  CU_ASSERT_FATAL(data != NULL && json_object_has_member(data, "text/plain"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(json_object_get_string_member(data, "text/plain"), "41"));
+  g_autoptr(JsonObject) unknown =
+    session_request(session, "inspect_request", "{\"code\": \"no_such_name\", \"cursor_pos\": 2}");
+  CU_ASSERT_FALSE(json_object_get_boolean_member(unknown, "found"));
+
+  g_autoptr(JsonNode) open_block = json_from_string("{\"code\": \"for i in range(3):\"}", NULL);
+  g_autoptr(JsonObject) incomplete =
+    cx_session_request(session, "is_complete_request", json_node_get_object(open_block), &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_FATAL(incomplete != NULL);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(incomplete, "status"), "incomplete");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(incomplete, "indent"), "    ");
+
+  g_autoptr(JsonObject) tail = session_request(
+    session, "history_request",
+    "{\"hist_access_type\": \"tail\", \"n\": 1, \"raw\": true, \"output\": true}");
+  JsonArray *last = history_entry(tail, 0);
+  CU_ASSERT_EQUAL(json_array_get_int_element(last, 1), 2);
+  JsonArray *in_out = json_array_get_array_element(last, 2);
+  CU_ASSERT_FATAL(in_out != NULL && json_array_get_length(in_out) == 2);
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(in_out, 0), "zebra_count + 1");
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(in_out, 1), "42");
+  g_autoptr(JsonObject) range = session_request(
+    session, "history_request",
+    "{\"hist_access_type\": \"range\", \"session\": 0, \"start\": 1, \"stop\": 2}");
+  CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(range, "history")), 1);
+  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(history_entry(range, 0), 2),
+                         "zebra_count = 41");
+  g_autoptr(JsonObject) search = session_request(
+    session, "history_request", "{\"hist_access_type\": \"search\", \"pattern\": \"*+ 1\"}");
+  CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(search, "history")), 1);
+
+  g_autoptr(JsonObject) none = cx_session_request(session, "comm_open",
+                                                  json_node_get_object(open_block), &error);
+  CU_ASSERT_PTR_NULL(none);
+  CU_ASSERT_TRUE(g_error_matches(error, CX_ERROR, CX_ERROR_UNSUPPORTED));
+}
+
 cx_result *
 cx_test_run_session_cell(cx_session *session, const char *code, const cx_run_options *run)
 {

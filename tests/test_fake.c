@@ -52,6 +52,24 @@ test_fake_records_print_noop(void)
   CU_ASSERT_STRING_EQUAL(codes, "[\"print('noop')\"]");
 }
 
+/* A backend without session_request: unsupported, which a kernel answers
+ * as one with nothing to offer. */
+static void
+test_fake_session_requests_are_unsupported(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = open_fake(NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_string_member(content, "code", "zi");
+  g_autoptr(JsonObject) reply = cx_session_request(session, "complete_request", content, &error);
+  CU_ASSERT_PTR_NULL(reply);
+  CU_ASSERT_TRUE(g_error_matches(error, CX_ERROR, CX_ERROR_UNSUPPORTED));
+  CU_ASSERT_PTR_NOT_NULL(error != NULL ? strstr(error->message, "complete_request") : NULL);
+}
+
 static void
 test_fake_records_calls_with_their_options_in_order(void)
 {
@@ -336,6 +354,7 @@ cx_test_register(void)
 {
   static const cx_test_case tests[] = {
     { "test_fake_records_print_noop", test_fake_records_print_noop },
+    { "test_fake_session_requests_are_unsupported", test_fake_session_requests_are_unsupported },
     { "test_fake_records_calls_with_their_options_in_order", test_fake_records_calls_with_their_options_in_order },
     { "test_fake_replays_responses_in_order_then_default", test_fake_replays_responses_in_order_then_default },
     { "test_fake_default_error_when_script_runs_out", test_fake_default_error_when_script_runs_out },

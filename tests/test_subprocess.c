@@ -412,6 +412,13 @@ test_subprocess_interrupt_stateless_cell(void)
 
 /* ---- Sessions ---------------------------------------------------------------------- */
 
+/* Answered in the session's process, on its namespace (tests/cx_test_main.c). */
+static void
+test_subprocess_session_answers_jupyter_requests(void)
+{
+  cx_test_check_session_requests(shared_backend());
+}
+
 static void
 test_subprocess_session_keeps_state_and_survives_crashes(void)
 {
@@ -1341,6 +1348,8 @@ cx_test_register(void)
 
   static const cx_test_case cells[] = {
     { "test_subprocess_runs_cells", test_subprocess_runs_cells },
+    { "test_subprocess_session_answers_jupyter_requests",
+      test_subprocess_session_answers_jupyter_requests },
     { "test_subprocess_output_bytes_and_rich_outputs", test_subprocess_output_bytes_and_rich_outputs },
     { "test_subprocess_output_between_cells_stays_out_of_the_hosts_stdout", test_subprocess_output_between_cells_stays_out_of_the_hosts_stdout },
     { "test_subprocess_runs_configured_python", test_subprocess_runs_configured_python },

@@ -254,6 +254,14 @@ CX_EXPORT cx_result *cx_session_run_cell(cx_session *session, const char *code,
 /* Interrupt the cell running in SESSION (KeyboardInterrupt); executor
  * operations are not interrupted (see executor.h, LIMITS). */
 CX_EXPORT gboolean cx_session_interrupt(cx_session *session, GError **error);
+/* ABI 1.2: answer the Jupyter request TYPE ("complete_request",
+ * "inspect_request", "is_complete_request", "history_request") with
+ * CONTENT (borrowed) in SESSION's interpreter; the reply's content (new,
+ * with "status"), or NULL with ERROR.  CX_ERROR_UNSUPPORTED when the
+ * backend does not answer TYPE (see session_request in plugin.h for the
+ * contents and what a kernel replies then).  Takes the session's lock. */
+CX_EXPORT JsonObject *cx_session_request(cx_session *session, const char *type,
+                                         JsonObject *content, GError **error);
 CX_EXPORT void cx_session_close(cx_session *session);
 
 /* ---- Utilities ------------------------------------------------------------ */

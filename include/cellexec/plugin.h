@@ -167,6 +167,35 @@ typedef struct cx_backend_vtable {
    * be supported by every backend that has this method).  Returns a new node,
    * or NULL with CX_ERROR_UNSUPPORTED for an unknown WHAT. */
   JsonNode *(*query)(cx_backend_instance *backend, const char *what, GError **error);
+
+  /* ABI 1.2 */
+
+  /* Optional.  Answer, in SESSION's interpreter, one of the Jupyter
+   * requests a front end sends beside execute_request.  TYPE is the
+   * request's msg_type and CONTENT its content (borrowed), as in messaging
+   * protocol 5.3:
+   *
+   *   complete_request     {code, cursor_pos}: matches, cursor_start,
+   *                        cursor_end, metadata
+   *   inspect_request      {code, cursor_pos, detail_level}: found, data,
+   *                        metadata
+   *   is_complete_request  {code}: status ("complete", "incomplete" with
+   *                        indent, "invalid", "unknown")
+   *   history_request      {hist_access_type "tail" | "range" | "search",
+   *                        output, raw, n, session, start, stop, pattern,
+   *                        unique}: history, the session's own cells
+   *
+   * Returns the reply's content (new), "status" included, as the built-in
+   * backends make it with IPython's machinery (its completer,
+   * object_inspect_mime, TransformerManager.check_complete) on the
+   * session's namespace.  The call takes the session's lock, as a cell
+   * does, so it waits for a cell running on another thread.  Fails with
+   * CX_ERROR_UNSUPPORTED for a TYPE it does not answer: a caller then
+   * answers as a kernel with nothing to offer does (no matches, found
+   * false, status unknown, no history), never with an error.  Backends
+   * without this method are treated the same way. */
+  JsonObject *(*session_request)(cx_session_instance *session, const char *type,
+                                 JsonObject *content, GError **error);
 } cx_backend_vtable;
 
 /* ---- The executor vtable ------------------------------------------------ */

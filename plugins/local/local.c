@@ -134,6 +134,13 @@ local_session_close(cx_session_instance *instance)
   g_free(session);
 }
 
+static JsonObject *
+local_session_request(cx_session_instance *instance, const char *type, JsonObject *content,
+                      GError **error)
+{
+  return cx__py_session_request(((local_session *)instance)->python, type, content, error);
+}
+
 static gboolean
 local_interrupt(cx_backend_instance *backend, cx_session_instance *session, GError **error)
 {
@@ -167,6 +174,7 @@ static const cx_backend_vtable local_backend_vtable = {
   .session_close = local_session_close,
   .interrupt = local_interrupt,
   .query = local_query,
+  .session_request = local_session_request,
 };
 
 /* ---- The executor operations: pyembed/executor.h does the work. ---- */

@@ -231,6 +231,38 @@ set_optional_object(JsonObject *request, const char *key, JsonObject *value)
     json_object_set_object_member(request, key, json_object_ref(value));
 }
 
+/* ---- Jupyter requests beside execute -------------------------------------------- */
+
+/* session_request: a KERNEL_REQUEST on the session's channel, answered in
+ * the namespace its cells run in; a session without a live process gets
+ * one (its state was lost already, as its next cell would find). */
+JsonObject *
+cx__sp_session_request(cx_session_instance *instance, const char *type, JsonObject *content,
+                       GError **error)
+{
+  subprocess_session *session = (subprocess_session *)instance;
+  g_rec_mutex_lock(&session->lock);
+  gboolean restarted;
+  g_autoptr(JsonObject) reply = NULL;
+  if (cx__sp_session_revive(session, &restarted, error)) {
+    JsonObject *request = json_object_new();
+    json_object_set_string_member(request, "op", CX__WIRE_OP_KERNEL_REQUEST);
+    json_object_set_string_member(request, "type", type);
+    json_object_set_object_member(request, "content", json_object_ref(content));
+    reply = perform_locked(session, request, error);
+  }
+  g_rec_mutex_unlock(&session->lock);
+  if (reply == NULL)
+    return NULL;
+  JsonObject *answer = cx__peer_get_object(reply, "value");
+  if (answer == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                "the subprocess backend does not answer \"%s\"", type);
+    return NULL;
+  }
+  return json_object_ref(answer);
+}
+
 /* ---- The operations ------------------------------------------------------------ */
 
 static cx_env_instance *

@@ -192,6 +192,7 @@ static const cx_backend_vtable subprocess_backend_vtable = {
   .session_close = cx__sp_session_close,
   .interrupt = subprocess_interrupt,
   .query = subprocess_query,
+  .session_request = cx__sp_session_request,
 };
 
 /* Every cell already runs in a worker process: use_subprocess is served. */

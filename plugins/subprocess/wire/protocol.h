@@ -63,6 +63,10 @@ typedef enum {
 #define CX__WIRE_OP_TYPE_EXPRESSION "type_expression"
 #define CX__WIRE_OP_SNAPSHOT "snapshot"
 #define CX__WIRE_OP_FREE_ENV "free_env" /* the one without a reply */
+/* A Jupyter request beside execute ({"type", "content"}), answered in the
+ * session's namespace: {"value": reply content}, or {"value": null} for a
+ * type the worker does not answer. */
+#define CX__WIRE_OP_KERNEL_REQUEST "kernel_request"
 
 /* EXECUTOR_REPLY and HOST_RETURN payloads are replies as lib/peer_json.h
  * encodes them (cx__peer_reply_new, cx__peer_reply_check). */

@@ -680,7 +680,7 @@ serve_session(channel_state *channel, cx__worker_limits *limits)
   }
   g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(channel->channel);
   session_state state = { channel, session, limits, NULL };
-  state.executor = cx__worker_executor_new(channel->channel, &channel->write_lock, reader,
+  state.executor = cx__worker_executor_new(channel->channel, &channel->write_lock, reader, session,
                                            serve_cell_frame, &state);
   guint8 type;
   const guint8 *payload;

@@ -18,6 +18,7 @@ struct cx__worker_executor {
   int channel;
   GMutex *write_lock;             /* the channel's: the streamer sends too */
   cx__wire_reader *reader;        /* the session loop's */
+  cx__py_session *session;        /* the session's namespace, for kernel requests */
   cx__worker_frame_handler other_frames;
   gpointer other_frames_data;
   cx__py_executor *python;    /* the reference table; made on first use */
@@ -33,12 +34,14 @@ typedef struct {
 
 cx__worker_executor *
 cx__worker_executor_new(int channel, GMutex *write_lock, cx__wire_reader *reader,
-                        cx__worker_frame_handler other_frames, gpointer other_frames_data)
+                        cx__py_session *session, cx__worker_frame_handler other_frames,
+                        gpointer other_frames_data)
 {
   cx__worker_executor *executor = g_new0(cx__worker_executor, 1);
   executor->channel = channel;
   executor->write_lock = write_lock;
   executor->reader = reader;
+  executor->session = session;
   executor->other_frames = other_frames;
   executor->other_frames_data = other_frames_data;
   executor->envs = g_hash_table_new(NULL, NULL);
@@ -168,12 +171,36 @@ bind_function(cx__worker_executor *executor, cx__py_env *env, JsonObject *reques
   return json_object_new();
 }
 
+/* A Jupyter request beside execute, in the session's namespace. */
+static JsonObject *
+kernel_request(cx__worker_executor *executor, JsonObject *request, GError **error)
+{
+  const char *type = cx__peer_get_string(request, "type", NULL);
+  JsonObject *content = cx__peer_get_object(request, "content");
+  if (type == NULL || content == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed kernel_request");
+    return NULL;
+  }
+  g_autoptr(GError) failure = NULL;
+  JsonObject *answer = cx__py_session_request(executor->session, type, content, &failure);
+  if (answer == NULL && !g_error_matches(failure, CX_ERROR, CX_ERROR_UNSUPPORTED)) {
+    g_propagate_error(error, g_steal_pointer(&failure));
+    return NULL;
+  }
+  JsonNode *value = answer != NULL ? json_node_init_object(json_node_alloc(), answer) : NULL;
+  if (answer != NULL)
+    json_object_unref(answer);
+  return cx__peer_reply_new(value, NULL, TRUE);
+}
+
 /* The successful reply to REQUEST, or NULL with ERROR. */
 static JsonObject *
 perform(cx__worker_executor *executor, JsonObject *request, GError **error)
 {
   const char *op = cx__peer_get_string(request, "op", "");
   const char *code = cx__peer_get_string(request, "code", NULL);
+  if (g_str_equal(op, CX__WIRE_OP_KERNEL_REQUEST))
+    return kernel_request(executor, request, error);
   if (executor->python == NULL && (executor->python = cx__py_executor_new(error)) == NULL)
     return NULL;
   if (g_str_equal(op, CX__WIRE_OP_PRELUDE) && code != NULL)

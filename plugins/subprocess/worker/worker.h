@@ -10,6 +10,7 @@
 #include <cellexec/common.h>
 
 #include "plugins/subprocess/wire/frame.h"
+#include "pyembed/pyembed.h"
 
 G_BEGIN_DECLS
 
@@ -71,10 +72,11 @@ typedef gboolean (*cx__worker_frame_handler)(guint8 type, const guint8 *payload,
                                              gpointer user_data);
 
 /* The executor of a session's process on CHANNEL (written under
- * WRITE_LOCK, read with READER, both borrowed).  While a host function
+ * WRITE_LOCK, read with READER, both borrowed), for SESSION (borrowed: the
+ * namespace Jupyter requests are answered in).  While a host function
  * waits for the host, the other frames that come go to OTHER_FRAMES. */
 cx__worker_executor *cx__worker_executor_new(int channel, GMutex *write_lock,
-                                             cx__wire_reader *reader,
+                                             cx__wire_reader *reader, cx__py_session *session,
                                              cx__worker_frame_handler other_frames,
                                              gpointer other_frames_data);
 
