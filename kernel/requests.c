@@ -49,6 +49,16 @@ reply(cxk_kernel *kernel, int channel, const jp_message *request, JsonObject *co
   kernel->sink.send(kernel->sink.data, channel, request, type, content);
 }
 
+/* A request answered at once with CONTENT, between busy and idle as the
+ * protocol wants every request to be. */
+static void
+reply_framed(cxk_kernel *kernel, int channel, const jp_message *request, JsonObject *content)
+{
+  send_status(kernel, request, "busy");
+  reply(kernel, channel, request, content);
+  send_status(kernel, request, "idle");
+}
+
 static JsonObject *
 ok_content(void)
 {
@@ -324,9 +334,7 @@ abort_request(cxk_kernel *kernel, const jp_message *request)
   json_object_set_string_member(content, "status", "aborted");
   if (g_str_equal(request->msg_type, "execute_request"))
     json_object_set_int_member(content, "execution_count", kernel->execution_count);
-  send_status(kernel, request, "busy");
-  reply(kernel, JP_SHELL, request, content);
-  send_status(kernel, request, "idle");
+  reply_framed(kernel, JP_SHELL, request, content);
 }
 
 /* Answer REQUEST on CHANNEL; for an execute_request, FALSE when it failed
@@ -463,9 +471,7 @@ cxk_kernel_control(cxk_kernel *kernel, const jp_message *request)
     g_autoptr(JsonObject) content = json_object_new();
     set_error_fields(content, "CellexecError", "cellexec runs code sent on shell, not control", NULL,
                      NULL);
-    send_status(kernel, request, "busy");
-    reply(kernel, JP_CONTROL, request, content);
-    send_status(kernel, request, "idle");
+    reply_framed(kernel, JP_CONTROL, request, content);
     return;
   }
   answer(kernel, JP_CONTROL, request);
