@@ -54,11 +54,10 @@ void cxk_kernel_submit(cxk_kernel *kernel, jp_message *request);
  * the caller's thread: interrupt_request, shutdown_request,
  * kernel_info_request and the rest as on shell. */
 void cxk_kernel_control(cxk_kernel *kernel, const jp_message *request);
-/* "busy" while a shell request is being answered, else "idle": what a
- * front end that just subscribed to IOPub is told. */
-const char *cxk_kernel_state(cxk_kernel *kernel);
-/* Send the status STATE on IOPub with no parent (a welcome). */
-void cxk_kernel_announce(cxk_kernel *kernel, const char *state);
+/* Tell a front end that just subscribed to IOPub the kernel's state: a
+ * status with no parent, "busy" while a shell request is being answered,
+ * else "idle". */
+void cxk_kernel_welcome(cxk_kernel *kernel);
 /* Interrupt the cell running, if any (interrupt_mode "signal": SIGINT).
  * Any thread. */
 void cxk_kernel_interrupt(cxk_kernel *kernel);

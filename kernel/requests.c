@@ -437,16 +437,10 @@ cxk_kernel_free(cxk_kernel *kernel)
   g_free(kernel);
 }
 
-const char *
-cxk_kernel_state(cxk_kernel *kernel)
-{
-  return g_atomic_int_get(&kernel->busy) ? "busy" : "idle";
-}
-
 void
-cxk_kernel_announce(cxk_kernel *kernel, const char *state)
+cxk_kernel_welcome(cxk_kernel *kernel)
 {
-  send_status(kernel, NULL, state);
+  send_status(kernel, NULL, g_atomic_int_get(&kernel->busy) ? "busy" : "idle");
 }
 
 void

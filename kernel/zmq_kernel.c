@@ -199,7 +199,7 @@ welcome_subscribers(zmq_kernel *s, cxk_kernel *kernel)
     gsize len;
     const guint8 *event = g_bytes_get_data(frames->pdata[0], &len);
     if (len >= 1 && event[0] == 1) /* a subscription (0: one ending) */
-      cxk_kernel_announce(kernel, cxk_kernel_state(kernel));
+      cxk_kernel_welcome(kernel);
     g_ptr_array_unref(frames);
   }
 }
