@@ -449,6 +449,20 @@ test_subprocess_session_keeps_state_and_survives_crashes(void)
   CX_ASSERT_CELL_OK(restarted);
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(restarted, 0), "text/plain"), "False");
   CU_ASSERT_PTR_NOT_NULL(cx_result_get_extra(restarted, "session_restarted"));
+
+  /* A request that revives the session between a crash and the next cell
+   * (a front end completing as the user types) does not swallow the news. */
+  g_autoptr(cx_result) crashed_again = session_run(session, "y = 1\nimport os; os._exit(3)");
+  CX_ASSERT_ERROR_TYPE(crashed_again, "WorkerCrashed");
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_string_member(content, "code", "1 +");
+  g_autoptr(JsonObject) answer = cx_session_request(session, "is_complete_request", content, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) told = session_run(session, "'y' in globals()");
+  CX_ASSERT_CELL_OK(told);
+  CU_ASSERT_PTR_NOT_NULL(cx_result_get_extra(told, "session_restarted"));
+  g_autoptr(cx_result) later = session_run(session, "1");
+  CU_ASSERT_PTR_NULL(cx_result_get_extra(later, "session_restarted"));
 }
 
 /* ---- Crashes ----------------------------------------------------------------------- */

@@ -242,9 +242,8 @@ cx__sp_session_request(cx_session_instance *instance, const char *type, JsonObje
 {
   subprocess_session *session = (subprocess_session *)instance;
   g_rec_mutex_lock(&session->lock);
-  gboolean restarted;
   g_autoptr(JsonObject) reply = NULL;
-  if (cx__sp_session_revive(session, &restarted, error)) {
+  if (cx__sp_session_revive(session, error)) {
     JsonObject *request = json_object_new();
     json_object_set_string_member(request, "op", CX__WIRE_OP_KERNEL_REQUEST);
     json_object_set_string_member(request, "type", type);
@@ -272,10 +271,8 @@ subprocess_execute_prelude_incremental(cx_session_instance *instance, cx_env_ins
   subprocess_session *session = (subprocess_session *)instance;
   subprocess_env *env = (subprocess_env *)env_instance;
   g_rec_mutex_lock(&session->lock);
-  gboolean restarted;
   /* A new environment may go to a new process; an existing one may not. */
-  gboolean ready = env != NULL ? env_usable(env, error)
-                               : cx__sp_session_revive(session, &restarted, error);
+  gboolean ready = env != NULL ? env_usable(env, error) : cx__sp_session_revive(session, error);
   g_autoptr(JsonObject) reply = NULL;
   if (ready) {
     JsonObject *request = json_object_new();

@@ -149,9 +149,8 @@ session_ended_while_idle(subprocess_session *session)
 }
 
 gboolean
-cx__sp_session_revive(subprocess_session *session, gboolean *restarted, GError **error)
+cx__sp_session_revive(subprocess_session *session, GError **error)
 {
-  *restarted = FALSE;
   if (!session->dead && session->channel >= 0 && !session_ended_while_idle(session))
     return TRUE;
   /* Outer executor requests still wait on the old channel: a new process
@@ -167,7 +166,7 @@ cx__sp_session_revive(subprocess_session *session, gboolean *restarted, GError *
   session_disconnect(session);
   if (!session_connect(session, error))
     return FALSE;
-  *restarted = TRUE;
+  session->restart_unreported = TRUE;
   return TRUE;
 }
 
@@ -180,8 +179,7 @@ cx__sp_session_run_cell(cx_session_instance *instance, const char *code,
   if (!cx__sp_cwd_in_view(backend, run, error))
     return NULL;
   g_rec_mutex_lock(&session->lock);
-  gboolean restarted;
-  if (!cx__sp_session_revive(session, &restarted, error)) {
+  if (!cx__sp_session_revive(session, error)) {
     g_rec_mutex_unlock(&session->lock);
     return NULL;
   }
@@ -204,8 +202,10 @@ cx__sp_session_run_cell(cx_session_instance *instance, const char *code,
   }
   if (outcome != CX__SP_CALL_DONE)
     session->dead = TRUE;
-  if (result != NULL && restarted)
+  if (result != NULL && session->restart_unreported) {
     cx_result_set_extra(result, "session_restarted", json_node_init_boolean(json_node_alloc(), TRUE));
+    session->restart_unreported = FALSE;
+  }
   g_rec_mutex_unlock(&session->lock);
   return result;
 }

@@ -24,6 +24,7 @@ typedef struct {
   gint pid;                  /* the session's process */
   gint busy;                 /* a cell runs: interrupts go through */
   gboolean dead;             /* the process ended: restart on the next call */
+  gboolean restart_unreported; /* revived since its last cell: the next result says so */
   guint generation;          /* counts processes: environments remember theirs */
   guint cells_run;           /* cells sent to the current process */
   guint executor_depth;      /* executor requests waiting for their reply */
@@ -32,9 +33,11 @@ typedef struct {
 } subprocess_session;
 
 /* With SESSION's lock held: make sure it has a live process, starting a new
- * one (empty namespace, new generation) if it died.  *RESTARTED tells. */
-gboolean cx__sp_session_revive(subprocess_session *session, gboolean *restarted,
-                               GError **error);
+ * one (empty namespace, new generation) if it died.  A new one sets
+ * restart_unreported, so that the next cell's result tells the state was
+ * lost whichever call revived it (a completion between a crash and that
+ * cell, say). */
+gboolean cx__sp_session_revive(subprocess_session *session, GError **error);
 
 /* The backend vtable's session methods (session.c). */
 cx_session_instance *cx__sp_session_open(cx_backend_instance *instance, GError **error);
