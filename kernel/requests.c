@@ -121,6 +121,36 @@ kernel_info_content(cxk_kernel *kernel)
   return content;
 }
 
+/* ---- Answers from the session's interpreter ------------------------------------ */
+
+/* The backend's answer to the request TYPE with CONTENT, or NULL where it
+ * has none.  A front end asks these as the user types, so a failure is
+ * said on stderr, never replied as an error. */
+static JsonObject *
+backend_answer(cxk_kernel *kernel, const char *type, JsonObject *content)
+{
+  g_autoptr(GError) error = NULL;
+  JsonObject *answer = cx_session_request(kernel->session, type, content, &error);
+  if (answer == NULL && !g_error_matches(error, CX_ERROR, CX_ERROR_UNSUPPORTED))
+    g_printerr("cellexec kernel: %s answered with nothing: %s\n", type, error->message);
+  return answer;
+}
+
+/* execute_request's user_expressions, evaluated in the session after a
+ * cell that succeeded, as ipykernel does; {} where the backend cannot. */
+static JsonObject *
+user_expressions(cxk_kernel *kernel, const jp_message *request)
+{
+  JsonObject *expressions = cx__peer_get_object(request->content, "user_expressions");
+  if (expressions == NULL || json_object_get_size(expressions) == 0)
+    return json_object_new();
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_object_member(content, "user_expressions", json_object_ref(expressions));
+  g_autoptr(JsonObject) answer = backend_answer(kernel, CX_REQUEST_USER_EXPRESSIONS, content);
+  JsonObject *values = cx__peer_get_object(answer, "user_expressions");
+  return values != NULL ? json_object_ref(values) : json_object_new();
+}
+
 /* ---- execute -------------------------------------------------------------------- */
 
 typedef struct {
@@ -254,17 +284,20 @@ execute(cxk_kernel *kernel, const jp_message *request)
       g_autofree char *note = renew_session(kernel);
       send_stderr(kernel, request, note);
     }
-  } else {
-    /* What the cell paged (`zip?`): the backend's "payload" extra. */
-    JsonNode *payload = cx_result_get_extra(result, "payload");
-    if (payload != NULL && JSON_NODE_HOLDS_ARRAY(payload))
-      json_object_set_member(content, "payload", json_node_copy(payload));
-    else
-      json_object_set_array_member(content, "payload", json_array_new());
-    json_object_set_object_member(content, "user_expressions", json_object_new());
   }
+  /* What the cell paged (`zip?`), the backend's "payload" extra, whatever
+   * its outcome; user_expressions only after a success; both as ipykernel
+   * replies. */
+  JsonNode *payload = result != NULL ? cx_result_get_extra(result, "payload") : NULL;
+  if (payload != NULL && JSON_NODE_HOLDS_ARRAY(payload))
+    json_object_set_member(content, "payload", json_node_copy(payload));
+  else
+    json_object_set_array_member(content, "payload", json_array_new());
+  gboolean ok = result != NULL && cx_result_get_success(result);
+  json_object_set_object_member(content, "user_expressions",
+                                ok ? user_expressions(kernel, request) : json_object_new());
   reply(kernel, JP_SHELL, request, content);
-  return result != NULL && cx_result_get_success(result);
+  return ok;
 }
 
 /* ---- The rest ------------------------------------------------------------------ */
@@ -300,29 +333,22 @@ empty_answer(const jp_message *request)
   return content;
 }
 
+/* The requests beside execute that the session's interpreter answers
+ * (cx_session_request). */
+static const char *const session_requests[] = {
+  "complete_request", "inspect_request", "is_complete_request", "history_request", NULL,
+};
+
 /* A request beside execute: answered by the backend in the session's
- * interpreter (cx_session_request), or, where it cannot, as a kernel with
- * nothing to offer answers.  A front end asks these as the user types, so
- * a failure is said on stderr, never replied as an error.  NULL for a type
- * no kernel replies to. */
+ * interpreter, or, where it cannot, as a kernel with nothing to offer
+ * answers.  NULL for a type no kernel replies to. */
 static JsonObject *
 side_answer(cxk_kernel *kernel, const jp_message *request)
 {
-  JsonObject *empty = empty_answer(request);
-  if (empty == NULL || g_str_equal(request->msg_type, "comm_info_request") ||
-      request->content == NULL)
-    return empty;
-  g_autoptr(GError) error = NULL;
-  JsonObject *answer = cx_session_request(kernel->session, request->msg_type, request->content,
-                                          &error);
-  if (answer == NULL) {
-    if (!g_error_matches(error, CX_ERROR, CX_ERROR_UNSUPPORTED))
-      g_printerr("cellexec kernel: %s answered with nothing: %s\n", request->msg_type,
-                 error->message);
-    return empty;
-  }
-  json_object_unref(empty);
-  return answer;
+  JsonObject *answer = NULL;
+  if (request->content != NULL && g_strv_contains(session_requests, request->msg_type))
+    answer = backend_answer(kernel, request->msg_type, request->content);
+  return answer != NULL ? answer : empty_answer(request);
 }
 
 /* An execute_request queued behind a failed one with stop_on_error: not

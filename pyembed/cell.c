@@ -668,28 +668,26 @@ cx__py_session_request(cx__py_session *session, const char *type, JsonObject *co
   PyGILState_STATE gil = cx__py_gil_acquire();
   JsonObject *reply = NULL;
   PyObject *name = PyUnicode_FromString(type);
-  PyObject *answered = name != NULL ? cx__py_call_helper("request_answered", &name, 1) : NULL;
-  if (answered != NULL && !PyObject_IsTrue(answered)) {
+  PyObject *json = name != NULL ? PyUnicode_FromString(text) : NULL;
+  PyObject *args[] = { name, json, session->namespace, session->history };
+  PyObject *value = json != NULL ? cx__py_call_helper("answer_request", args, 4) : NULL;
+  if (value == Py_None) {
     g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
-                "the Python backends answer complete, inspect, is_complete and history "
-                "requests, not \"%s\"", type);
-  } else if (answered != NULL) {
-    PyObject *json = PyUnicode_FromString(text);
-    PyObject *args[] = { name, json, session->namespace, session->history };
-    PyObject *value = json != NULL ? cx__py_call_helper("answer_request", args, 4) : NULL;
-    JsonNode *node = value != NULL ? cx__py_to_json(value) : NULL;
+                "the Python backends answer complete, inspect, is_complete, history and "
+                "user_expressions requests, not \"%s\"", type);
+  } else if (value != NULL) {
+    JsonNode *node = cx__py_to_json(value);
     if (node != NULL && JSON_NODE_HOLDS_OBJECT(node))
       reply = json_object_ref(json_node_get_object(node));
     else if (node != NULL)
       PyErr_SetString(PyExc_TypeError, "a request's answer must be a dict");
     if (node != NULL)
       json_node_unref(node);
-    Py_XDECREF(value);
-    Py_XDECREF(json);
   }
   if (reply == NULL && PyErr_Occurred())
     cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot answer %s", type);
-  Py_XDECREF(answered);
+  Py_XDECREF(value);
+  Py_XDECREF(json);
   Py_XDECREF(name);
   cx__py_gil_release(gil);
   return reply;

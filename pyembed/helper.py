@@ -412,14 +412,10 @@ def finish_cell(source, error):
     _ipython.finish_cell(source, error)
 
 
-def request_answered(msg_type):
-    """True when answer_request answers Jupyter requests of MSG_TYPE."""
-    return _requests.answers(msg_type)
-
-
 def answer_request(msg_type, content_json, namespace, cells):
     """The reply content of a Jupyter request beside execute_request
-    (requests.py), in a session's NAMESPACE with its CELLS (History)."""
+    (requests.py), in a session's NAMESPACE with its CELLS (History); None
+    for a type not answered here."""
     return _requests.answer(msg_type, content_json, namespace, cells)
 
 

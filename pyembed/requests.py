@@ -1,6 +1,7 @@
 # pyembed/requests.py: the Jupyter requests beside execute_request, answered
 # in a session's interpreter as ipykernel answers them (its do_complete,
-# do_inspect, do_is_complete and do_history), with IPython's own machinery
+# do_inspect, do_is_complete and do_history, and the user_expressions of its
+# do_execute), with IPython's own machinery
 # on the session's namespace.  Loaded into the embedded Python as the
 # module _cellexec_requests (runtime.c); helper.answer_request is its entry.
 #
@@ -41,15 +42,25 @@ def _shell_for(namespace):
          completer.global_namespace) = before
 
 
+def _int(content, key, default):
+    """CONTENT[KEY] when it is an int (not a bool), else DEFAULT."""
+    value = content.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _text(content, key, default=""):
+    """CONTENT[KEY] when it is a str, else DEFAULT."""
+    value = content.get(key)
+    return value if isinstance(value, str) else default
+
+
 def _cursor(content, code):
-    cursor = content.get("cursor_pos")
-    if not isinstance(cursor, int) or isinstance(cursor, bool) or not 0 <= cursor <= len(code):
-        return len(code)
-    return cursor
+    cursor = _int(content, "cursor_pos", None)
+    return cursor if cursor is not None and 0 <= cursor <= len(code) else len(code)
 
 
 def complete(content, namespace, cells):
-    code = content.get("code") if isinstance(content.get("code"), str) else ""
+    code = _text(content, "code")
     cursor = _cursor(content, code)
     reply = {"status": "ok", "matches": [], "cursor_start": cursor, "cursor_end": cursor,
              "metadata": {}}
@@ -72,7 +83,7 @@ def complete(content, namespace, cells):
 
 
 def inspect(content, namespace, cells):
-    code = content.get("code") if isinstance(content.get("code"), str) else ""
+    code = _text(content, "code")
     cursor = _cursor(content, code)
     detail = content.get("detail_level") if content.get("detail_level") in (0, 1) else 0
     reply = {"status": "ok", "found": False, "data": {}, "metadata": {}}
@@ -94,7 +105,7 @@ def inspect(content, namespace, cells):
 
 
 def is_complete(content, namespace, cells):
-    code = content.get("code") if isinstance(content.get("code"), str) else ""
+    code = _text(content, "code")
     with _shell_for(namespace) as shell:
         if shell is None:
             return {"status": "unknown"}
@@ -130,11 +141,6 @@ def _entries(cells, raw, output):
     return entries
 
 
-def _int(content, key, default):
-    value = content.get(key, default)
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
 def history(content, namespace, cells):
     access = content.get("hist_access_type")
     raw = content.get("raw", True) is not False
@@ -148,11 +154,10 @@ def history(content, namespace, cells):
         if _int(content, "session", 0) not in (0, SESSION_NUMBER):
             entries = []
         start = _int(content, "start", 1)
-        stop = content.get("stop")
-        stop = stop if isinstance(stop, int) and not isinstance(stop, bool) else None
+        stop = _int(content, "stop", None)
         entries = [e for e in entries if e[0] >= start and (stop is None or e[0] < stop)]
     elif access == "search":
-        pattern = content.get("pattern") if isinstance(content.get("pattern"), str) else "*"
+        pattern = _text(content, "pattern", "*")
         matching = [e for e in entries
                     if fnmatch.fnmatchcase(e[1][0] if output else e[1], pattern)]
         if content.get("unique") is True:
@@ -172,26 +177,52 @@ def history(content, namespace, cells):
                         for line, source in entries]}
 
 
+def _expression_error(error):
+    return {"status": "error", "ename": type(error).__name__, "evalue": str(error),
+            "traceback": []}
+
+
+def user_expressions(content, namespace, cells):
+    """execute_request's user_expressions, as ipykernel evaluates them
+    after a cell that succeeded: each one's display data, or its error."""
+    expressions = content.get("user_expressions")
+    if not isinstance(expressions, dict):
+        expressions = {}
+    with _shell_for(namespace) as shell:
+        if shell is not None:
+            values = shell.user_expressions(expressions)
+        else:
+            values = {}
+            for name, expression in expressions.items():
+                try:
+                    value = eval(expression, namespace)
+                    values[name] = {"status": "ok", "data": {"text/plain": repr(value)},
+                                    "metadata": {}}
+                except Exception as error:
+                    values[name] = _expression_error(error)
+    return {"status": "ok", "user_expressions": values}
+
+
 _ANSWERS = {
     "complete_request": complete,
     "inspect_request": inspect,
     "is_complete_request": is_complete,
     "history_request": history,
+    "user_expressions": user_expressions,  # CX_REQUEST_USER_EXPRESSIONS
 }
 
 
-def answers(msg_type):
-    return msg_type in _ANSWERS
-
-
 def answer(msg_type, content_json, namespace, cells):
-    """The reply content for MSG_TYPE (one answers() is TRUE for) with
-    CONTENT_JSON (a JSON object's text), in NAMESPACE with the session's
-    CELLS (helper.History)."""
+    """The reply content for MSG_TYPE with CONTENT_JSON (a JSON object's
+    text), in NAMESPACE with the session's CELLS (helper.History); None for
+    a type not answered here."""
+    reply = _ANSWERS.get(msg_type)
+    if reply is None:
+        return None
     content = json.loads(content_json)
     if not isinstance(content, dict):
         content = {}
-    return _ANSWERS[msg_type](content, namespace, cells)
+    return reply(content, namespace, cells)
 
 
 def install():

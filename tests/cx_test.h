@@ -53,12 +53,13 @@ cx_backend *cx_test_open_backend_valist(const char *name, const char *first_key,
 /* Run CODE on BACKEND with RUN (may be NULL); the backend must return a
  * result (the cell itself may fail). */
 cx_result *cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_options *run);
-/* The Jupyter requests beside execute (cx_session_request) on a session of
+/* Check the answers to Jupyter requests beside execute (cx_session_request) of
  * BACKEND, answered from the session's own namespace and cells: a
  * completion of a name a cell defined, its inspection, is_complete of an
- * open block, the history's tail, range and search, and an unknown type
- * unsupported. */
-void cx_test_check_session_requests(cx_backend *backend);
+ * open block, the history's tail (with the cell's output where
+ * OUTPUT_IN_HISTORY, else null), range and search, user_expressions, and
+ * an unknown type unsupported. */
+void cx_test_check_session_requests(cx_backend *backend, gboolean output_in_history);
 /* The same in SESSION. */
 cx_result *cx_test_run_session_cell(cx_session *session, const char *code,
                                     const cx_run_options *run);

@@ -173,7 +173,7 @@ history_entry(JsonObject *reply, guint i)
 }
 
 void
-cx_test_check_session_requests(cx_backend *backend)
+cx_test_check_session_requests(cx_backend *backend, gboolean output_in_history)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_session) session = cx_session_open(backend, &error);
@@ -216,16 +216,38 @@ cx_test_check_session_requests(cx_backend *backend)
   JsonArray *in_out = json_array_get_array_element(last, 2);
   CU_ASSERT_FATAL(in_out != NULL && json_array_get_length(in_out) == 2);
   CU_ASSERT_STRING_EQUAL(json_array_get_string_element(in_out, 0), "zebra_count + 1");
-  CU_ASSERT_STRING_EQUAL(json_array_get_string_element(in_out, 1), "42");
+  if (output_in_history) {
+    CU_ASSERT_STRING_EQUAL(json_array_get_string_element(in_out, 1), "42");
+  } else {
+    CU_ASSERT_TRUE(JSON_NODE_HOLDS_NULL(json_array_get_element(in_out, 1)));
+  }
   g_autoptr(JsonObject) range = session_request(
     session, "history_request",
     "{\"hist_access_type\": \"range\", \"session\": 0, \"start\": 1, \"stop\": 2}");
   CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(range, "history")), 1);
   CU_ASSERT_STRING_EQUAL(json_array_get_string_element(history_entry(range, 0), 2),
                          "zebra_count = 41");
+  /* Unique: a kernel whose history is a file (one a Jupyter Server
+   * started) finds the same cell of earlier sessions too. */
   g_autoptr(JsonObject) search = session_request(
-    session, "history_request", "{\"hist_access_type\": \"search\", \"pattern\": \"*+ 1\"}");
+    session, "history_request",
+    "{\"hist_access_type\": \"search\", \"pattern\": \"zebra_count +*\", \"unique\": true}");
   CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(search, "history")), 1);
+
+  /* execute_request's user_expressions: each one's display data, or its
+   * error, as ipykernel gives them. */
+  g_autoptr(JsonObject) evaluated = session_request(
+    session, CX_REQUEST_USER_EXPRESSIONS,
+    "{\"user_expressions\": {\"next\": \"zebra_count + 2\", \"bad\": \"1/0\"}}");
+  JsonObject *values = json_object_get_object_member(evaluated, "user_expressions");
+  CU_ASSERT_FATAL(values != NULL && json_object_get_size(values) == 2);
+  JsonObject *next = json_object_get_object_member(values, "next");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(next, "status"), "ok");
+  CU_ASSERT_STRING_EQUAL(
+    json_object_get_string_member(json_object_get_object_member(next, "data"), "text/plain"), "43");
+  JsonObject *bad = json_object_get_object_member(values, "bad");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(bad, "status"), "error");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(bad, "ename"), "ZeroDivisionError");
 
   g_autoptr(JsonObject) none = cx_session_request(session, "comm_open",
                                                   json_node_get_object(open_block), &error);

@@ -538,6 +538,16 @@ test_jupyter_session_keeps_state_and_survives_a_kill(void)
   CU_ASSERT_PTR_NULL(cx_result_get_extra(later, "session_restarted"));
 }
 
+/* complete, inspect, is_complete, history and user_expressions are the
+ * kernel's own answers, forwarded. */
+static void
+test_jupyter_session_answers_jupyter_requests(void)
+{
+  /* ipykernel keeps no output in its history unless told to
+   * (HistoryManager.db_log_output). */
+  cx_test_check_session_requests(shared(), FALSE);
+}
+
 static void
 test_jupyter_os_exit_is_kernel_died(void)
 {
@@ -1086,6 +1096,8 @@ test_jupyter_gateway_runs_cells(void)
     CX_ASSERT_STDOUT(again, "again\n");
     g_autoptr(JsonObject) info = info_of(backend);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(info, "mode"), "gateway");
+    /* Requests beside execute travel the WebSocket too. */
+    cx_test_check_session_requests(backend, FALSE);
   }
   /* Every kernel it started there is deleted again. */
   CU_ASSERT_EQUAL(cx_test_processes_left_with(server_runtime, 10), 0);
@@ -1190,6 +1202,7 @@ cx_test_register(void)
     { "test_jupyter_streams_output_live", test_jupyter_streams_output_live },
     { "test_jupyter_stateless_cells_get_fresh_kernels", test_jupyter_stateless_cells_get_fresh_kernels },
     { "test_jupyter_run_options", test_jupyter_run_options },
+    { "test_jupyter_session_answers_jupyter_requests", test_jupyter_session_answers_jupyter_requests },
     { "test_jupyter_os_exit_is_kernel_died", test_jupyter_os_exit_is_kernel_died },
     { "test_jupyter_timeout_interrupts_a_busy_loop", test_jupyter_timeout_interrupts_a_busy_loop },
     { "test_jupyter_shown_error_keeps_its_place", test_jupyter_shown_error_keeps_its_place },

@@ -1364,7 +1364,7 @@ static void
 test_local_session_answers_jupyter_requests(void)
 {
   g_autoptr(cx_backend) backend = open_local();
-  cx_test_check_session_requests(backend);
+  cx_test_check_session_requests(backend, TRUE);
 }
 
 static void

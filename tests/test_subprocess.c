@@ -416,7 +416,7 @@ test_subprocess_interrupt_stateless_cell(void)
 static void
 test_subprocess_session_answers_jupyter_requests(void)
 {
-  cx_test_check_session_requests(shared_backend());
+  cx_test_check_session_requests(shared_backend(), TRUE);
 }
 
 static void

@@ -46,6 +46,13 @@ typedef enum {
   CX_ERROR_CELL,             /* a notebook cell failed and the run stopped there */
 } cx_error_code;
 
+/* ABI 1.2: the request type of cx_session_request() (and the backend
+ * vtable's session_request) that evaluates execute_request's
+ * user_expressions after a cell.  Not a message of the protocol, which
+ * carries them inside execute_request, but asked apart so that a backend
+ * answers it without knowing the rest of that request. */
+#define CX_REQUEST_USER_EXPRESSIONS "user_expressions"
+
 /* ABI 1.1: NODE as JSON text, compact or PRETTY: json_to_string() made
  * strict.  json-glib 1.6 writes U+001F raw, which strict parsers (Python's
  * json, browsers) reject; here every control character is escaped.  Byte

@@ -184,6 +184,13 @@ typedef struct cx_backend_vtable {
    *   history_request      {hist_access_type "tail" | "range" | "search",
    *                        output, raw, n, session, start, stop, pattern,
    *                        unique}: history, the session's own cells
+   *   user_expressions     (CX_REQUEST_USER_EXPRESSIONS) {user_expressions:
+   *                        {name: expression}}: user_expressions {name:
+   *                        {status "ok", data, metadata} or {status
+   *                        "error", ename, evalue, traceback}}, each
+   *                        expression evaluated in the session's namespace
+   *                        as execute_request's user_expressions are
+   *                        after a cell that succeeded
    *
    * Returns the reply's content (new), "status" included, as the built-in
    * backends make it with IPython's machinery (its completer,
@@ -197,6 +204,7 @@ typedef struct cx_backend_vtable {
   JsonObject *(*session_request)(cx_session_instance *session, const char *type,
                                  JsonObject *content, GError **error);
 } cx_backend_vtable;
+
 
 /* ---- The executor vtable ------------------------------------------------ */
 

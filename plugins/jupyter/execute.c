@@ -1,4 +1,5 @@
-/* plugins/jupyter: one execute_request, start to end.
+/* plugins/jupyter: one execute_request (or another shell request, waited
+ * for the same way), start to end.
  *
  * Sent on shell with stop_on_error false and allow_stdin false (input()
  * raises StdinNotImplementedError in the kernel, it never waits on us).
@@ -46,6 +47,13 @@ wait_goes_on(zmq_wait *w, gint64 now, jk_exec_outcome *outcome)
 {
   jk_exec *exec = w->exec;
   if (jk_exec_stop_due(w->state, now, w->deadline)) {
+    if (exec->msg_type != NULL) {
+      /* Not a cell: nothing of the user's runs to interrupt, the kernel
+       * only failed to answer (ipykernel never replies to a request it
+       * cannot read).  Given up; the kernel and its state are kept. */
+      *outcome = JK_EXEC_TIMEOUT;
+      return FALSE;
+    }
     w->timed_out = TRUE;
     jk_zmq_interrupt(w->kernel, NULL);
     w->kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
@@ -138,7 +146,7 @@ read_sockets(zmq_wait *w)
        n < RECV_BATCH && jk_message_recv(kernel, JP_SHELL, ZMQ_DONTWAIT, &m) != JP_RECV_NONE; n++) {
     if (m == NULL)
       continue;
-    if (g_strcmp0(m->parent_id, w->msg_id) == 0 && g_str_equal(m->msg_type, "execute_reply")) {
+    if (g_strcmp0(m->parent_id, w->msg_id) == 0 && jk_exec_is_reply(w->exec, m->msg_type)) {
       g_clear_pointer(&w->exec->reply, json_object_unref);
       w->exec->reply = json_object_ref(m->content);
       w->replied_at = g_get_monotonic_time();
@@ -173,7 +181,7 @@ jk_zmq_execute(jk_kernel *kernel, jk_exec *exec)
     jk_exec_finish(&state, JK_EXEC_DIED);
     return JK_EXEC_DIED;
   }
-  if (!jk_message_send(kernel, JP_SHELL, "execute_request", content, &msg_id, NULL)) {
+  if (!jk_message_send(kernel, JP_SHELL, jk_exec_request_type(exec), content, &msg_id, NULL)) {
     jk_exec_finish(&state, JK_EXEC_SEND_FAILED);
     return JK_EXEC_SEND_FAILED;
   }

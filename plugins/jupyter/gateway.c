@@ -452,7 +452,7 @@ read_incoming(jk_kernel *kernel, jk_exec *exec, jk_exec_state *state, const char
       g_autoptr(JsonObject) reply = jk_exec_input_reply(exec, msg_id, m);
       if (reply != NULL)
         gateway_send(kernel, JP_STDIN, "input_reply", reply, NULL, NULL);
-    } else if (m->channel == JP_SHELL && g_str_equal(m->msg_type, "execute_reply")) {
+    } else if (m->channel == JP_SHELL && jk_exec_is_reply(exec, m->msg_type)) {
       g_clear_pointer(&exec->reply, json_object_unref);
       exec->reply = json_object_ref(m->content);
       *replied_at = g_get_monotonic_time();
@@ -472,7 +472,8 @@ gateway_execute(jk_kernel *kernel, jk_exec *exec)
   g_autofree char *msg_id = NULL;
   g_main_context_push_thread_default(g->context);
   jk_exec_outcome outcome = JK_EXEC_DONE;
-  if (kernel->dead || !gateway_send(kernel, JP_SHELL, "execute_request", content, &msg_id, NULL)) {
+  if (kernel->dead || !gateway_send(kernel, JP_SHELL, jk_exec_request_type(exec), content, &msg_id,
+                                     NULL)) {
     exec->died_how = g_strdup("its WebSocket is closed");
     outcome = JK_EXEC_DIED;
   }
@@ -483,6 +484,10 @@ gateway_execute(jk_kernel *kernel, jk_exec *exec)
   while (outcome == JK_EXEC_DONE && (exec->reply == NULL || !idle)) {
     gint64 now = g_get_monotonic_time();
     if (jk_exec_stop_due(&state, now, deadline)) {
+      if (exec->msg_type != NULL) {
+        outcome = JK_EXEC_TIMEOUT; /* not a cell: given up, as execute.c says */
+        break;
+      }
       timed_out = TRUE;
       gateway_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);

@@ -241,6 +241,7 @@ static const cx_backend_vtable jupyter_backend_vtable = {
   .session_open = jupyter_session_open,
   .session_run_cell = jupyter_session_run_cell,
   .session_close = jupyter_session_close,
+  .session_request = jupyter_session_request,
   .interrupt = jupyter_interrupt,
   .query = jupyter_query,
 };

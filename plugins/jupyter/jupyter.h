@@ -44,6 +44,7 @@ typedef struct {
   jk_kernel *current_kernel; /* running an executor operation */
   const char *call_msg_id;   /* the request whose host function runs */
   jk_kernel *kernel;         /* launch mode: the session's own */
+  gboolean restart_unreported; /* a new kernel since the last cell: its result says so */
   gboolean busy;
   gint next_env;
 } jupyter_session;
@@ -76,6 +77,8 @@ cx_result *jupyter_session_run_cell(cx_session_instance *session, const char *co
                                     const cx_run_options *run, GError **error);
 void jupyter_session_close(cx_session_instance *session);
 gboolean jupyter_session_interrupt(cx_session_instance *session, GError **error);
+JsonObject *jupyter_session_request(cx_session_instance *session, const char *type,
+                                    JsonObject *content, GError **error);
 
 extern const cx_executor_vtable jupyter_executor_vtable;
 

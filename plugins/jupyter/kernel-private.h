@@ -101,7 +101,10 @@ void jk_exec_begin(jk_exec_state *state, jk_exec *exec);
  * a stream past output-limit's stop threshold (the reason is kept for the
  * result).  The caller interrupts, and kills after the grace. */
 gboolean jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline);
+/* The request's content (new), and whether a shell message of MSG_TYPE
+ * is its reply. */
 JsonObject *jk_exec_request_content(const jk_exec *exec);
+gboolean jk_exec_is_reply(const jk_exec *exec, const char *msg_type);
 /* The idle status may trail the execute_reply; not for ever.
  * jk_exec_idle_overdue() is TRUE once SINCE_REPLY (µs) is past
  * JK_IDLE_AFTER_REPLY_US and what had come is all read (DRAINED: the

@@ -76,6 +76,13 @@ typedef enum {
 } jk_exec_outcome;
 
 typedef struct {
+  /* Another shell request in execute_request's place (complete_request,
+   * inspect_request, ...): its msg_type and content (borrowed), and the
+   * reply waited for is its _reply; past TIMEOUT it is given up, the kernel
+   * neither interrupted nor killed.  NULL: an execute_request made of the
+   * fields below. */
+  const char *msg_type;
+  JsonObject *content;
   const char *code;
   gboolean silent;
   gboolean store_history;
@@ -91,13 +98,15 @@ typedef struct {
   char *(*on_input)(const char *prompt, const char *msg_id, gpointer data);
   gpointer input_data;
   /* out */
-  JsonObject *reply;            /* execute_reply content (owned), or NULL */
+  JsonObject *reply;            /* the reply's content (owned), or NULL */
   gboolean killed;              /* the kernel was killed after the grace */
   gboolean abandoned;           /* not ours to kill: given up after the grace */
   char *died_how;               /* for JK_EXEC_DIED, e.g. "killed by signal 9" */
 } jk_exec;
 
 jk_exec_outcome jk_kernel_execute(jk_kernel *kernel, jk_exec *exec);
+/* EXEC's msg_type: "execute_request" unless it says another. */
+const char *jk_exec_request_type(const jk_exec *exec);
 /* From within ON_INPUT: answer the input_request of request MSG_ID with
  * VALUE and wait (TIMEOUT seconds, 0: for ever) for the kernel's next
  * input_request of that request; its prompt (new), or NULL with ERROR. */

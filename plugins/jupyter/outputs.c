@@ -353,9 +353,26 @@ jk_exec_input_reply(jk_exec *exec, const char *msg_id, jp_message *m)
   return reply;
 }
 
+const char *
+jk_exec_request_type(const jk_exec *exec)
+{
+  return exec->msg_type != NULL ? exec->msg_type : "execute_request";
+}
+
+gboolean
+jk_exec_is_reply(const jk_exec *exec, const char *msg_type)
+{
+  const char *request = jk_exec_request_type(exec);
+  gsize stem = g_str_has_suffix(request, "_request") ? strlen(request) - strlen("_request")
+                                                     : strlen(request);
+  return strncmp(msg_type, request, stem) == 0 && g_str_equal(msg_type + stem, "_reply");
+}
+
 JsonObject *
 jk_exec_request_content(const jk_exec *exec)
 {
+  if (exec->msg_type != NULL)
+    return json_object_ref(exec->content);
   JsonObject *content = json_object_new();
   json_object_set_string_member(content, "code", exec->code);
   json_object_set_boolean_member(content, "silent", exec->silent);

@@ -18,6 +18,10 @@
 #include "pyembed/executor-py.h" /* cx__py_executor_source: generated */
 #include "plugins/jupyter/executor_boot-py.h" /* cx__py_executor_boot_source: generated */
 
+/* How long a request beside execute waits for its reply when the backend
+ * has no timeout: a front end asks them as the user types. */
+#define REQUEST_TIMEOUT 30.0
+
 /* What the kernel's input() prompt starts with when it calls a host
  * function. */
 #define HOST_CALL_PREFIX "cellexec-host-call:"
@@ -48,13 +52,13 @@ jupyter_session_open(cx_backend_instance *instance, GError **error)
   return (cx_session_instance *)session;
 }
 
-/* The session's kernel, a new one when the last died (*RESTARTED).  With
+/* The session's kernel, a new one when the last died: then the next
+ * cell's result says the state was lost, whichever call started it.  With
  * session->lock held; launch mode. */
 static jk_kernel *
-session_kernel(jupyter_session *session, gboolean *restarted, GError **error)
+session_kernel(jupyter_session *session, GError **error)
 {
   jupyter_backend *backend = session->backend;
-  *restarted = FALSE;
   if (session->kernel != NULL && jk_kernel_alive(session->kernel))
     return session->kernel;
   jk_kernel *fresh = jupyter_pool_take(backend, error);
@@ -65,7 +69,7 @@ session_kernel(jupyter_session *session, gboolean *restarted, GError **error)
   session->kernel = fresh;
   g_mutex_unlock(&backend->lock);
   jupyter_discard(backend, old);
-  *restarted = TRUE;
+  session->restart_unreported = TRUE;
   return fresh;
 }
 
@@ -83,7 +87,9 @@ jupyter_session_run_cell(cx_session_instance *instance, const char *code,
     result = jupyter_run_attached(backend, code, run, &restarted, error);
     g_atomic_int_set(&session->busy, FALSE);
   } else {
-    jk_kernel *kernel = session_kernel(session, &restarted, error);
+    jk_kernel *kernel = session_kernel(session, error);
+    restarted = session->restart_unreported;
+    session->restart_unreported = FALSE;
     if (kernel == NULL) {
       g_rec_mutex_unlock(&session->lock);
       return NULL;
@@ -125,14 +131,13 @@ jupyter_session_interrupt(cx_session_instance *instance, GError **error)
   return ok;
 }
 
-/* Run CODE silently in the session's kernel with USER_EXPRESSIONS (may be
- * NULL); the reply's content, or NULL with ERROR set (CX_ERROR_PYTHON when
- * the code raised). */
 static char *on_input(const char *prompt, const char *msg_id, gpointer data);
 
+/* Send EXEC's request (filled but for its timeout and grace) to the
+ * session's kernel and wait for the reply; its content, or NULL with ERROR
+ * set (CX_ERROR_BACKEND when the kernel replied with an error). */
 static JsonObject *
-session_exec(jupyter_session *session, const char *code, JsonObject *user_expressions,
-             gboolean host_calls, GError **error)
+session_send(jupyter_session *session, jk_exec *exec, GError **error)
 {
   jupyter_backend *backend = session->backend;
   g_rec_mutex_lock(&session->lock);
@@ -147,35 +152,37 @@ session_exec(jupyter_session *session, const char *code, JsonObject *user_expres
   }
   session->depth++;
   jk_kernel *kernel;
-  gboolean restarted;
   if (backend->connection_file != NULL) {
     g_mutex_lock(&backend->attached_lock);
     kernel = backend->attached;
   } else {
-    kernel = session_kernel(session, &restarted, error);
+    kernel = session_kernel(session, error);
   }
   JsonObject *reply = NULL;
   if (kernel != NULL) {
-    jk_exec exec = { .code = code, .silent = TRUE, .user_expressions = user_expressions,
-                     .timeout = backend->timeout, .grace = backend->grace,
-                     .on_input = host_calls ? on_input : NULL, .input_data = session };
+    exec->timeout = backend->timeout > 0 || exec->msg_type == NULL ? backend->timeout
+                                                                   : REQUEST_TIMEOUT;
+    exec->grace = backend->grace;
     g_atomic_int_set(&session->busy, TRUE);
     session->current_kernel = kernel;
-    jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
+    jk_exec_outcome outcome = jk_kernel_execute(kernel, exec);
     session->current_kernel = NULL;
     g_atomic_int_set(&session->busy, FALSE);
-    const char *status = exec.reply ? cx__peer_get_string(exec.reply, "status", "") : "";
+    const char *status = exec->reply ? cx__peer_get_string(exec->reply, "status", "") : "";
+    /* is_complete_reply's status is the code's, not the request's. */
+    gboolean failed = exec->msg_type == NULL ? g_strcmp0(status, "ok") != 0
+                                             : g_strcmp0(status, "error") == 0;
     if (outcome != JK_EXEC_DONE) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel %s",
                   outcome == JK_EXEC_TIMEOUT ? "did not answer in time" : "died");
-    } else if (g_strcmp0(status, "ok") != 0) {
-      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the executor helper failed: %s: %s",
-                  cx__peer_get_string(exec.reply, "ename", "Error"),
-                  cx__peer_get_string(exec.reply, "evalue", status));
+    } else if (failed) {
+      g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: the kernel's %s failed: %s: %s",
+                  jk_exec_request_type(exec), cx__peer_get_string(exec->reply, "ename", "Error"),
+                  cx__peer_get_string(exec->reply, "evalue", status));
     } else {
-      reply = json_object_ref(exec.reply);
+      reply = json_object_ref(exec->reply);
     }
-    jk_exec_clear(&exec);
+    jk_exec_clear(exec);
   }
   if (backend->connection_file != NULL)
     g_mutex_unlock(&backend->attached_lock);
@@ -184,6 +191,86 @@ session_exec(jupyter_session *session, const char *code, JsonObject *user_expres
   return reply;
 }
 
+/* Run CODE silently in the session's kernel with USER_EXPRESSIONS (may be
+ * NULL), answering its input() with host function calls when HOST_CALLS;
+ * the reply's content, or NULL with ERROR set. */
+static JsonObject *
+session_exec(jupyter_session *session, const char *code, JsonObject *user_expressions,
+             gboolean host_calls, GError **error)
+{
+  jk_exec exec = { .code = code, .silent = TRUE, .user_expressions = user_expressions,
+                   .on_input = host_calls ? on_input : NULL, .input_data = session };
+  return session_send(session, &exec, error);
+}
+
+/* The Jupyter requests the plugin forwards to the session's kernel;
+ * user_expressions (plugin.h) travel in a silent execute_request with no
+ * code, as a kernel evaluates them after a cell. */
+static const char *const forwarded_requests[] = {
+  "complete_request", "inspect_request", "is_complete_request", "history_request", NULL,
+};
+
+/* CONTENT (borrowed) of a request of TYPE with the members the protocol
+ * requires, where it left them out, given the values the other backends
+ * assume (pyembed/requests.py): ipykernel never replies to a request that
+ * lacks one.  New. */
+static JsonObject *
+with_required_members(const char *type, JsonObject *content)
+{
+  JsonObject *full = json_object_new();
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
+  json_object_iter_init(&iter, content);
+  while (json_object_iter_next(&iter, &name, &member))
+    json_object_set_member(full, name, json_node_copy(member));
+  if (g_str_equal(type, "history_request")) {
+    if (cx__peer_get_string(full, "hist_access_type", NULL) == NULL)
+      json_object_set_string_member(full, "hist_access_type", "tail");
+    if (!json_object_has_member(full, "raw"))
+      json_object_set_boolean_member(full, "raw", TRUE);
+    if (!json_object_has_member(full, "output"))
+      json_object_set_boolean_member(full, "output", FALSE);
+    return full;
+  }
+  const char *code = cx__peer_get_string(full, "code", NULL);
+  if (code == NULL)
+    json_object_set_string_member(full, "code", code = "");
+  if (g_str_equal(type, "is_complete_request"))
+    return full;
+  if (!json_object_has_member(full, "cursor_pos")) /* the end, in code points */
+    json_object_set_int_member(full, "cursor_pos", g_utf8_strlen(code, -1));
+  if (g_str_equal(type, "inspect_request") && !json_object_has_member(full, "detail_level"))
+    json_object_set_int_member(full, "detail_level", 0);
+  return full;
+}
+
+JsonObject *
+jupyter_session_request(cx_session_instance *instance, const char *type, JsonObject *content,
+                        GError **error)
+{
+  jupyter_session *session = (jupyter_session *)instance;
+  if (g_str_equal(type, CX_REQUEST_USER_EXPRESSIONS)) {
+    JsonObject *expressions = cx__peer_get_object(content, "user_expressions");
+    g_autoptr(JsonObject) reply = session_exec(session, "", expressions, FALSE, error);
+    if (reply == NULL)
+      return NULL;
+    JsonObject *values = cx__peer_get_object(reply, "user_expressions");
+    JsonObject *answer = json_object_new();
+    json_object_set_string_member(answer, "status", "ok");
+    json_object_set_object_member(answer, "user_expressions",
+                                  values != NULL ? json_object_ref(values) : json_object_new());
+    return answer;
+  }
+  if (!g_strv_contains(forwarded_requests, type)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED, "the jupyter backend does not forward \"%s\"",
+                type);
+    return NULL;
+  }
+  g_autoptr(JsonObject) full = with_required_members(type, content);
+  jk_exec exec = { .msg_type = type, .content = full };
+  return session_send(session, &exec, error);
+}
 
 /* ---- Executor ------------------------------------------------------------------------- */
 
