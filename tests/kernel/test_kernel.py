@@ -164,6 +164,57 @@ class KernelManagerTests(unittest.TestCase):
             self.assertFalse(os.path.exists(f"/proc/{pid}"), f"process {pid} is still there")
 
 
+class SignalInterruptTests(KernelManagerTests):
+    """The same, with interrupt_mode "signal": jupyter_client sends SIGINT
+    to the kernel's process group, which the kernel's workers share."""
+
+    def setUp(self):
+        spec_dir = os.path.join(os.environ["JUPYTER_PATH"], "kernels")
+        with open(os.path.join(spec_dir, "cellexec", "kernel.json")) as f:
+            spec = json.load(f)
+        spec["interrupt_mode"] = "signal"
+        os.makedirs(os.path.join(spec_dir, "cellexec-signal"), exist_ok=True)
+        with open(os.path.join(spec_dir, "cellexec-signal", "kernel.json"), "w") as f:
+            json.dump(spec, f)
+        self.km, self.kc = start_new_kernel(kernel_name="cellexec-signal",
+                                            startup_timeout=TIMEOUT)
+
+    def test_the_kernel_is_interrupted_by_a_signal(self):
+        self.assertEqual(self.km.kernel_spec.interrupt_mode, "signal")
+        self.test_interrupt_keeps_the_state()
+        # The kernel, its fork server and the session's worker all had the
+        # signal: every one of them still serves.
+        _, outputs = self.run_cell("print('still here')")
+        self.assertEqual(self.stdout_of(outputs), "still here\n")
+        self.assertEqual(self.run_cell("import time; time.sleep(0.1); 'slept'")[0]["status"], "ok")
+
+
+class UserExpressionsTests(unittest.TestCase):
+    """execute_request's user_expressions, on cellexec as on ipykernel."""
+
+    def test_user_expressions_are_evaluated_after_a_cell_that_succeeded(self):
+        for name in ("python3", "cellexec"):
+            with self.subTest(kernel=name):
+                km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+                try:
+                    reply = kc.execute_interactive(
+                        "zebra = 41", timeout=TIMEOUT,
+                        user_expressions={"next": "zebra + 1", "bad": "1/0"})["content"]
+                    values = reply["user_expressions"]
+                    self.assertEqual(values["next"]["status"], "ok")
+                    self.assertEqual(values["next"]["data"]["text/plain"], "42")
+                    self.assertEqual(values["bad"]["status"], "error")
+                    self.assertEqual(values["bad"]["ename"], "ZeroDivisionError")
+                    # After a cell that failed, none are evaluated.
+                    failed = kc.execute_interactive("1/0", timeout=TIMEOUT,
+                                                    user_expressions={"next": "zebra"})
+                    self.assertEqual(failed["content"]["status"], "error")
+                    self.assertEqual(failed["content"]["user_expressions"], {})
+                finally:
+                    kc.stop_channels()
+                    km.shutdown_kernel(now=True)
+
+
 CELLEXEC = os.path.join(os.environ["CELLEXEC_BUILDDIR"], "tools", "cellexec")
 
 
