@@ -184,6 +184,12 @@ JsonObject *cx__run_options_filter_bundle(const cx_run_options *run, JsonObject 
 /* cx_result_list_outputs() with each NUL of a stream or an error as the
  * NUL marker, for a notebook to keep (result.c). */
 JsonArray *cx__result_list_outputs_keeping_nul(const cx_result *result);
+/* The display id of output I of those lists (NULL: none), and the cell's
+ * update_display_data messages, in order, as {display_id, data, metadata}
+ * objects (borrowed; NULL: none): what a later cell changes of an earlier
+ * cell's displays (result.c). */
+const char *cx__result_output_display_id(const cx_result *result, guint i);
+JsonArray *cx__result_display_updates(const cx_result *result);
 
 /* Keep only the MIME types RUN allows in RESULT's outputs: every backend
  * honours --mime, whatever its plugin does (result.c). */

@@ -54,6 +54,53 @@ store_result(JsonObject *cell, const cx_result *result)
     json_object_set_null_member(cell, "execution_count");
 }
 
+/* ---- Displays updated by later cells -------------------------------------------- */
+
+/* Display id -> GPtrArray of the output objects (borrowed from the
+ * notebook's cells) that show it, as nbclient keeps them: a later cell's
+ * update_display_data replaces their data and metadata. */
+typedef GHashTable display_index;
+
+static display_index *
+display_index_new(void)
+{
+  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                               (GDestroyNotify)g_ptr_array_unref);
+}
+
+/* RESULT's updates applied to the displays of earlier cells in INDEX,
+ * then CELL's own displays (stored from RESULT) added to it. */
+static void
+update_displays(display_index *index, JsonObject *cell, const cx_result *result)
+{
+  JsonArray *updates = cx__result_display_updates(result);
+  for (guint i = 0; updates != NULL && i < json_array_get_length(updates); i++) {
+    JsonObject *update = json_array_get_object_element(updates, i);
+    GPtrArray *shown = g_hash_table_lookup(index, json_object_get_string_member(update, "display_id"));
+    for (guint j = 0; shown != NULL && j < shown->len; j++) {
+      JsonObject *output = g_ptr_array_index(shown, j);
+      json_object_set_object_member(output, "data",
+                                    cx__json_object_deep_copy(json_object_get_object_member(update, "data")));
+      json_object_set_object_member(output, "metadata",
+                                    cx__json_object_deep_copy(json_object_get_object_member(update, "metadata")));
+    }
+  }
+  JsonArray *outputs = json_object_get_array_member(cell, "outputs");
+  for (guint i = 0; i < json_array_get_length(outputs); i++) {
+    const char *id = cx__result_output_display_id(result, i);
+    if (id == NULL)
+      continue;
+    GPtrArray *shown = g_hash_table_lookup(index, id);
+    if (shown == NULL) {
+      shown = g_ptr_array_new();
+      g_hash_table_insert(index, g_strdup(id), shown);
+    }
+    g_ptr_array_add(shown, json_array_get_object_element(outputs, i));
+  }
+}
+
+/* ---- Running ---------------------------------------------------------------------- */
+
 typedef struct {
   cx_notebook_cell_func callback;
   gpointer user_data;
@@ -252,6 +299,7 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
   to.report.n_code_cells = count_code_cells(cells);
   guint code_index = 0;
   g_autofree char *restart_note = NULL; /* for the next cell that runs */
+  g_autoptr(GHashTable) displays = display_index_new();
   for (guint i = 0; i < json_array_get_length(cells); i++) {
     JsonObject *cell = json_array_get_object_element(cells, i);
     if (strcmp(json_object_get_string_member(cell, "cell_type"), "code") != 0)
@@ -282,6 +330,7 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
       return FALSE;
     }
     store_result(cell, result);
+    update_displays(displays, cell, result);
     if (restart_note != NULL)
       note_restart(cell, g_steal_pointer(&restart_note));
     set_execution_timing(cell, started, ended);

@@ -236,6 +236,7 @@ cx_result_free(cx_result *result)
   g_ptr_array_unref(result->items);
   clear_error(result);
   json_object_unref(result->extras);
+  g_clear_pointer(&result->display_updates, json_array_unref);
   cx_run_options_free(result->listener_run);
   g_free(result);
 }
@@ -381,6 +382,20 @@ cx_result_add_output(cx_result *result, JsonObject *bundle)
   return cx_result_add_display(result, bundle, NULL, NULL);
 }
 
+static void
+record_display_update(cx_result *result, const char *display_id, JsonObject *bundle,
+                      JsonObject *metadata)
+{
+  JsonObject *update = json_object_new();
+  json_object_set_string_member(update, "display_id", display_id);
+  json_object_set_object_member(update, "data", json_object_ref(bundle));
+  json_object_set_object_member(update, "metadata",
+                                metadata != NULL ? json_object_ref(metadata) : json_object_new());
+  if (result->display_updates == NULL)
+    result->display_updates = json_array_new();
+  json_array_add_object_element(result->display_updates, update);
+}
+
 guint
 cx_result_update_display(cx_result *result, const char *display_id, JsonObject *bundle,
                          JsonObject *metadata)
@@ -400,7 +415,10 @@ cx_result_update_display(cx_result *result, const char *display_id, JsonObject *
   }
   if (updated > 0)
     cx__result_rebuild_rich_outputs(result);
-  if (updated > 0 && result->listener_run != NULL) {
+  record_display_update(result, display_id, bundle, metadata);
+  /* Sent whether or not this cell showed the id, as ipykernel sends it: a
+   * front end updates the display wherever an earlier cell showed it. */
+  if (result->listener_run != NULL) {
     JsonObject *output = json_object_new();
     json_object_set_string_member(output, "output_type", "update_display_data");
     json_object_set_object_member(output, "data", json_object_ref(bundle));
@@ -672,6 +690,21 @@ cx__result_list_outputs_keeping_nul(const cx_result *result)
   return outputs_to_json(result, TRUE);
 }
 
+const char *
+cx__result_output_display_id(const cx_result *result, guint i)
+{
+  if (i >= result->items->len)
+    return NULL;
+  const output_item *item = g_ptr_array_index(result->items, i);
+  return item->kind == ITEM_DISPLAY ? item->display_id : NULL;
+}
+
+JsonArray *
+cx__result_display_updates(const cx_result *result)
+{
+  return result->display_updates;
+}
+
 static JsonNode *
 to_json_node(const cx_result *result, gboolean keep_nul)
 {
@@ -764,5 +797,10 @@ cx_result_copy(const cx_result *result)
   copy->error_output_hidden = result->error_output_hidden;
   json_object_unref(copy->extras);
   copy->extras = cx__json_object_deep_copy(result->extras);
+  if (result->display_updates != NULL) {
+    g_autoptr(JsonNode) updates = json_node_init_array(json_node_alloc(), result->display_updates);
+    g_autoptr(JsonNode) updates_copy = cx__json_deep_copy(updates);
+    copy->display_updates = json_array_ref(json_node_get_array(updates_copy));
+  }
   return copy;
 }

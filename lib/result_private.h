@@ -42,6 +42,11 @@ struct cx_result {
   char **error_output_lines;
   gboolean error_output_hidden;
   JsonObject *extras; /* extra top-level keys, in insertion order */
+  /* Every update_display_data of the cell, in order ({display_id, data,
+   * metadata}), whether or not it matched an output of this cell: a
+   * later cell may update an earlier cell's display (notebook_run.c).
+   * NULL while there is none. */
+  JsonArray *display_updates;
   /* Streaming: each output goes to the output callback of LISTENER_RUN as
    * it is added (cx_result_new_streaming), or a plugin gave them itself;
    * either way the core does not give them again. */

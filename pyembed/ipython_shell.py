@@ -74,6 +74,7 @@ def _create_shell():
 
     config = Config()
     config.HistoryManager.enabled = False     # no SQLite file in ~/.ipython
+    config.HistoryManager.hist_file = ":memory:"  # as nbclient starts kernels; cells check it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")       # e.g. "working in a virtualenv"
         shell = InteractiveShell.instance(

@@ -161,6 +161,33 @@ test_streaming_rich_outputs_in_order(void)
   CU_ASSERT_STRING_EQUAL(printed, "x\n");
 }
 
+/* A later cell's update of a display an earlier cell showed streams as
+ * update_display_data, as ipykernel sends it, so a front end updates the
+ * earlier cell; on both Python backends. */
+static void
+test_streaming_update_of_an_earlier_cells_display(void)
+{
+  static const char *const backends[] = { "local", "subprocess" };
+  for (guint i = 0; i < G_N_ELEMENTS(backends); i++) {
+    g_autoptr(cx_backend) backend = cx_test_open_backend(backends[i], NULL, NULL);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_session) session = cx_session_open(backend, &error);
+    CX_ASSERT_NO_ERROR(error);
+    g_autoptr(cx_result) shown =
+      cx_test_run_session_cell(session, "h = display('first', display_id='early')", NULL);
+    g_auto(collector) c = { g_ptr_array_new_with_free_func(g_free), NULL };
+    g_autoptr(cx_run_options) run = cx_run_options_new();
+    cx_run_options_set_output_callback(run, collect, &c);
+    g_autoptr(cx_result) updated = cx_test_run_session_cell(session, "h.update('second')", run);
+    CX_ASSERT_CELL_OK(updated);
+    CU_ASSERT_EQUAL(json_array_get_length(cx_result_list_outputs(updated)), 0);
+    CU_ASSERT_EQUAL_FATAL(c.outputs->len, 1);
+    CX_ASSERT_CONTAINS(g_ptr_array_index(c.outputs, 0), "\"output_type\":\"update_display_data\"");
+    CX_ASSERT_CONTAINS(g_ptr_array_index(c.outputs, 0), "\"text/plain\":\"'second'\"");
+    CX_ASSERT_CONTAINS(g_ptr_array_index(c.outputs, 0), "\"transient\":{\"display_id\":\"early\"}");
+  }
+}
+
 /* Past output-limit, what the callback got of a stream is what the result
  * kept: the head, the line saying how much was left out, the tail (the
  * worker sends bytes that later fall out of the tail: those are not given). */
@@ -212,6 +239,8 @@ cx_test_register(void)
       test_streaming_subprocess_gives_output_while_the_cell_runs },
     { "test_streaming_in_a_session", test_streaming_in_a_session },
     { "test_streaming_rich_outputs_in_order", test_streaming_rich_outputs_in_order },
+    { "test_streaming_update_of_an_earlier_cells_display",
+      test_streaming_update_of_an_earlier_cells_display },
     { "test_streaming_past_the_output_limit_gives_what_the_result_keeps",
       test_streaming_past_the_output_limit_gives_what_the_result_keeps },
     { "test_streaming_backends_that_do_not_stream_give_everything_at_the_end",

@@ -143,7 +143,11 @@ CX_EXPORT void cx_result_add_output_text(cx_result *result, const char *mime, co
  *
  * cx_result_update_display() replaces data and metadata of every earlier
  * output named DISPLAY_ID, in "outputs" and rich_outputs alike; it returns
- * how many it replaced (0: none, and nothing else changes).
+ * how many it replaced.  Whether or not it replaced any, a streaming
+ * result gives the update to the output callback as update_display_data
+ * (as ipykernel sends it: the display may be an earlier cell's), and
+ * cx_notebook_run() applies it to the earlier cells that showed the id,
+ * as nbclient does.
  *
  * cx_result_clear_output() clears what the cell has shown so far: stdout,
  * stderr, rich_outputs and "outputs".  With WAIT, it does so just before

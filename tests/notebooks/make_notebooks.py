@@ -42,6 +42,9 @@ NOTEBOOKS = {
         new_code_cell("from IPython.display import Image\nimport base64\n"
                       f"Image(data=base64.b64decode('{base64.b64encode(tiny_png()).decode()}'))"),
         new_code_cell("print('before'); display(HTML('<hr>')); print('after')"),
+        new_code_cell("later = display('shown first', display_id='d2')"),
+        # A later cell's update changes the earlier cell's output, as nbclient does it.
+        new_code_cell("later.update('updated by a later cell')\nprint('updated')"),
     ],
     "errors": [
         new_code_cell("a = 1"),
