@@ -166,7 +166,8 @@ iopub_of_output(JsonObject *output, const char **msg_type)
 {
   const char *type = cx__peer_get_string(output, "output_type", "");
   static const char *const passed[] = { "stream", "display_data", "update_display_data",
-                                        "execute_result", "clear_output", "error", NULL };
+                                        "execute_result", "clear_output", "error",
+                                        "comm_open", "comm_msg", "comm_close", NULL };
   if (!g_strv_contains(passed, type))
     return NULL;
   *msg_type = g_intern_string(type);

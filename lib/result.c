@@ -367,12 +367,35 @@ gboolean
 cx_result_add_execute_result(cx_result *result, JsonObject *bundle, JsonObject *metadata,
                              gint64 execution_count)
 {
+  return cx_result_add_execute_result_with_id(result, bundle, metadata, execution_count, NULL);
+}
+
+gboolean
+cx_result_add_execute_result_with_id(cx_result *result, JsonObject *bundle, JsonObject *metadata,
+                                     gint64 execution_count, const char *display_id)
+{
   g_return_val_if_fail(result != NULL && bundle != NULL, FALSE);
   if (json_object_get_size(bundle) == 0)
     return FALSE;
   output_item *item = cx__result_add_bundle_item(result, ITEM_EXECUTE_RESULT, bundle, metadata);
   item->execution_count = execution_count;
+  item->display_id = g_strdup(display_id);
   emit_item(result, item);
+  return TRUE;
+}
+
+gboolean
+cx_result_pass_message(cx_result *result, const char *msg_type, JsonObject *content)
+{
+  static const char *const passed[] = { "comm_open", "comm_msg", "comm_close", NULL };
+  g_return_val_if_fail(result != NULL && msg_type != NULL && content != NULL, FALSE);
+  if (!g_strv_contains(passed, msg_type))
+    return FALSE;
+  if (result->listener_run != NULL) {
+    JsonObject *message = cx__json_object_deep_copy(content);
+    json_object_set_string_member(message, "output_type", msg_type);
+    emit(result, message);
+  }
   return TRUE;
 }
 
@@ -696,7 +719,7 @@ cx__result_output_display_id(const cx_result *result, guint i)
   if (i >= result->items->len)
     return NULL;
   const output_item *item = g_ptr_array_index(result->items, i);
-  return item->kind == ITEM_DISPLAY ? item->display_id : NULL;
+  return item->display_id;
 }
 
 JsonArray *

@@ -23,7 +23,7 @@ typedef struct {
   char **traceback;     /* ITEM_SHOWN_ERROR: the lines of its "traceback" */
   JsonObject *data;     /* the others: the MIME bundle (possibly empty) */
   JsonObject *metadata; /* never NULL for them */
-  char *display_id;     /* ITEM_DISPLAY: NULL when it has none */
+  char *display_id;     /* ITEM_DISPLAY, ITEM_EXECUTE_RESULT: NULL when it has none */
   gint64 execution_count;
 } output_item;
 

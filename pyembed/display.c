@@ -115,7 +115,8 @@ cx__py_publish(cx__py_cell *cell, cx__py_output_kind kind, PyObject *bundle,
     cx_result_update_display(cell->result, display_id, data, meta);
     break;
   case CX__PY_EXECUTE_RESULT:
-    cx_result_add_execute_result(cell->result, data, meta, cell->execution_count);
+    cx_result_add_execute_result_with_id(cell->result, data, meta, cell->execution_count,
+                                         display_id);
     break;
   }
   return TRUE;
@@ -153,6 +154,29 @@ cx__py_clear_output(cx__py_cell *cell, gboolean wait)
   } else {
     cx_result_clear_output(cell->result, wait);
   }
+}
+
+gboolean
+cx__py_pass_message(cx__py_cell *cell, const char *msg_type, PyObject *content)
+{
+  g_autoptr(JsonNode) node = cx__py_to_json(content);
+  if (node == NULL)
+    return FALSE;
+  if (!JSON_NODE_HOLDS_OBJECT(node)) {
+    PyErr_SetString(PyExc_TypeError, "a message's content must be a dict");
+    return FALSE;
+  }
+  cx__py_fdcapture_deliver(cell); /* in order with what the cell printed */
+  if (cell->record_events) {
+    JsonObject *event = json_object_new();
+    json_object_set_string_member(event, "event", "message");
+    json_object_set_string_member(event, "msg_type", msg_type);
+    json_object_set_object_member(event, "content", json_object_ref(json_node_get_object(node)));
+    record_event(cell, event);
+  } else {
+    cx_result_pass_message(cell->result, msg_type, json_node_get_object(node));
+  }
+  return TRUE;
 }
 
 void

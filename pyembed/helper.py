@@ -594,7 +594,8 @@ def display(*objs, include=None, exclude=None, metadata=None, transient=None,
             bundle = {mime: data for mime, data in bundle.items() if mime not in exclude}
         if metadata:
             meta = {**meta, **metadata}
-        if not _native.publish_display(bundle, meta, display_id, update):
+        if not _native.publish_display(bundle, meta, display_id,
+                                       "update" if update else "display"):
             print(bundle.get("text/plain", repr(obj)))
 
 

@@ -64,7 +64,8 @@ def _create_shell():
             display_id = (transient or {}).get("display_id")
             # Bytes (a _repr_mimebundle_'s image) become base64, as in ipykernel.
             data = _cellexec_helper.encode_bundle(data)
-            if not _native.publish_display(data, metadata or {}, display_id, bool(update)):
+            if not _native.publish_display(data, metadata or {}, display_id,
+                                           "update" if update else "display"):
                 # No cell runs (a thread after its cell ended): as IPython
                 # does without a front end.
                 print(data.get("text/plain", ""))
@@ -72,12 +73,29 @@ def _create_shell():
         def clear_output(self, wait=False):
             _native.clear_output(bool(wait))
 
+    class CellShell(InteractiveShell):
+        """The shell as ipykernel's is seen from a cell: with a kernel."""
+
+        @property
+        def kernel(self):
+            import _cellexec_kernel
+
+            return _cellexec_kernel.kernel()
+
+        @property
+        def parent_header(self):
+            return {}  # the request a cell's messages answer is the kernel's to know
+
+    # Cells see the class they always saw (code tells a terminal from a
+    # notebook by this name).
+    CellShell.__name__ = CellShell.__qualname__ = "InteractiveShell"
+
     config = Config()
     config.HistoryManager.enabled = False     # no SQLite file in ~/.ipython
     config.HistoryManager.hist_file = ":memory:"  # as nbclient starts kernels; cells check it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")       # e.g. "working in a virtualenv"
-        shell = InteractiveShell.instance(
+        shell = CellShell.instance(
             config=config,
             display_pub_class=CellDisplayPublisher,
             # A module of the shell's own: IPython fills it with In, Out,

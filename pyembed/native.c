@@ -11,14 +11,18 @@ native_in_cell(PyObject *module, PyObject *unused)
   return PyBool_FromLong(cx__py_in_cell());
 }
 
-/* publish_display(data, metadata, display_id, update) -> bool: a
- * display_data (or, with UPDATE, update_display_data) of the running cell;
- * False when no cell runs. */
+/* publish_display(data, metadata, display_id, kind) -> bool: a
+ * display_data, update_display_data or execute_result (KIND "display",
+ * "update", "execute_result") of the running cell; False when no cell
+ * runs. */
 static PyObject *
 native_publish_display(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-  if (nargs != 4)
-    return PyErr_Format(PyExc_TypeError, "publish_display(data, metadata, display_id, update)");
+  static const char *const kinds[] = { "display", "update", "execute_result", NULL };
+  const char *kind_name = nargs == 4 && PyUnicode_Check(args[3]) ? PyUnicode_AsUTF8(args[3]) : NULL;
+  if (kind_name == NULL || !g_strv_contains(kinds, kind_name))
+    return PyErr_Format(PyExc_TypeError, "publish_display(data, metadata, display_id, kind): "
+                                         "kind is \"display\", \"update\" or \"execute_result\"");
   cx__py_cell *cell = cx__py_output_cell();
   if (cell == NULL)
     return Py_NewRef(Py_False);
@@ -29,10 +33,10 @@ native_publish_display(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_XDECREF(id_text);
     return NULL; /* str() failed: its exception stands */
   }
-  int update = PyObject_IsTrue(args[3]);
-  gboolean ok = update >= 0 &&
-                cx__py_publish(cell, update ? CX__PY_UPDATE_DISPLAY : CX__PY_DISPLAY,
-                               args[0], args[1], display_id);
+  cx__py_output_kind kind = g_str_equal(kind_name, "update")           ? CX__PY_UPDATE_DISPLAY
+                            : g_str_equal(kind_name, "execute_result") ? CX__PY_EXECUTE_RESULT
+                                                                       : CX__PY_DISPLAY;
+  gboolean ok = cx__py_publish(cell, kind, args[0], args[1], display_id);
   Py_XDECREF(id_text);
   return ok ? Py_NewRef(Py_True) : NULL;
 }
@@ -65,6 +69,22 @@ native_show_error(PyObject *module, PyObject *args)
   g_strv_builder_unref(builder);
   cx__py_show_error(cell, ename, evalue, (const char *const *)lines);
   return Py_NewRef(Py_True);
+}
+
+/* pass_message(msg_type, content) -> bool: a Jupyter IOPub message that
+ * is no output (a comm's) for the running cell's output callback; False
+ * when no cell runs. */
+static PyObject *
+native_pass_message(PyObject *module, PyObject *args)
+{
+  const char *msg_type;
+  PyObject *content;
+  if (!PyArg_ParseTuple(args, "sO!:pass_message", &msg_type, &PyDict_Type, &content))
+    return NULL;
+  cx__py_cell *cell = cx__py_output_cell();
+  if (cell == NULL)
+    return Py_NewRef(Py_False);
+  return cx__py_pass_message(cell, msg_type, content) ? Py_NewRef(Py_True) : NULL;
 }
 
 static PyObject *
@@ -135,8 +155,12 @@ static PyMethodDef native_methods[] = {
   { "in_cell", native_in_cell, METH_NOARGS,
     "True when the calling thread is running a cell." },
   { "publish_display", (PyCFunction)(void (*)(void))native_publish_display, METH_FASTCALL,
-    "publish_display(data, metadata, display_id, update): show a MIME bundle in the "
-    "running cell (update: replace the one named display_id); False when no cell runs." },
+    "publish_display(data, metadata, display_id, kind): show a MIME bundle in the "
+    "running cell as kind \"display\" or \"execute_result\", or replace the one named "
+    "display_id (\"update\"); False when no cell runs." },
+  { "pass_message", native_pass_message, METH_VARARGS,
+    "pass_message(msg_type, content): a comm's IOPub message for the running cell's "
+    "output callback; False when no cell runs." },
   { "show_error", native_show_error, METH_VARARGS,
     "show_error(ename, evalue, lines): an error output of the running cell that "
     "does not end it; False when no cell runs." },

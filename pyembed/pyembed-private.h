@@ -170,6 +170,10 @@ void cx__py_show_error(cx__py_cell *cell, const char *ename, const char *evalue,
                        const char *const *lines);
 /* With the GIL held: IPython's clear_output(wait) in CELL. */
 void cx__py_clear_output(cx__py_cell *cell, gboolean wait);
+/* A comm's IOPub message MSG_TYPE with CONTENT (a dict) for CELL's output
+ * callback (cx_result_pass_message); FALSE with a Python exception when
+ * CONTENT has no JSON form. */
+gboolean cx__py_pass_message(cx__py_cell *cell, const char *msg_type, PyObject *content);
 /* The events recorded for the cell running (or last run) in this process,
  * and forgetting them when the next one starts; with the GIL held. */
 JsonArray *cx__py_events(void);

@@ -14,12 +14,12 @@ pyembed_libcxpyembed_la_SOURCES = \
 	pyembed/executor.h \
 	pyembed/executor.c
 # The Python halves of the runtime (errors.py, helper.py, ipython_shell.py,
-# requests.py, executor.py) are compiled in as C strings.  The rule below does it for
+# kernel.py, requests.py, executor.py) are compiled in as C strings.  The rule below does it for
 # any DIR/NAME.py of the tree (the backends' own Python too): it becomes
 # cx__py_NAME_source in DIR/NAME-py.h, which lists it in BUILT_SOURCES,
 # CLEANFILES and EXTRA_DIST as this file does.
 PYEMBED_GENERATED = pyembed/errors-py.h pyembed/helper-py.h pyembed/ipython_shell-py.h \
-	pyembed/requests-py.h pyembed/executor-py.h
+	pyembed/kernel-py.h pyembed/requests-py.h pyembed/executor-py.h
 nodist_pyembed_libcxpyembed_la_SOURCES = $(PYEMBED_GENERATED)
 # -I$(top_builddir): the generated pyembed/NAME-py.h.
 pyembed_libcxpyembed_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
@@ -34,8 +34,8 @@ pyembed_libcxpyconvert_la_CFLAGS = $(PLUGIN_CFLAGS) $(PYTHON_EMBED_CFLAGS)
 
 BUILT_SOURCES += $(PYEMBED_GENERATED)
 CLEANFILES += $(PYEMBED_GENERATED)
-EXTRA_DIST += pyembed/errors.py pyembed/helper.py pyembed/ipython_shell.py pyembed/requests.py \
-	pyembed/executor.py
+EXTRA_DIST += pyembed/errors.py pyembed/helper.py pyembed/ipython_shell.py pyembed/kernel.py \
+	pyembed/requests.py pyembed/executor.py
 # (Two patterns: GNU make matches a pattern without a slash against the
 # file name alone, and would look for the .py under the target's directory.)
 cx_py_to_c = $(MKDIR_P) $(@D) && { \

@@ -13,6 +13,7 @@
 #include "pyembed/errors-py.h" /* cx__py_errors_source, generated from errors.py */
 #include "pyembed/helper-py.h" /* cx__py_helper_source */
 #include "pyembed/ipython_shell-py.h" /* cx__py_ipython_shell_source */
+#include "pyembed/kernel-py.h" /* cx__py_kernel_source */
 #include "pyembed/requests-py.h" /* cx__py_requests_source */
 
 #include <pthread.h>
@@ -26,6 +27,8 @@
 #define HELPER_MODULE "_cellexec_helper"
 #define IPYTHON_FILENAME "<cellexec-ipython>"
 #define IPYTHON_MODULE "_cellexec_ipython"
+#define KERNEL_FILENAME "<cellexec-kernel>"
+#define KERNEL_MODULE "_cellexec_kernel"
 #define REQUESTS_FILENAME "<cellexec-requests>"
 #define REQUESTS_MODULE "_cellexec_requests"
 
@@ -188,11 +191,13 @@ load_helper(GError **error)
     cx__py_error_from_python(error, CX_ERROR_BACKEND, "cannot set up the embedded Python");
     return FALSE;
   }
-  /* Each imports the ones before: errors.py, the IPython glue, the
-   * Jupyter requests, helper.py. */
+  /* Each imports the ones before: errors.py, the IPython glue, the kernel
+   * object, the Jupyter requests, helper.py. */
   PyObject *module = cx__py_load_module(cx__py_errors_source, ERRORS_FILENAME, ERRORS_MODULE);
   if (module != NULL)
     module = load_module(cx__py_ipython_shell_source, IPYTHON_FILENAME, IPYTHON_MODULE);
+  if (module != NULL)
+    module = load_module(cx__py_kernel_source, KERNEL_FILENAME, KERNEL_MODULE);
   if (module != NULL)
     module = load_module(cx__py_requests_source, REQUESTS_FILENAME, REQUESTS_MODULE);
   if (module != NULL)

@@ -162,6 +162,21 @@ CX_EXPORT gboolean cx_result_add_execute_result(cx_result *result, JsonObject *b
                                                 JsonObject *metadata, gint64 execution_count);
 CX_EXPORT guint cx_result_update_display(cx_result *result, const char *display_id,
                                          JsonObject *bundle, JsonObject *metadata);
+/* ABI 1.2: cx_result_add_execute_result() naming the output DISPLAY_ID (may
+ * be NULL) for later updates, as a kernel's execute_result with a
+ * transient display_id is. */
+CX_EXPORT gboolean cx_result_add_execute_result_with_id(cx_result *result, JsonObject *bundle,
+                                                        JsonObject *metadata,
+                                                        gint64 execution_count,
+                                                        const char *display_id);
+/* ABI 1.2: give the output callback of a streaming result a Jupyter IOPub
+ * message that is no notebook output -- comm_open, comm_msg or
+ * comm_close, as a cell's ipykernel Comm sends them -- as CONTENT
+ * (borrowed) with "output_type": MSG_TYPE, for a kernel to send on.
+ * Nothing is kept in the result; without an output callback it goes
+ * nowhere.  FALSE, and nothing given, for any other MSG_TYPE. */
+CX_EXPORT gboolean cx_result_pass_message(cx_result *result, const char *msg_type,
+                                          JsonObject *content);
 CX_EXPORT void cx_result_clear_output(cx_result *result, gboolean wait);
 
 /* ABI 1.1: an error shown without failing the cell, as IPython shows an

@@ -549,12 +549,16 @@ spawn_kernel(const jk_spec *spec, const char *connection_file, const char *cwd, 
   }
   /* An ipykernel of ours keeps its input history in memory: the kernel is
    * private and short-lived, and the shared history.sqlite of the user
-   * costs every cell a write, and kernels running at once its lock. */
+   * costs every cell a write, and kernels running at once its lock.  Not
+   * where the kernelspec names a history file itself: traitlets refuses
+   * the option twice, and the kernel would not start. */
   if (spec->memory_history) {
-    gboolean ipykernel = FALSE;
-    for (guint i = 0; i < argv->len; i++)
+    gboolean ipykernel = FALSE, named = FALSE;
+    for (guint i = 0; i < argv->len; i++) {
       ipykernel |= strstr(argv->pdata[i], "ipykernel") != NULL;
-    if (ipykernel)
+      named |= g_str_has_prefix(argv->pdata[i], "--HistoryManager.hist_file");
+    }
+    if (ipykernel && !named)
       g_ptr_array_add(argv, g_strdup("--HistoryManager.hist_file=:memory:"));
   }
   g_ptr_array_add(argv, NULL);

@@ -294,8 +294,8 @@ jk_exec_handle_iopub(jk_exec_state *state, jp_message *m)
     state->execution_count = cx__peer_get_int(c, "execution_count", 0);
     return FALSE;
   }
-  if (result == NULL || is_not_output(type))
-    return FALSE;
+  if (result == NULL || cx_result_pass_message(result, type, c) || is_not_output(type))
+    return FALSE; /* a comm's message goes on to the output callback, no output */
   show_pending_error(state);
   if (g_str_equal(type, "stream")) {
     handle_stream(state, c);
@@ -320,7 +320,8 @@ jk_exec_handle_iopub(jk_exec_state *state, jp_message *m)
     JsonObject *kept = json_object_get_object_member(output, "data");
     metadata = object_member(output, "metadata");
     if (g_str_equal(type, "execute_result"))
-      cx_result_add_execute_result(result, kept, metadata, cx__peer_get_int(c, "execution_count", 0));
+      cx_result_add_execute_result_with_id(result, kept, metadata,
+                                           cx__peer_get_int(c, "execution_count", 0), display_id);
     else if (g_str_equal(type, "display_data"))
       cx_result_add_display(result, kept, metadata, display_id);
     else if (display_id != NULL)

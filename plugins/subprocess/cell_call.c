@@ -466,6 +466,13 @@ apply_event(cx_result *result, JsonObject *event)
       cx_result_add_error_output_lines(result, ename, evalue, (const char *const *)lines);
     return;
   }
+  if (g_str_equal(kind, "message")) {
+    const char *msg_type = cx__peer_get_string(event, "msg_type", "");
+    JsonObject *content = cx__peer_get_object(event, "content");
+    if (content != NULL)
+      cx_result_pass_message(result, msg_type, content); /* comms' only */
+    return;
+  }
   JsonObject *data = cx__peer_get_object(event, "data");
   JsonObject *metadata = cx__peer_get_object(event, "metadata");
   const char *display_id = cx__peer_get_string(event, "display_id", NULL);
@@ -476,8 +483,8 @@ apply_event(cx_result *result, JsonObject *event)
   else if (g_str_equal(kind, "update") && display_id != NULL)
     cx_result_update_display(result, display_id, data, metadata);
   else if (g_str_equal(kind, "execute_result"))
-    cx_result_add_execute_result(
-      result, data, metadata, cx__peer_get_int(event, "execution_count", 0));
+    cx_result_add_execute_result_with_id(
+      result, data, metadata, cx__peer_get_int(event, "execution_count", 0), display_id);
 }
 
 /* The streams and events, in the order the cell made them. */

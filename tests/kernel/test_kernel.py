@@ -13,6 +13,8 @@ isolation = sandbox) and "python3" (ipykernel on the same Python).
   shutdown leaving no process behind, a kernel ending with its front end.
 - A real Jupyter Server launching both kernels for cellexec's own jupyter
   backend in gateway mode: the sandbox holds.
+- nbclient's own 12 test notebooks, on the kernel and through `cellexec
+  notebook run` on three backends.
 - The sandbox kernel hiding host files, `jupyter kernelspec list`, and
   bad command lines.
 """
@@ -134,6 +136,21 @@ class KernelManagerTests(unittest.TestCase):
         _, outputs = self.run_cell("print(kept)")
         self.assertEqual(self.stdout_of(outputs), "42\n")
 
+    def test_a_comm_a_cell_opens_reaches_the_front_end(self):
+        reply, outputs = self.run_cell(
+            "from ipykernel.comm import Comm\n"
+            "comm = Comm('cellexec-test-target', data={'id': 'foo'})\n"
+            "comm.send(data={'id': 'bar'})\n"
+            "comm.close()")
+        self.assertEqual(reply["status"], "ok")
+        comms = [(m["msg_type"], m["content"]) for m in outputs if m["msg_type"].startswith("comm_")]
+        self.assertEqual([kind for kind, _ in comms], ["comm_open", "comm_msg", "comm_close"])
+        opened, sent = comms[0][1], comms[1][1]
+        self.assertEqual(opened["target_name"], "cellexec-test-target")
+        self.assertEqual(opened["data"], {"id": "foo"})
+        self.assertEqual(sent["data"], {"id": "bar"})
+        self.assertEqual(len({content["comm_id"] for _, content in comms}), 1)
+
     def test_restart_forgets_the_state(self):
         self.run_cell("forgotten = 1")
         self.km.restart_kernel()
@@ -216,6 +233,52 @@ class UserExpressionsTests(unittest.TestCase):
 
 
 CELLEXEC = os.path.join(os.environ["CELLEXEC_BUILDDIR"], "tools", "cellexec")
+
+# nbclient's own test notebooks (test_client.py's test_run_all_notebooks),
+# with the outputs a real ipykernel gave stored in them.
+NBCLIENT_NOTEBOOKS = [
+    "Other Comms.ipynb", "Clear Output.ipynb", "Empty Cell.ipynb", "Factorials.ipynb",
+    "HelloWorld.ipynb", "Inline Image.ipynb", "Skip Execution with Cell Tag.ipynb", "SVG.ipynb",
+    "Unicode.ipynb", "UnicodePy3.ipynb", "update-display-id.ipynb",
+    "Check History in Memory.ipynb",
+]
+
+
+class NbclientNotebookTests(unittest.TestCase):
+    """nbclient's 12 notebooks, compared with nbclient's own normalisation
+    (its tests' assert_notebooks_equal): executed by nbclient on the
+    cellexec kernel, and by `cellexec notebook run` on local, subprocess
+    and jupyter."""
+
+    @classmethod
+    def setUpClass(cls):
+        from nbclient.tests import test_client
+        cls.nbclient_tests = test_client
+        cls.files = os.path.join(test_client.current_dir, "files")
+
+    def test_nbclient_runs_its_notebooks_on_the_cellexec_kernel(self):
+        tests = self.nbclient_tests
+        for name in NBCLIENT_NOTEBOOKS:
+            with self.subTest(notebook=name):
+                expected, executed = tests.run_notebook(
+                    os.path.join(self.files, name), {"kernel_name": "cellexec"},
+                    tests.notebook_resources())
+                tests.assert_notebooks_equal(expected, executed)
+
+    def test_notebook_run_gives_what_nbclient_stored(self):
+        import nbformat
+        for backend in ("local", "subprocess", "jupyter"):
+            for name in NBCLIENT_NOTEBOOKS:
+                with self.subTest(backend=backend, notebook=name), \
+                        tempfile.TemporaryDirectory() as directory:
+                    source = os.path.join(self.files, name)
+                    written = os.path.join(directory, "out.ipynb")
+                    done = subprocess.run(
+                        [CELLEXEC, "notebook", "run", source, "-o", written, "-b", backend, "-q"],
+                        capture_output=True, text=True, cwd=self.files, timeout=TIMEOUT)
+                    self.assertEqual(done.returncode, 0, done.stderr)
+                    self.nbclient_tests.assert_notebooks_equal(nbformat.read(source, 4),
+                                                               nbformat.read(written, 4))
 
 
 class GatewayTests(unittest.TestCase):
