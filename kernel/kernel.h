@@ -50,6 +50,9 @@ void cxk_kernel_free(cxk_kernel *kernel);
 /* Queue REQUEST (taken), which came on the shell channel, for the
  * kernel's thread. */
 void cxk_kernel_submit(cxk_kernel *kernel, jp_message *request);
+/* MESSAGE (taken), which came on the stdin channel: an input_reply for
+ * the cell waiting in input(), if one is. */
+void cxk_kernel_stdin(cxk_kernel *kernel, jp_message *message);
 /* Answer REQUEST (borrowed), which came on the control channel, now, on
  * the caller's thread: interrupt_request, shutdown_request,
  * kernel_info_request and the rest as on shell. */
@@ -58,8 +61,8 @@ void cxk_kernel_control(cxk_kernel *kernel, const jp_message *request);
  * status with no parent, "busy" while a shell request is being answered,
  * else "idle". */
 void cxk_kernel_welcome(cxk_kernel *kernel);
-/* Interrupt the cell running, if any (interrupt_mode "signal": SIGINT).
- * Any thread. */
+/* Interrupt the cell running, if any (interrupt_mode "signal": SIGINT),
+ * and its wait for an input_reply.  Any thread. */
 void cxk_kernel_interrupt(cxk_kernel *kernel);
 
 G_END_DECLS

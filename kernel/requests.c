@@ -4,11 +4,15 @@
 
 #include <string.h>
 
+#include <gio/gio.h>
+
 #include "kernel/kernel.h"
 #include "lib/peer_json.h"
 
 /* What the shell queue holds besides requests: the end. */
 static jp_message stop_marker;
+/* What the stdin queue holds besides replies: stop waiting (an interrupt). */
+static jp_message wake_marker;
 
 struct cxk_kernel {
   cx_backend *backend;
@@ -20,6 +24,8 @@ struct cxk_kernel {
   gint64 execution_count;    /* the last cell's number */
   gint busy;                 /* atomic: a shell request is being answered */
   JsonObject *language_info; /* kernel_info_reply's, made once */
+  GAsyncQueue *stdin_replies; /* jp_message * from stdin, or &wake_marker */
+  gint asking;               /* atomic: a cell waits for an input_reply */
 };
 
 /* ---- Replies ------------------------------------------------------------------ */
@@ -193,6 +199,40 @@ on_output(JsonObject *output, gpointer data)
   run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, msg_type, content);
 }
 
+/* A cell's input(): an input_request to the front end on stdin, as a
+ * child of the execute_request, and the value of its input_reply.  An
+ * interrupt ends the wait (G_IO_ERROR_CANCELLED: KeyboardInterrupt in the
+ * cell). */
+static char *
+ask_front_end(const char *prompt, gboolean password, gpointer data, GError **error)
+{
+  execution *run = data;
+  cxk_kernel *kernel = run->kernel;
+  jp_message *stale; /* replies to requests no cell waits for any more */
+  while ((stale = g_async_queue_try_pop(kernel->stdin_replies)) != NULL)
+    if (stale != &wake_marker)
+      jp_message_free(stale);
+  g_autoptr(JsonObject) content = json_object_new();
+  json_object_set_string_member(content, "prompt", prompt);
+  json_object_set_boolean_member(content, "password", password);
+  g_atomic_int_set(&kernel->asking, 1);
+  kernel->sink.send(kernel->sink.data, JP_STDIN, run->request, "input_request", content);
+  char *value = NULL;
+  while (value == NULL) {
+    jp_message *reply = g_async_queue_pop(kernel->stdin_replies);
+    if (reply == &wake_marker) {
+      g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                          "interrupted while waiting for input");
+      break;
+    }
+    if (g_str_equal(reply->msg_type, "input_reply"))
+      value = g_strdup(cx__peer_get_string(reply->content, "value", ""));
+    jp_message_free(reply);
+  }
+  g_atomic_int_set(&kernel->asking, 0);
+  return value;
+}
+
 /* Replace a session a cell left untrustworthy; the sentence that says so,
  * for the front end (new). */
 static char *
@@ -265,6 +305,9 @@ execute(cxk_kernel *kernel, const jp_message *request)
   execution run = { kernel, request, silent };
   g_autoptr(cx_run_options) options = cx_run_options_new();
   cx_run_options_set_output_callback(options, on_output, &run);
+  /* Without allow_stdin, input() fails at once, as in ipykernel. */
+  if (cx__peer_get_boolean(request->content, "allow_stdin", FALSE))
+    cx_run_options_set_input_callback(options, ask_front_end, &run);
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_result) result = cx_session_run_cell(kernel->session, code, options, &error);
   gint64 number = number_of(kernel, result, counted);
@@ -441,6 +484,7 @@ cxk_kernel_new(cx_backend *backend, const cxk_sink *sink, GError **error)
   kernel->sink = *sink;
   kernel->language_info = language_info_new(backend);
   kernel->shell = g_async_queue_new();
+  kernel->stdin_replies = g_async_queue_new();
   kernel->thread = g_thread_new("cellexec-kernel", shell_thread, kernel);
   return kernel;
 }
@@ -458,6 +502,10 @@ cxk_kernel_free(cxk_kernel *kernel)
     if (left != &stop_marker)
       jp_message_free(left);
   g_async_queue_unref(kernel->shell);
+  while ((left = g_async_queue_try_pop(kernel->stdin_replies)) != NULL)
+    if (left != &wake_marker)
+      jp_message_free(left);
+  g_async_queue_unref(kernel->stdin_replies);
   cx_session_close(kernel->session);
   g_mutex_clear(&kernel->session_lock);
   json_object_unref(kernel->language_info);
@@ -473,6 +521,8 @@ cxk_kernel_welcome(cxk_kernel *kernel)
 void
 cxk_kernel_interrupt(cxk_kernel *kernel)
 {
+  if (g_atomic_int_get(&kernel->asking))
+    g_async_queue_push(kernel->stdin_replies, &wake_marker);
   g_mutex_lock(&kernel->session_lock);
   cx_session_interrupt(kernel->session, NULL);
   g_mutex_unlock(&kernel->session_lock);
@@ -482,6 +532,15 @@ void
 cxk_kernel_submit(cxk_kernel *kernel, jp_message *request)
 {
   g_async_queue_push(kernel->shell, request);
+}
+
+void
+cxk_kernel_stdin(cxk_kernel *kernel, jp_message *message)
+{
+  if (g_atomic_int_get(&kernel->asking))
+    g_async_queue_push(kernel->stdin_replies, message);
+  else
+    jp_message_free(message); /* nothing asked: nothing to answer */
 }
 
 void

@@ -270,7 +270,7 @@ serve(zmq_kernel *s, cxk_kernel *kernel, int signal_fd)
         cxk_kernel_submit(kernel, m);
     if (items[2].revents & ZMQ_POLLIN)
       while ((m = receive(s, JP_STDIN)) != NULL)
-        jp_message_free(m); /* no input_request is sent yet: nothing to answer */
+        cxk_kernel_stdin(kernel, m);
     if (items[3].revents & ZMQ_POLLIN)
       forward_outbox(s, ZMQ_DONTWAIT);
     if (items[4].revents & ZMQ_POLLIN)

@@ -16,6 +16,8 @@ struct cx_run_options {
   cx_output_func output_callback;
   gpointer output_data;
   GMutex output_lock; /* one output callback at a time */
+  cx_input_func input_callback;
+  gpointer input_data;
 };
 
 static GPtrArray *
@@ -69,6 +71,8 @@ cx_run_options_copy(const cx_run_options *run)
   copy->use_subprocess = run->use_subprocess;
   copy->output_callback = run->output_callback;
   copy->output_data = run->output_data;
+  copy->input_callback = run->input_callback;
+  copy->input_data = run->input_data;
   if (run->mime != NULL)
     for (guint i = 0; i + 1 < run->mime->len; i++)
       cx_run_options_add_allowed_mime_type(copy, g_ptr_array_index(run->mime, i));
@@ -304,4 +308,40 @@ cx_run_options_to_json_node(const cx_run_options *run)
   JsonNode *node = json_node_new(JSON_NODE_OBJECT);
   json_node_take_object(node, object);
   return node;
+}
+
+void
+cx_run_options_set_input_callback(cx_run_options *run, cx_input_func callback, gpointer user_data)
+{
+  g_return_if_fail(run != NULL);
+  run->input_callback = callback;
+  run->input_data = user_data;
+}
+
+cx_input_func
+cx_run_options_get_input_callback(const cx_run_options *run, gpointer *user_data)
+{
+  g_return_val_if_fail(run != NULL, NULL);
+  if (user_data != NULL)
+    *user_data = run->input_data;
+  return run->input_callback;
+}
+
+char *
+cx_run_options_ask_input(const cx_run_options *run, const char *prompt, gboolean password,
+                         GError **error)
+{
+  g_return_val_if_fail(prompt != NULL, NULL);
+  if (run == NULL || run->input_callback == NULL) {
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_UNSUPPORTED,
+                        "input() was called, but nothing answers input requests");
+    return NULL;
+  }
+  GError *failure = NULL;
+  char *line = run->input_callback(prompt, password, run->input_data, &failure);
+  if (line == NULL && failure == NULL)
+    g_set_error_literal(&failure, CX_ERROR, CX_ERROR_FAILED, "no answer to the input request");
+  if (line == NULL)
+    g_propagate_error(error, failure);
+  return line;
 }

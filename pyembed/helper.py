@@ -624,13 +624,19 @@ StdinNotImplementedError.__module__ = "cellexec"
 
 
 def _input(prompt=""):
-    raise _stdin_not_implemented()(
-        "raw_input was called, but this frontend does not support input requests.")
+    line = _native.ask_input(str(prompt), False)
+    if line is None:
+        raise _stdin_not_implemented()(
+            "raw_input was called, but this frontend does not support input requests.")
+    return line
 
 
 def _getpass(prompt="Password: ", stream=None):
-    raise _stdin_not_implemented()(
-        "getpass was called, but this frontend does not support input requests.")
+    line = _native.ask_input(str(prompt), True)
+    if line is None:
+        raise _stdin_not_implemented()(
+            "getpass was called, but this frontend does not support input requests.")
+    return line
 
 
 class _NoStdin:

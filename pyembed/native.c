@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include <gio/gio.h>
 
 #include "pyembed/pyembed-private.h"
 
@@ -87,6 +90,39 @@ native_pass_message(PyObject *module, PyObject *args)
   return cx__py_pass_message(cell, msg_type, content) ? Py_NewRef(Py_True) : NULL;
 }
 
+/* ask_input(prompt, password) -> str, or None when nothing answers the
+ * running cell's input requests: its run options' input callback, called
+ * without the GIL. */
+static PyObject *
+native_ask_input(PyObject *module, PyObject *args)
+{
+  const char *prompt;
+  int password;
+  if (!PyArg_ParseTuple(args, "sp:ask_input", &prompt, &password))
+    return NULL;
+  cx__py_cell *cell = cx__py_output_cell();
+  if (cell == NULL || cell->run == NULL ||
+      cx_run_options_get_input_callback(cell->run, NULL) == NULL)
+    return Py_NewRef(Py_None);
+  cx__py_fdcapture_deliver(cell); /* what the cell wrote comes before the prompt */
+  GError *error = NULL;
+  char *line;
+  Py_BEGIN_ALLOW_THREADS
+  line = cx_run_options_ask_input(cell->run, prompt, password, &error);
+  Py_END_ALLOW_THREADS
+  if (line == NULL) {
+    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+    else
+      PyErr_SetString(PyExc_EOFError, error->message);
+    g_error_free(error);
+    return NULL;
+  }
+  PyObject *value = PyUnicode_DecodeUTF8(line, (Py_ssize_t)strlen(line), "surrogateescape");
+  g_free(line);
+  return value;
+}
+
 static PyObject *
 native_clear_output(PyObject *module, PyObject *wait)
 {
@@ -164,6 +200,9 @@ static PyMethodDef native_methods[] = {
   { "show_error", native_show_error, METH_VARARGS,
     "show_error(ename, evalue, lines): an error output of the running cell that "
     "does not end it; False when no cell runs." },
+  { "ask_input", native_ask_input, METH_VARARGS,
+    "ask_input(prompt, password): the line the running cell's input callback answers; "
+    "None when it has none." },
   { "clear_output", native_clear_output, METH_O,
     "clear_output(wait): clear the running cell's outputs; False when no cell runs." },
   { "c_getenv", native_c_getenv, METH_O, "getenv(3)." },

@@ -60,6 +60,11 @@ cx_result *cx_test_run_cell(cx_backend *backend, const char *code, const cx_run_
  * OUTPUT_IN_HISTORY, else null), range and search, user_expressions, and
  * an unknown type unsupported. */
 void cx_test_check_session_requests(cx_backend *backend, gboolean output_in_history);
+/* Check that BACKEND's cells ask the run options' input callback: input()
+ * and getpass() answered, what the cell wrote first given first, and
+ * without a callback StdinNotImplementedError.  With ANSWERS_FAILURES, a
+ * cancelled answer is KeyboardInterrupt and another failure EOFError. */
+void cx_test_check_input(cx_backend *backend, gboolean answers_failures);
 /* The same in SESSION. */
 cx_result *cx_test_run_session_cell(cx_session *session, const char *code,
                                     const cx_run_options *run);

@@ -255,6 +255,77 @@ cx_test_check_session_requests(cx_backend *backend, gboolean output_in_history)
   CU_ASSERT_TRUE(g_error_matches(error, CX_ERROR, CX_ERROR_UNSUPPORTED));
 }
 
+/* What the input test's callbacks saw, in order: "out:TEXT|" for output
+ * (a run of stream chunks as one), "ask:PROMPT|" or "password:PROMPT|"
+ * for input requests. */
+typedef struct {
+  GString *seen;
+  gboolean in_output; /* the last entry is output: more joins it */
+} input_trace;
+
+static void
+trace_output(JsonObject *output, gpointer data)
+{
+  input_trace *trace = data;
+  if (g_strcmp0(json_object_get_string_member_with_default(output, "output_type", ""), "stream") != 0)
+    return;
+  if (trace->in_output)
+    g_string_truncate(trace->seen, trace->seen->len - 1); /* its "|" */
+  else
+    g_string_append(trace->seen, "out:");
+  g_string_append_printf(trace->seen, "%s|",
+                         json_object_get_string_member_with_default(output, "text", ""));
+  trace->in_output = TRUE;
+}
+
+static char *
+answer_input(const char *prompt, gboolean password, gpointer data, GError **error)
+{
+  input_trace *trace = data;
+  g_string_append_printf(trace->seen, "%s:%s|", password ? "password" : "ask", prompt);
+  trace->in_output = FALSE;
+  if (g_str_equal(prompt, "stop? ")) {
+    g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "interrupted");
+    return NULL;
+  }
+  if (g_str_equal(prompt, "eof? ")) {
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_FAILED, "nobody is there");
+    return NULL;
+  }
+  return g_strdup(password ? "s3cret" : "world");
+}
+
+void
+cx_test_check_input(cx_backend *backend, gboolean answers_failures)
+{
+  input_trace trace = { g_string_new(NULL), FALSE };
+  g_autoptr(cx_run_options) run = cx_run_options_new();
+  cx_run_options_set_output_callback(run, trace_output, &trace);
+  cx_run_options_set_input_callback(run, answer_input, &trace);
+  g_autoptr(cx_result) answered = cx_test_run_cell(
+    backend,
+    "print('before', flush=True)\nname = input('name? ')\nimport getpass\n"
+    "word = getpass.getpass('word? ')\nprint('hello', name, word)",
+    run);
+  CX_ASSERT_CELL_OK(answered);
+  CX_ASSERT_STDOUT(answered, "before\nhello world s3cret\n");
+  /* What the cell wrote before it asked reached the callback first. */
+  CU_ASSERT_STRING_EQUAL(trace.seen->str,
+                         "out:before\n|ask:name? |password:word? |out:hello world s3cret\n|");
+  if (answers_failures) {
+    g_autoptr(cx_result) stopped = cx_test_run_cell(backend, "input('stop? ')", run);
+    CX_ASSERT_ERROR_TYPE(stopped, "KeyboardInterrupt");
+    g_autoptr(cx_result) ended = cx_test_run_cell(backend, "input('eof? ')", run);
+    CX_ASSERT_ERROR_TYPE(ended, "EOFError");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(ended), "nobody is there");
+  }
+  /* Without a callback, input() fails at once, as in a kernel whose front
+   * end does not allow stdin. */
+  g_autoptr(cx_result) refused = cx_test_run_cell(backend, "input('name? ')", NULL);
+  CX_ASSERT_ERROR_TYPE(refused, "StdinNotImplementedError");
+  g_string_free(trace.seen, TRUE);
+}
+
 cx_result *
 cx_test_run_session_cell(cx_session *session, const char *code, const cx_run_options *run)
 {

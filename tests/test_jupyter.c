@@ -540,6 +540,14 @@ test_jupyter_session_keeps_state_and_survives_a_kill(void)
 
 /* complete, inspect, is_complete, history and user_expressions are the
  * kernel's own answers, forwarded. */
+/* input_request answered by the callback; a failed answer can only be an
+ * empty line in input_reply. */
+static void
+test_jupyter_input_asks_the_callback(void)
+{
+  cx_test_check_input(shared(), FALSE);
+}
+
 static void
 test_jupyter_session_answers_jupyter_requests(void)
 {
@@ -1202,6 +1210,7 @@ cx_test_register(void)
     { "test_jupyter_streams_output_live", test_jupyter_streams_output_live },
     { "test_jupyter_stateless_cells_get_fresh_kernels", test_jupyter_stateless_cells_get_fresh_kernels },
     { "test_jupyter_run_options", test_jupyter_run_options },
+    { "test_jupyter_input_asks_the_callback", test_jupyter_input_asks_the_callback },
     { "test_jupyter_session_answers_jupyter_requests", test_jupyter_session_answers_jupyter_requests },
     { "test_jupyter_os_exit_is_kernel_died", test_jupyter_os_exit_is_kernel_died },
     { "test_jupyter_timeout_interrupts_a_busy_loop", test_jupyter_timeout_interrupts_a_busy_loop },

@@ -412,6 +412,12 @@ test_subprocess_interrupt_stateless_cell(void)
 
 /* ---- Sessions ---------------------------------------------------------------------- */
 
+static void
+test_subprocess_input_asks_the_callback(void)
+{
+  cx_test_check_input(shared_backend(), TRUE);
+}
+
 /* Answered in the session's process, on its namespace (tests/cx_test_main.c). */
 static void
 test_subprocess_session_answers_jupyter_requests(void)
@@ -1362,6 +1368,7 @@ cx_test_register(void)
 
   static const cx_test_case cells[] = {
     { "test_subprocess_runs_cells", test_subprocess_runs_cells },
+    { "test_subprocess_input_asks_the_callback", test_subprocess_input_asks_the_callback },
     { "test_subprocess_session_answers_jupyter_requests",
       test_subprocess_session_answers_jupyter_requests },
     { "test_subprocess_output_bytes_and_rich_outputs", test_subprocess_output_bytes_and_rich_outputs },

@@ -158,6 +158,28 @@ CX_EXPORT cx_output_func cx_run_options_get_output_callback(const cx_run_options
  * both for a result built while the cell runs. */
 CX_EXPORT gboolean cx_run_options_emit_output(const cx_run_options *run, JsonObject *output);
 
+/* ABI 1.2: what answers the cell's input() and getpass(), as a front end
+ * answers a kernel's input_request.  CALLBACK gets the PROMPT and whether
+ * the answer is a PASSWORD (not to be echoed) and returns the line typed,
+ * without its newline (new, freed with g_free()), or NULL with ERROR: the
+ * cell's call then raises KeyboardInterrupt when ERROR is
+ * G_IO_ERROR_CANCELLED (the wait was interrupted), else EOFError with
+ * ERROR's message.  It is called on a thread of the backend while
+ * the cell waits; the cell's timeout goes on running.  Without one (NULL,
+ * the default) input() raises StdinNotImplementedError at once, as in a
+ * kernel whose front end does not allow stdin.  The local, subprocess and
+ * jupyter backends ask it; others never do. */
+typedef char *(*cx_input_func)(const char *prompt, gboolean password, gpointer user_data,
+                               GError **error);
+CX_EXPORT void cx_run_options_set_input_callback(cx_run_options *run, cx_input_func callback,
+                                                 gpointer user_data);
+CX_EXPORT cx_input_func cx_run_options_get_input_callback(const cx_run_options *run,
+                                                         gpointer *user_data);
+/* ABI 1.2, for backends: RUN's input callback's answer to PROMPT, or NULL
+ * with ERROR (CX_ERROR_UNSUPPORTED when RUN has none). */
+CX_EXPORT char *cx_run_options_ask_input(const cx_run_options *run, const char *prompt,
+                                         gboolean password, GError **error);
+
 /* The run options as a JSON object {"cwd", "env", "timeout",
  * "use_subprocess", "allowed_mime_types"} (new node), e.g. for recording. */
 CX_EXPORT JsonNode *cx_run_options_to_json_node(const cx_run_options *run);

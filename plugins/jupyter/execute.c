@@ -1,8 +1,10 @@
 /* plugins/jupyter: one execute_request (or another shell request, waited
  * for the same way), start to end.
  *
- * Sent on shell with stop_on_error false and allow_stdin false (input()
- * raises StdinNotImplementedError in the kernel, it never waits on us).
+ * Sent on shell with stop_on_error false, and allow_stdin false unless
+ * the request has an input callback (jk_exec.on_input): without one,
+ * input() raises StdinNotImplementedError in the kernel and never waits
+ * on us.
  * IOPub messages whose parent is this request become the result's
  * outputs as they come (outputs.c); the request is over once both its
  * execute_reply and its status: idle have arrived.  Meanwhile the
@@ -24,6 +26,8 @@
 #define HB_TIMEOUT_US (1000 * 1000)
 /* Without a pidfd, how often the process is looked at. */
 #define PROCESS_CHECK_US (10 * 1000)
+/* How long a cell that may ask for input waits for the stdin channel. */
+#define STDIN_CONNECT_TIMEOUT_S 5.0
 /* Messages read from one socket before the deadlines are looked at again:
  * a kernel that floods IOPub must not keep the loop from its timeout. */
 #define RECV_BATCH 64
@@ -175,6 +179,11 @@ jk_zmq_execute(jk_kernel *kernel, jk_exec *exec)
   jk_exec_state state;
   jk_exec_begin(&state, exec);
   g_autofree char *msg_id = NULL;
+  /* A kernel just started may not have met our stdin socket yet, and
+   * would drop its input_request: the cell would wait for ever.  Without
+   * the connection, input() fails at once in the kernel instead. */
+  if (exec->on_input != NULL && !jk_kernel_stdin_ready(kernel, STDIN_CONNECT_TIMEOUT_S))
+    exec->on_input = NULL;
   g_autoptr(JsonObject) content = jk_exec_request_content(exec);
   if (!jk_kernel_alive(kernel)) {
     exec->died_how = g_strdup(kernel->died_how ? kernel->died_how : "dead before the cell");

@@ -32,6 +32,9 @@ struct jk_kernel {
   gboolean dead;
   char *died_how;
   GMutex control_lock;       /* the control socket */
+  /* Till the stdin socket's connection is made: a PAIR socket that hears
+   * of it (zmq_socket_monitor).  NULL once it is made. */
+  void *stdin_monitor;
   const struct jk_transport *transport; /* how messages travel; NULL: the sockets above */
   struct jk_gateway_kernel *gateway; /* gateway mode's state (gateway.c): no sockets of ours */
 };
@@ -71,6 +74,11 @@ jp_recv_status jk_message_recv(jk_kernel *kernel, int channel, int flags, jp_mes
 void jk_kernel_remember(jk_kernel *kernel, const char *msg_id);
 /* TRUE when MSG_ID is one of the last requests sent on this connection. */
 gboolean jk_kernel_sent_recently(jk_kernel *kernel, const char *msg_id);
+/* Wait until the stdin socket is connected, TIMEOUT seconds at most: the
+ * kernel's ROUTER drops an input_request to a peer it has not met yet,
+ * and the cell would then wait for an answer for ever.  FALSE when it did
+ * not connect in time. */
+gboolean jk_kernel_stdin_ready(jk_kernel *kernel, double timeout);
 /* Replace the heartbeat socket (a REQ that lost its reply is stuck). */
 void jk_kernel_reopen_heartbeat(jk_kernel *kernel);
 

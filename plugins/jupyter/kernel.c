@@ -179,6 +179,40 @@ read_connection_file(jk_kernel *kernel, const char *path, GError **error)
 
 /* ---- Channels ------------------------------------------------------------------ */
 
+/* Have kernel->stdin_monitor hear when SOCKET's connection is made. */
+static void
+watch_connection(jk_kernel *kernel, void *socket)
+{
+  g_autofree char *address = g_strdup_printf("inproc://cellexec-stdin-%p", (void *)kernel);
+  if (zmq_socket_monitor(socket, address, ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0)
+    return; /* not watched: jk_kernel_stdin_ready() trusts it */
+  kernel->stdin_monitor = zmq_socket(kernel->zmq, ZMQ_PAIR);
+  if (kernel->stdin_monitor != NULL && zmq_connect(kernel->stdin_monitor, address) != 0)
+    g_clear_pointer(&kernel->stdin_monitor, zmq_close);
+}
+
+static void
+stop_watching(jk_kernel *kernel)
+{
+  if (kernel->stdin_monitor == NULL)
+    return;
+  zmq_socket_monitor(kernel->sockets[JP_STDIN], NULL, 0);
+  zmq_close(kernel->stdin_monitor);
+  kernel->stdin_monitor = NULL;
+}
+
+gboolean
+jk_kernel_stdin_ready(jk_kernel *kernel, double timeout)
+{
+  if (kernel->stdin_monitor == NULL)
+    return TRUE;
+  zmq_pollitem_t item = { kernel->stdin_monitor, 0, ZMQ_POLLIN, 0 };
+  if (zmq_poll(&item, 1, (long)(timeout * 1000)) <= 0)
+    return FALSE;
+  stop_watching(kernel); /* the one event watched came */
+  return TRUE;
+}
+
 static void *
 open_socket(jk_kernel *kernel, int type, int channel, GError **error)
 {
@@ -199,6 +233,8 @@ open_socket(jk_kernel *kernel, int type, int channel, GError **error)
    * execute_request came from, on the stdin channel. */
   if (type == ZMQ_DEALER)
     zmq_setsockopt(socket, ZMQ_ROUTING_ID, kernel->session, strlen(kernel->session));
+  if (channel == JP_STDIN)
+    watch_connection(kernel, socket);
   g_autofree char *endpoint = g_strdup_printf("tcp://%s:%d", kernel->ip, kernel->ports[channel]);
   if (zmq_connect(socket, endpoint) != 0) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "jupyter: cannot connect to %s: %s", endpoint,
@@ -232,6 +268,7 @@ jk_kernel_reopen_heartbeat(jk_kernel *kernel)
 static void
 close_channels(jk_kernel *kernel)
 {
+  stop_watching(kernel);
   for (int i = 0; i < JP_N_CHANNELS; i++)
     if (kernel->sockets[i] != NULL) {
       zmq_close(kernel->sockets[i]);

@@ -93,9 +93,9 @@ typedef struct {
   guint64 output_limit;         /* output-limit (lib/output_limit.h), 0: none */
   double grace;                 /* seconds between interrupt and kill */
   /* With ON_INPUT set, allow_stdin is true and each input_request of the
-   * request is answered with what ON_INPUT returns for its prompt (a new
-   * string). */
-  char *(*on_input)(const char *prompt, const char *msg_id, gpointer data);
+   * request is answered with what ON_INPUT returns for its prompt and
+   * password flag (a new string; NULL: an empty line). */
+  char *(*on_input)(const char *prompt, gboolean password, const char *msg_id, gpointer data);
   gpointer input_data;
   /* out */
   JsonObject *reply;            /* the reply's content (owned), or NULL */

@@ -348,7 +348,8 @@ jk_exec_input_reply(jk_exec *exec, const char *msg_id, jp_message *m)
   const char *prompt = exec->on_input != NULL ? jk_input_prompt(m, msg_id) : NULL;
   if (prompt == NULL)
     return NULL;
-  g_autofree char *value = exec->on_input(prompt, msg_id, exec->input_data);
+  g_autofree char *value = exec->on_input(prompt, cx__peer_get_boolean(m->content, "password", FALSE),
+                                          msg_id, exec->input_data);
   JsonObject *reply = json_object_new();
   json_object_set_string_member(reply, "value", value != NULL ? value : "");
   return reply;

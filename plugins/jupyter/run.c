@@ -15,6 +15,15 @@ jupyter_py_literal(const char *text)
   return cx_json_to_string(node, FALSE);
 }
 
+/* A cell's input_request, answered by the run options' input callback; a
+ * failed answer is an empty line, which is all input_reply can say. */
+static char *
+cell_input(const char *prompt, gboolean password, const char *msg_id, gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  return cx_run_options_ask_input(data, prompt, password, &error);
+}
+
 /* Code that applies RUN's cwd and environment, or NULL when it has none. */
 static char *
 setup_code(const cx_run_options *run)
@@ -83,6 +92,10 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
   jk_exec exec = { .code = valid != NULL ? valid : code, .store_history = TRUE, .result = result,
                    .run = run, .timeout = timeout, .grace = backend->grace,
                    .output_limit = backend->output_limit };
+  if (run != NULL && cx_run_options_get_input_callback(run, NULL) != NULL) {
+    exec.on_input = cell_input;
+    exec.input_data = (gpointer)run;
+  }
   jk_exec_outcome outcome = jk_kernel_execute(kernel, &exec);
   if (outcome == JK_EXEC_SEND_FAILED)
     cx_result_set_error(result, CX_ERROR_TYPE_KERNEL_DIED, "cannot send the cell to the kernel", "");

@@ -131,7 +131,7 @@ jupyter_session_interrupt(cx_session_instance *instance, GError **error)
   return ok;
 }
 
-static char *on_input(const char *prompt, const char *msg_id, gpointer data);
+static char *on_input(const char *prompt, gboolean password, const char *msg_id, gpointer data);
 
 /* Send EXEC's request (filled but for its timeout and grace) to the
  * session's kernel and wait for the reply; its content, or NULL with ERROR
@@ -304,7 +304,7 @@ host_function_free(gpointer data)
 /* An input_request of an executor operation: a host function to call,
  * answered with its reply (lib/peer_json.h: cx__peer_reply_new). */
 static char *
-on_input(const char *prompt, const char *msg_id, gpointer data)
+on_input(const char *prompt, gboolean password, const char *msg_id, gpointer data)
 {
   jupyter_session *session = data;
   g_autoptr(JsonNode) request = g_str_has_prefix(prompt, HOST_CALL_PREFIX)

@@ -9,6 +9,8 @@
  */
 #include "config.h"
 
+#include <gio/gio.h>
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -33,6 +35,7 @@ typedef enum {
 
 typedef struct {
   const cx__sp_call_params *params;
+  int channel;
   gint *pid;
   cx__output_buffer streams[3];
   int last_stream;           /* of the last OUTPUT frame; 0: none yet */
@@ -272,6 +275,27 @@ on_display(call_state *call, const guint8 *payload, gsize len)
   add_event(call, node);
 }
 
+/* INPUT: the cell's input() asks; the run options' input callback answers
+ * (the cell waits, and its deadline with it, until it has). */
+static void
+on_input(call_state *call, JsonObject *request)
+{
+  const char *prompt = cx__peer_get_string(request, "prompt", "");
+  gboolean password = cx__peer_get_boolean(request, "password", FALSE);
+  g_autoptr(GError) failure = NULL;
+  g_autofree char *line = cx_run_options_ask_input(call->params->run, prompt, password, &failure);
+  JsonObject *reply = json_object_new();
+  if (line != NULL) {
+    json_object_set_string_member(reply, "value", line);
+  } else {
+    json_object_set_string_member(reply, "error", failure->message);
+    json_object_set_boolean_member(reply, "cancelled",
+                                   g_error_matches(failure, G_IO_ERROR, G_IO_ERROR_CANCELLED));
+  }
+  /* A process that died meanwhile: its EXITED or EOF says so next. */
+  cx__wire_send_object(call->channel, CX__WIRE_MSG_INPUT_REPLY, reply, -1, NULL);
+}
+
 /* ERROR: the worker cannot run the cell, said before its code runs. */
 static void
 on_worker_error(call_state *call, JsonObject *object)
@@ -313,6 +337,9 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
   case CX__WIRE_MSG_ERROR:
     node = cx__wire_parse_object(payload, len, "ERROR", &error);
     break;
+  case CX__WIRE_MSG_INPUT:
+    node = cx__wire_parse_object(payload, len, "INPUT", &error);
+    break;
   default:
     call->protocol_error = g_strdup_printf("unknown message type 0x%02x", type);
     return;
@@ -332,6 +359,8 @@ handle_frame(call_state *call, guint8 type, const guint8 *payload, gsize len)
                                             "the cell wrote too much output")));
   else if (type == CX__WIRE_MSG_ERROR)
     on_worker_error(call, json_node_get_object(node));
+  else if (type == CX__WIRE_MSG_INPUT)
+    on_input(call, json_node_get_object(node));
 }
 
 /* Read and handle what is there.  FALSE when the call is over. */
@@ -595,7 +624,7 @@ cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
                      const cx__sp_call_params *params, cx__sp_call_outcome *outcome,
                      GError **error)
 {
-  call_state call = { .params = params, .pid = pid };
+  call_state call = { .params = params, .channel = channel, .pid = pid };
   call.events = g_ptr_array_new_with_free_func((GDestroyNotify)output_event_free);
   call.truncated_outputs = json_array_new();
   call.started = g_atomic_int_get(pid) > 0;

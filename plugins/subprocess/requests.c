@@ -110,6 +110,9 @@ cx__sp_cell_request(subprocess_backend *backend, const char *code, const cx_run_
       json_array_add_string_element(types, *mime);
     json_object_set_array_member(cell, "mime_types", types);
   }
+  /* input() asks the host (INPUT) only when something here answers. */
+  if (cx_run_options_get_input_callback(run, NULL) != NULL)
+    json_object_set_boolean_member(cell, "stdin", TRUE);
   return cell;
 }
 

@@ -10,7 +10,8 @@ isolation = sandbox) and "python3" (ipykernel on the same Python).
   What cellexec does not serve yet is marked an expected failure on its
   kernels only, so that serving it turns the mark into a failure to remove.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
-  shutdown leaving no process behind, a kernel ending with its front end.
+  input() over stdin, comms, shutdown leaving no process behind, a kernel
+  ending with its front end.
 - A real Jupyter Server launching both kernels for cellexec's own jupyter
   backend in gateway mode: the sandbox holds.
 - nbclient's own 12 test notebooks, on the kernel and through `cellexec
@@ -150,6 +151,41 @@ class KernelManagerTests(unittest.TestCase):
         self.assertEqual(opened["data"], {"id": "foo"})
         self.assertEqual(sent["data"], {"id": "bar"})
         self.assertEqual(len({content["comm_id"] for _, content in comms}), 1)
+
+    def test_input_is_answered_over_stdin(self):
+        asked = []
+
+        def answer(message):
+            asked.append(message["content"])
+            self.kc.input("world" if not message["content"]["password"] else "secret")
+
+        outputs = []
+        reply = self.kc.execute_interactive(
+            "print('before')\nname = input('name? ')\nimport getpass\n"
+            "word = getpass.getpass('word? ')\nprint('hello', name, len(word))",
+            timeout=TIMEOUT, allow_stdin=True, stdin_hook=answer, output_hook=outputs.append)
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertEqual([(a["prompt"], a["password"]) for a in asked],
+                         [("name? ", False), ("word? ", True)])
+        self.assertEqual(self.stdout_of(outputs), "before\nhello world 6\n")
+
+    def test_input_without_allow_stdin_fails_at_once(self):
+        self.kc.execute("input('name? ')", allow_stdin=False)
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "StdinNotImplementedError")
+
+    def test_an_interrupt_ends_the_wait_for_input(self):
+        self.run_cell("kept = 7")
+        self.kc.execute("input('never answered? ')", allow_stdin=True)
+        request = self.kc.get_stdin_msg(timeout=TIMEOUT)
+        self.assertEqual(request["msg_type"], "input_request")
+        self.km.interrupt_kernel()
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
+        self.assertEqual(reply["status"], "error")
+        self.assertEqual(reply["ename"], "KeyboardInterrupt")
+        _, outputs = self.run_cell("print(kept)")
+        self.assertEqual(self.stdout_of(outputs), "7\n")
 
     def test_restart_forgets_the_state(self):
         self.run_cell("forgotten = 1")

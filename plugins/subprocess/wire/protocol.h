@@ -52,6 +52,12 @@ typedef enum {
   /* host -> session process: the outcome of the innermost HOST_CALL
    * pending ({"value"} or {"error"}) */
   CX__WIRE_MSG_HOST_RETURN = 'T',
+  /* cell process -> host: the cell's input() or getpass() asks
+   * ({"prompt", "password"}); only when its RUN said "stdin": true */
+  CX__WIRE_MSG_INPUT = 'I',
+  /* host -> cell process: the answer to INPUT ({"value"}, or {"error"}
+   * with "cancelled": true when the wait was interrupted) */
+  CX__WIRE_MSG_INPUT_REPLY = 'A',
 } cx__wire_message_type;
 
 /* The "op" of an EXECUTOR_REQUEST. */

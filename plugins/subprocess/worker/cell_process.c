@@ -10,6 +10,8 @@
 #define _GNU_SOURCE /* close_range */
 #include "config.h"
 
+#include <gio/gio.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -237,6 +239,22 @@ stream_once(channel_state *channel)
   g_mutex_unlock(&channel->write_lock);
 }
 
+/* stream_once() with the state lock held (and held again on return): one
+ * peek at a time, the streamer's or a cell's input() sending what is
+ * pending before it asks. */
+static void
+stream_once_locked(channel_state *channel)
+{
+  while (channel->peeking)
+    g_cond_wait(&channel->state_changed, &channel->state_lock);
+  channel->peeking = TRUE;
+  g_mutex_unlock(&channel->state_lock);
+  stream_once(channel);
+  g_mutex_lock(&channel->state_lock);
+  channel->peeking = FALSE;
+  g_cond_broadcast(&channel->state_changed);
+}
+
 static void *
 streamer_main(void *data)
 {
@@ -253,12 +271,7 @@ streamer_main(void *data)
       ;
     if (!channel->active)
       continue;
-    channel->peeking = TRUE;
-    g_mutex_unlock(&channel->state_lock);
-    stream_once(channel);
-    g_mutex_lock(&channel->state_lock);
-    channel->peeking = FALSE;
-    g_cond_broadcast(&channel->state_changed);
+    stream_once_locked(channel);
   }
   return NULL;
 }
@@ -289,6 +302,58 @@ set_streaming(channel_state *channel, gboolean active)
   while (!active && channel->peeking)
     g_cond_wait(&channel->state_changed, &channel->state_lock);
   g_mutex_unlock(&channel->state_lock);
+}
+
+/* ---- Input --------------------------------------------------------------------- */
+
+/* Send what the streamer has not sent yet, now, as it would. */
+static void
+stream_pending(channel_state *channel)
+{
+  g_mutex_lock(&channel->state_lock);
+  stream_once_locked(channel);
+  g_mutex_unlock(&channel->state_lock);
+}
+
+/* The cell's input callback when the host answers input (RUN's "stdin"):
+ * INPUT to the host, after what the cell wrote before, and its
+ * INPUT_REPLY.  Called without the GIL. */
+static char *
+ask_host(const char *prompt, gboolean password, gpointer data, GError **error)
+{
+  channel_state *channel = data;
+  stream_pending(channel);
+  JsonObject *request = json_object_new();
+  json_object_set_string_member(request, "prompt", prompt);
+  json_object_set_boolean_member(request, "password", password);
+  g_mutex_lock(&channel->write_lock);
+  gboolean sent = cx__wire_send_object(channel->channel, CX__WIRE_MSG_INPUT, request, -1, error);
+  g_mutex_unlock(&channel->write_lock);
+  if (!sent)
+    return NULL;
+  /* Nothing else comes on the channel while the cell runs. */
+  g_autoptr(cx__wire_reader) reader = cx__wire_reader_new(channel->channel);
+  guint8 type;
+  const guint8 *payload;
+  gsize len;
+  g_autoptr(GError) read_error = NULL;
+  if (!cx__wire_read_blocking(reader, &type, &payload, &len, &read_error) ||
+      type != CX__WIRE_MSG_INPUT_REPLY) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "no answer to input() from the host: %s",
+                read_error != NULL ? read_error->message : "another message came");
+    return NULL;
+  }
+  g_autoptr(JsonNode) node = cx__wire_parse_object(payload, len, "INPUT_REPLY", error);
+  JsonObject *reply = node != NULL ? json_node_get_object(node) : NULL;
+  const char *value = cx__peer_get_string(reply, "value", NULL);
+  if (value != NULL)
+    return g_strdup(value);
+  if (reply != NULL)
+    g_set_error_literal(error, cx__peer_get_boolean(reply, "cancelled", FALSE) ? G_IO_ERROR : CX_ERROR,
+                        cx__peer_get_boolean(reply, "cancelled", FALSE) ? G_IO_ERROR_CANCELLED
+                                                                         : CX_ERROR_FAILED,
+                        cx__peer_get_string(reply, "error", "no answer"));
+  return NULL;
 }
 
 /* ---- Process exits the cell causes -------------------------------------------- */
@@ -518,6 +583,8 @@ run_cell(channel_state *channel, JsonObject *cell, cx__py_session *session,
     send_error(channel, error->message);
     return;
   }
+  if (cx__peer_get_boolean(cell, "stdin", FALSE))
+    cx_run_options_set_input_callback(run, ask_host, channel);
   channel->written[1] = channel->written[2] = 0;
   channel->limit_reported = FALSE;
   sig_atomic_t interrupts_before = cx__worker_interrupts;
