@@ -127,6 +127,13 @@ class _AfterIpykernelComm:
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
+    def __getattr__(self, name):
+        # The rest of the real loader's (get_source, is_package, ...), for
+        # inspect and the like.
+        if "_loader" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["_loader"], name)
+
     def exec_module(self, module):
         self._loader.exec_module(module)
         if _making:

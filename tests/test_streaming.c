@@ -180,7 +180,8 @@ test_streaming_update_of_an_earlier_cells_display(void)
     cx_run_options_set_output_callback(run, collect, &c);
     g_autoptr(cx_result) updated = cx_test_run_session_cell(session, "h.update('second')", run);
     CX_ASSERT_CELL_OK(updated);
-    CU_ASSERT_EQUAL(json_array_get_length(cx_result_list_outputs(updated)), 0);
+    g_autoptr(JsonArray) outputs = cx_result_list_outputs(updated); /* the earlier cell's */
+    CU_ASSERT_EQUAL(json_array_get_length(outputs), 0);
     CU_ASSERT_EQUAL_FATAL(c.outputs->len, 1);
     CX_ASSERT_CONTAINS(g_ptr_array_index(c.outputs, 0), "\"output_type\":\"update_display_data\"");
     CX_ASSERT_CONTAINS(g_ptr_array_index(c.outputs, 0), "\"text/plain\":\"'second'\"");

@@ -187,6 +187,24 @@ class KernelManagerTests(unittest.TestCase):
         _, outputs = self.run_cell("print(kept)")
         self.assertEqual(self.stdout_of(outputs), "7\n")
 
+    def test_a_protocol_5_4_client_is_served(self):
+        # A newer front end says 5.4 in its headers (and may send members
+        # this kernel does not know): it is answered as a 5.3 one.
+        request = self.kc.session.msg("execute_request", {
+            "code": "print('from 5.4')", "silent": False, "store_history": True,
+            "user_expressions": {}, "allow_stdin": False, "stop_on_error": True,
+            "a_member_of_a_later_protocol": {"x": 1}})
+        request["header"]["version"] = "5.4"
+        self.kc.shell_channel.send(request)
+        reply = self.kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], request["header"]["msg_id"])
+        self.assertEqual(reply["content"]["status"], "ok")
+        while True:
+            message = self.kc.get_iopub_msg(timeout=TIMEOUT)
+            if message["msg_type"] == "stream":
+                self.assertEqual(message["content"]["text"], "from 5.4\n")
+                break
+
     def test_restart_forgets_the_state(self):
         self.run_cell("forgotten = 1")
         self.km.restart_kernel()
