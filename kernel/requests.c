@@ -289,9 +289,25 @@ number_of(cxk_kernel *kernel, const cx_result *result, gboolean counted)
   return counted ? kernel->execution_count + 1 : kernel->execution_count;
 }
 
-/* Run the execute_request REQUEST; FALSE when it failed. */
+/* What the shell queue holds now (jp_message *, &stop_marker included):
+ * the requests behind a failed cell with stop_on_error, taken before its
+ * reply goes out, so that one the front end sends once it has the reply
+ * is never among them. */
+static GPtrArray *
+take_queued(cxk_kernel *kernel)
+{
+  GPtrArray *queued = g_ptr_array_new();
+  jp_message *next;
+  while ((next = g_async_queue_try_pop(kernel->shell)) != NULL)
+    g_ptr_array_add(queued, next);
+  return queued;
+}
+
+/* Run the execute_request REQUEST; FALSE when it failed.  *BEHIND gets
+ * what was queued behind it when it failed with stop_on_error (else
+ * stays NULL). */
 static gboolean
-execute(cxk_kernel *kernel, const jp_message *request)
+execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
 {
   const char *code = cx__peer_get_string(request->content, "code", "");
   gboolean silent = cx__peer_get_boolean(request->content, "silent", FALSE);
@@ -340,6 +356,8 @@ execute(cxk_kernel *kernel, const jp_message *request)
   gboolean ok = result != NULL && cx_result_get_success(result);
   json_object_set_object_member(content, "user_expressions",
                                 ok ? user_expressions(kernel, request) : json_object_new());
+  if (!ok && cx__peer_get_boolean(request->content, "stop_on_error", TRUE))
+    *behind = take_queued(kernel);
   reply(kernel, JP_SHELL, request, content);
   return ok;
 }
@@ -407,17 +425,15 @@ abort_request(cxk_kernel *kernel, const jp_message *request)
   reply_framed(kernel, JP_SHELL, request, content);
 }
 
-/* Answer REQUEST on CHANNEL; for an execute_request, FALSE when it failed
- * and asked the queue behind it to stop. */
-static gboolean
-answer(cxk_kernel *kernel, int channel, const jp_message *request)
+/* Answer REQUEST on CHANNEL; *BEHIND (may be NULL on control) gets the
+ * requests to abort behind an execute_request that failed (execute()). */
+static void
+answer(cxk_kernel *kernel, int channel, const jp_message *request, GPtrArray **behind)
 {
   const char *type = request->msg_type;
-  gboolean go_on = TRUE;
   send_status(kernel, request, "busy");
-  if (g_str_equal(type, "execute_request")) {
-    gboolean ok = execute(kernel, request);
-    go_on = ok || !cx__peer_get_boolean(request->content, "stop_on_error", TRUE);
+  if (g_str_equal(type, "execute_request") && behind != NULL) {
+    execute(kernel, request, behind);
   } else if (g_str_equal(type, "kernel_info_request")) {
     g_autoptr(JsonObject) content = kernel_info_content(kernel);
     reply(kernel, channel, request, content);
@@ -439,7 +455,6 @@ answer(cxk_kernel *kernel, int channel, const jp_message *request)
      * reply, as ipykernel ignores them. */
   }
   send_status(kernel, request, "idle");
-  return go_on;
 }
 
 static gpointer
@@ -451,21 +466,24 @@ shell_thread(gpointer data)
     if (request == &stop_marker)
       return NULL;
     g_atomic_int_set(&kernel->busy, 1);
-    gboolean go_on = answer(kernel, JP_SHELL, request);
+    g_autoptr(GPtrArray) behind = NULL;
+    answer(kernel, JP_SHELL, request, &behind);
     g_atomic_int_set(&kernel->busy, 0);
-    if (!go_on) {
-      /* Abort what is queued now; what comes later runs. */
-      jp_message *next;
-      while ((next = g_async_queue_try_pop(kernel->shell)) != NULL && next != &stop_marker) {
-        abort_request(kernel, next);
+    jp_message_free(request);
+    /* Abort what was queued when the cell failed; what came later runs. */
+    gboolean stop = FALSE;
+    for (guint i = 0; behind != NULL && i < behind->len; i++) {
+      jp_message *next = g_ptr_array_index(behind, i);
+      if (next == &stop_marker) {
+        stop = TRUE;
+      } else {
+        if (!stop)
+          abort_request(kernel, next);
         jp_message_free(next);
       }
-      if (next == &stop_marker) {
-        jp_message_free(request);
-        return NULL;
-      }
     }
-    jp_message_free(request);
+    if (stop)
+      return NULL;
   }
 }
 
@@ -521,11 +539,15 @@ cxk_kernel_welcome(cxk_kernel *kernel)
 void
 cxk_kernel_interrupt(cxk_kernel *kernel)
 {
-  if (g_atomic_int_get(&kernel->asking))
-    g_async_queue_push(kernel->stdin_replies, &wake_marker);
+  /* The cell first, while it still waits: woken first, it could end and
+   * the next cell start before the interrupt, which would then stop that
+   * one instead. */
+  gboolean asking = g_atomic_int_get(&kernel->asking);
   g_mutex_lock(&kernel->session_lock);
   cx_session_interrupt(kernel->session, NULL);
   g_mutex_unlock(&kernel->session_lock);
+  if (asking)
+    g_async_queue_push(kernel->stdin_replies, &wake_marker);
 }
 
 void
@@ -554,5 +576,5 @@ cxk_kernel_control(cxk_kernel *kernel, const jp_message *request)
     reply_framed(kernel, JP_CONTROL, request, content);
     return;
   }
-  answer(kernel, JP_CONTROL, request);
+  answer(kernel, JP_CONTROL, request, NULL);
 }

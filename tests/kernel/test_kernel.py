@@ -184,7 +184,8 @@ class KernelManagerTests(unittest.TestCase):
         reply = self.kc.get_shell_msg(timeout=TIMEOUT)["content"]
         self.assertEqual(reply["status"], "error")
         self.assertEqual(reply["ename"], "KeyboardInterrupt")
-        _, outputs = self.run_cell("print(kept)")
+        reply, outputs = self.run_cell("print(kept)")  # not stopped by that interrupt
+        self.assertEqual(reply["status"], "ok")
         self.assertEqual(self.stdout_of(outputs), "7\n")
 
     def test_a_protocol_5_4_client_is_served(self):
@@ -258,6 +259,30 @@ class SignalInterruptTests(KernelManagerTests):
         _, outputs = self.run_cell("print('still here')")
         self.assertEqual(self.stdout_of(outputs), "still here\n")
         self.assertEqual(self.run_cell("import time; time.sleep(0.1); 'slept'")[0]["status"], "ok")
+
+
+class StopOnErrorTests(unittest.TestCase):
+    """A cell that fails with stop_on_error aborts the requests queued
+    behind it, and only those, on cellexec as on ipykernel."""
+
+    def test_requests_queued_behind_a_failure_are_aborted(self):
+        for name in ("python3", "cellexec"):
+            with self.subTest(kernel=name):
+                km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+                try:
+                    failing = kc.execute("import time; time.sleep(0.5); 1/0")
+                    queued = kc.execute("print('queued behind')")
+                    replies = {}
+                    while len(replies) < 2:
+                        reply = kc.get_shell_msg(timeout=TIMEOUT)
+                        replies[reply["parent_header"]["msg_id"]] = reply["content"]["status"]
+                    self.assertEqual(replies, {failing: "error", queued: "aborted"})
+                    # Sent once the failure's reply is in: it runs.
+                    after = kc.execute_interactive("print('after')", timeout=TIMEOUT)
+                    self.assertEqual(after["content"]["status"], "ok")
+                finally:
+                    kc.stop_channels()
+                    km.shutdown_kernel(now=True)
 
 
 class UserExpressionsTests(unittest.TestCase):
