@@ -6,6 +6,7 @@
 
 #include <gio/gio.h>
 
+#include "jupyter_protocol/outputs.h"
 #include "kernel/kernel.h"
 #include "lib/peer_json.h"
 
@@ -165,35 +166,12 @@ typedef struct {
   gboolean silent;
 } execution;
 
-/* OUTPUT (an nbformat-style output of the output callback) as the IOPub
- * message a kernel sends for it: its type and content (new). */
-static JsonObject *
-iopub_of_output(JsonObject *output, const char **msg_type)
-{
-  const char *type = cx__peer_get_string(output, "output_type", "");
-  static const char *const passed[] = { "stream", "display_data", "update_display_data",
-                                        "execute_result", "clear_output", "error",
-                                        "comm_open", "comm_msg", "comm_close", NULL };
-  if (!g_strv_contains(passed, type))
-    return NULL;
-  *msg_type = g_intern_string(type);
-  JsonObject *content = json_object_new();
-  JsonObjectIter iter;
-  const char *name;
-  JsonNode *member;
-  json_object_iter_init(&iter, output);
-  while (json_object_iter_next(&iter, &name, &member))
-    if (!g_str_equal(name, "output_type"))
-      json_object_set_member(content, name, json_node_copy(member));
-  return content;
-}
-
 static void
 on_output(JsonObject *output, gpointer data)
 {
   execution *run = data;
   const char *msg_type;
-  g_autoptr(JsonObject) content = iopub_of_output(output, &msg_type);
+  g_autoptr(JsonObject) content = jp_iopub_of_output(output, &msg_type);
   if (content == NULL || (run->silent && g_str_equal(msg_type, "execute_result")))
     return;
   run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, msg_type, content);
@@ -395,12 +373,6 @@ empty_answer(const jp_message *request)
   return content;
 }
 
-/* The requests beside execute that the session's interpreter answers
- * (cx_session_request). */
-static const char *const session_requests[] = {
-  "complete_request", "inspect_request", "is_complete_request", "history_request", NULL,
-};
-
 /* A request beside execute: answered by the backend in the session's
  * interpreter, or, where it cannot, as a kernel with nothing to offer
  * answers.  NULL for a type no kernel replies to. */
@@ -408,7 +380,7 @@ static JsonObject *
 side_answer(cxk_kernel *kernel, const jp_message *request)
 {
   JsonObject *answer = NULL;
-  if (request->content != NULL && g_strv_contains(session_requests, request->msg_type))
+  if (request->content != NULL && g_strv_contains(jp_session_requests, request->msg_type))
     answer = backend_answer(kernel, request->msg_type, request->content);
   return answer != NULL ? answer : empty_answer(request);
 }

@@ -50,14 +50,12 @@ static gboolean
 wait_goes_on(zmq_wait *w, gint64 now, jk_exec_outcome *outcome)
 {
   jk_exec *exec = w->exec;
-  if (jk_exec_stop_due(w->state, now, w->deadline)) {
-    if (exec->msg_type != NULL) {
-      /* Not a cell: nothing of the user's runs to interrupt, the kernel
-       * only failed to answer (ipykernel never replies to a request it
-       * cannot read).  Given up; the kernel and its state are kept. */
-      *outcome = JK_EXEC_TIMEOUT;
-      return FALSE;
-    }
+  jk_stop stop = jk_exec_stop_due(w->state, now, w->deadline);
+  if (stop == JK_STOP_GIVE_UP) {
+    *outcome = JK_EXEC_TIMEOUT;
+    return FALSE;
+  }
+  if (stop == JK_STOP_INTERRUPT) {
     w->timed_out = TRUE;
     jk_zmq_interrupt(w->kernel, NULL);
     w->kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
@@ -212,7 +210,8 @@ jk_zmq_execute(jk_kernel *kernel, jk_exec *exec)
   }
   /* A stream may pass the stop threshold in the read that brought the
    * reply: the cell is over, but it wrote more than it may. */
-  if (outcome == JK_EXEC_DONE && (w.timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64)))
+  if (outcome == JK_EXEC_DONE
+      && (w.timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64) != JK_STOP_NONE))
     outcome = JK_EXEC_TIMEOUT;
   if (w.hb_waiting && outcome == JK_EXEC_DONE)
     jk_kernel_reopen_heartbeat(kernel); /* a REQ socket must not keep a ping unanswered */

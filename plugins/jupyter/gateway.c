@@ -483,11 +483,12 @@ gateway_execute(jk_kernel *kernel, jk_exec *exec)
   gboolean idle = FALSE, timed_out = FALSE;
   while (outcome == JK_EXEC_DONE && (exec->reply == NULL || !idle)) {
     gint64 now = g_get_monotonic_time();
-    if (jk_exec_stop_due(&state, now, deadline)) {
-      if (exec->msg_type != NULL) {
-        outcome = JK_EXEC_TIMEOUT; /* not a cell: given up, as execute.c says */
-        break;
-      }
+    jk_stop stop = jk_exec_stop_due(&state, now, deadline);
+    if (stop == JK_STOP_GIVE_UP) {
+      outcome = JK_EXEC_TIMEOUT;
+      break;
+    }
+    if (stop == JK_STOP_INTERRUPT) {
       timed_out = TRUE;
       gateway_interrupt(kernel, NULL);
       kill_at = now + (gint64)(exec->grace * G_USEC_PER_SEC);
@@ -522,7 +523,8 @@ gateway_execute(jk_kernel *kernel, jk_exec *exec)
   g_main_context_pop_thread_default(g->context);
   /* A stream may pass the stop threshold in the read that brought the
    * reply: the cell is over, but it wrote more than it may. */
-  if (outcome == JK_EXEC_DONE && (timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64)))
+  if (outcome == JK_EXEC_DONE
+      && (timed_out || jk_exec_stop_due(&state, 0, G_MAXINT64) != JK_STOP_NONE))
     outcome = JK_EXEC_TIMEOUT;
   jk_exec_finish(&state, outcome);
   return outcome;

@@ -105,10 +105,15 @@ typedef struct {
 } jk_exec_state;
 /* Begin one request's state (jk_exec_finish ends it). */
 void jk_exec_begin(jk_exec_state *state, jk_exec *exec);
-/* TRUE the first time the request must be stopped: NOW past DEADLINE, or
- * a stream past output-limit's stop threshold (the reason is kept for the
- * result).  The caller interrupts, and kills after the grace. */
-gboolean jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline);
+/* What to do about a request running on: JK_STOP_NONE, or, the first time
+ * it must stop (NOW past DEADLINE, or a stream past output-limit's stop
+ * threshold, the reason kept for the result), JK_STOP_INTERRUPT for a cell
+ * (the caller interrupts, and kills after the grace) and JK_STOP_GIVE_UP
+ * for any other request: nothing of the user's runs, the kernel only
+ * failed to answer (ipykernel never replies to a request it cannot read),
+ * so the caller ends the wait and keeps the kernel and its state. */
+typedef enum { JK_STOP_NONE, JK_STOP_INTERRUPT, JK_STOP_GIVE_UP } jk_stop;
+jk_stop jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline);
 /* The request's content (new), and whether a shell message of MSG_TYPE
  * is its reply. */
 JsonObject *jk_exec_request_content(const jk_exec *exec);

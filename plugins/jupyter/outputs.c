@@ -221,14 +221,14 @@ jk_exec_idle_lost(jk_exec_state *state)
                "within 2 s of it, so the cell ended without the output still on its way");
 }
 
-gboolean
+jk_stop
 jk_exec_stop_due(jk_exec_state *state, gint64 now, gint64 deadline)
 {
   if (state->stopped || (now < deadline && state->over_limit == NULL))
-    return FALSE;
+    return JK_STOP_NONE;
   state->stopped = TRUE;
   state->for_output = now < deadline;
-  return TRUE;
+  return state->exec->msg_type != NULL ? JK_STOP_GIVE_UP : JK_STOP_INTERRUPT;
 }
 
 /* Stream text goes into the result as it comes while it is within the

@@ -13,6 +13,7 @@
 
 #include <cellexec/executor.h>
 
+#include "jupyter_protocol/outputs.h"
 #include "plugins/jupyter/jupyter.h"
 #include "pyembed/errors-py.h"   /* cx__py_errors_source: generated */
 #include "pyembed/executor-py.h" /* cx__py_executor_source: generated */
@@ -203,13 +204,6 @@ session_exec(jupyter_session *session, const char *code, JsonObject *user_expres
   return session_send(session, &exec, error);
 }
 
-/* The Jupyter requests the plugin forwards to the session's kernel;
- * user_expressions (plugin.h) travel in a silent execute_request with no
- * code, as a kernel evaluates them after a cell. */
-static const char *const forwarded_requests[] = {
-  "complete_request", "inspect_request", "is_complete_request", "history_request", NULL,
-};
-
 /* CONTENT (borrowed) of a request of TYPE with the members the protocol
  * requires, where it left them out, given the values the other backends
  * assume (pyembed/requests.py): ipykernel never replies to a request that
@@ -217,13 +211,7 @@ static const char *const forwarded_requests[] = {
 static JsonObject *
 with_required_members(const char *type, JsonObject *content)
 {
-  JsonObject *full = json_object_new();
-  JsonObjectIter iter;
-  const char *name;
-  JsonNode *member;
-  json_object_iter_init(&iter, content);
-  while (json_object_iter_next(&iter, &name, &member))
-    json_object_set_member(full, name, json_node_copy(member));
+  JsonObject *full = jp_object_copy_without(content, NULL);
   if (g_str_equal(type, "history_request")) {
     if (cx__peer_get_string(full, "hist_access_type", NULL) == NULL)
       json_object_set_string_member(full, "hist_access_type", "tail");
@@ -250,6 +238,8 @@ jupyter_session_request(cx_session_instance *instance, const char *type, JsonObj
                         GError **error)
 {
   jupyter_session *session = (jupyter_session *)instance;
+  /* user_expressions travel in a silent execute_request with no code, as a
+   * kernel evaluates them after a cell; the rest is forwarded as it is. */
   if (g_str_equal(type, CX_REQUEST_USER_EXPRESSIONS)) {
     JsonObject *expressions = cx__peer_get_object(content, "user_expressions");
     g_autoptr(JsonObject) reply = session_exec(session, "", expressions, FALSE, error);
@@ -262,7 +252,7 @@ jupyter_session_request(cx_session_instance *instance, const char *type, JsonObj
                                   values != NULL ? json_object_ref(values) : json_object_new());
     return answer;
   }
-  if (!g_strv_contains(forwarded_requests, type)) {
+  if (!g_strv_contains(jp_session_requests, type)) {
     g_set_error(error, CX_ERROR, CX_ERROR_UNSUPPORTED, "the jupyter backend does not forward \"%s\"",
                 type);
     return NULL;
