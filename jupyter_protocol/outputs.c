@@ -6,7 +6,8 @@
 #include "lib/peer_json.h"
 
 const char *const jp_session_requests[] = {
-  "complete_request", "inspect_request", "is_complete_request", "history_request", NULL,
+  "complete_request", "inspect_request", "is_complete_request", "history_request",
+  "comm_info_request", NULL,
 };
 
 JsonObject *

@@ -164,6 +164,7 @@ typedef struct {
   cxk_kernel *kernel;
   const jp_message *request;
   gboolean silent;
+  gboolean for_comm; /* a comm message's handler (deliver_comm_message) */
 } execution;
 
 static void
@@ -173,6 +174,10 @@ on_output(JsonObject *output, gpointer data)
   const char *msg_type;
   g_autoptr(JsonObject) content = jp_iopub_of_output(output, &msg_type);
   if (content == NULL || (run->silent && g_str_equal(msg_type, "execute_result")))
+    return;
+  /* A comm handler's failure is the kernel's to log, as ipykernel logs
+   * it: the front end sent no cell that could fail. */
+  if (run->for_comm && g_str_equal(msg_type, "error"))
     return;
   run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, msg_type, content);
 }
@@ -299,6 +304,7 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
   execution run = { kernel, request, silent };
   g_autoptr(cx_run_options) options = cx_run_options_new();
   cx_run_options_set_output_callback(options, on_output, &run);
+  cx_run_options_set_store_history(options, counted);
   /* Without allow_stdin, input() fails at once, as in ipykernel. */
   if (cx__peer_get_boolean(request->content, "allow_stdin", FALSE))
     cx_run_options_set_input_callback(options, ask_front_end, &run);
@@ -338,6 +344,56 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
     *behind = take_queued(kernel);
   reply(kernel, JP_SHELL, request, content);
   return ok;
+}
+
+/* ---- Comms from the front end --------------------------------------------------- */
+
+/* The comm message REQUEST (comm_open, comm_msg, comm_close from the front
+ * end), handed to the comm manager of get_ipython().kernel in the
+ * session's interpreter, as ipykernel's shell hands it: in a cell of its
+ * own that stays out of the history, so that what the handler does
+ * (prints, displays, sends on its comm) reaches IOPub as children of
+ * REQUEST, under the backend's timeout and limits like any cell.  The same
+ * code works in pyembed (local, subprocess) and in a real ipykernel
+ * behind the jupyter backend.  No reply, as ipykernel sends none. */
+static const char *const comm_messages[] = { "comm_open", "comm_msg", "comm_close", NULL };
+
+static void
+deliver_comm_message(cxk_kernel *kernel, const jp_message *request)
+{
+  g_autoptr(JsonObject) message = json_object_new();
+  json_object_set_object_member(message, "header", json_object_ref(request->header));
+  json_object_set_object_member(message, "parent_header",
+                                request->parent != NULL ? json_object_ref(request->parent)
+                                                        : json_object_new());
+  json_object_set_object_member(message, "metadata",
+                                request->metadata != NULL ? json_object_ref(request->metadata)
+                                                          : json_object_new());
+  json_object_set_object_member(message, "content", json_object_ref(request->content));
+  json_object_set_array_member(message, "buffers", json_array_new());
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), message);
+  g_autofree char *text = cx_json_to_string(node, FALSE);
+  /* Base64: no quoting of the message's text inside Python's. */
+  g_autofree char *encoded = g_base64_encode((const guchar *)text, strlen(text));
+  g_autofree char *code = g_strdup_printf(
+    "get_ipython().kernel.comm_manager.%s(None, None, "
+    "__import__('json').loads(__import__('base64').b64decode('%s')))",
+    request->msg_type, encoded);
+  execution run = { kernel, request, TRUE, TRUE };
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_output_callback(options, on_output, &run);
+  cx_run_options_set_store_history(options, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = cx_session_run_cell(kernel->session, code, options, &error);
+  if (result == NULL || !cx_result_get_success(result))
+    g_printerr("cellexec kernel: the session could not take a %s: %s\n", request->msg_type,
+               result == NULL ? error->message
+               : cx_result_has_error(result) ? cx_result_get_error_message(result)
+                                             : "it failed");
+  if (result != NULL && cx_result_ends_session(result)) {
+    g_autofree char *note = renew_session(kernel);
+    send_stderr(kernel, request, note);
+  }
 }
 
 /* ---- The rest ------------------------------------------------------------------ */
@@ -419,12 +475,14 @@ answer(cxk_kernel *kernel, int channel, const jp_message *request, GPtrArray **b
     cxk_kernel_interrupt(kernel);
     g_autoptr(JsonObject) content = ok_content();
     reply(kernel, channel, request, content);
+  } else if (channel == JP_SHELL && request->content != NULL
+             && g_strv_contains(comm_messages, type)) {
+    deliver_comm_message(kernel, request);
   } else {
     g_autoptr(JsonObject) content = side_answer(kernel, request);
     if (content != NULL)
       reply(kernel, channel, request, content);
-    /* comm_open, comm_msg, comm_close to no comm, and unknown types: no
-     * reply, as ipykernel ignores them. */
+    /* Unknown types: no reply, as ipykernel ignores them. */
   }
   send_status(kernel, request, "idle");
 }

@@ -18,6 +18,7 @@ struct cx_run_options {
   GMutex output_lock; /* one output callback at a time */
   cx_input_func input_callback;
   gpointer input_data;
+  gboolean unstored;  /* cx_run_options_set_store_history(FALSE) */
 };
 
 static GPtrArray *
@@ -73,6 +74,7 @@ cx_run_options_copy(const cx_run_options *run)
   copy->output_data = run->output_data;
   copy->input_callback = run->input_callback;
   copy->input_data = run->input_data;
+  copy->unstored = run->unstored;
   if (run->mime != NULL)
     for (guint i = 0; i + 1 < run->mime->len; i++)
       cx_run_options_add_allowed_mime_type(copy, g_ptr_array_index(run->mime, i));
@@ -300,6 +302,8 @@ cx_run_options_to_json_node(const cx_run_options *run)
   json_object_set_member(object, "env", strv_node(cx_run_options_get_env(run)));
   json_object_set_double_member(object, "timeout", run->timeout);
   json_object_set_boolean_member(object, "use_subprocess", run->use_subprocess);
+  if (run->unstored) /* only when set: older recordings stay as they were */
+    json_object_set_boolean_member(object, "store_history", FALSE);
   if (run->mime != NULL)
     json_object_set_member(object, "allowed_mime_types",
                            strv_node(cx_run_options_get_allowed_mime_types(run)));
@@ -344,4 +348,17 @@ cx_run_options_ask_input(const cx_run_options *run, const char *prompt, gboolean
   if (line == NULL)
     g_propagate_error(error, failure);
   return line;
+}
+
+void
+cx_run_options_set_store_history(cx_run_options *run, gboolean store_history)
+{
+  g_return_if_fail(run != NULL);
+  run->unstored = !store_history;
+}
+
+gboolean
+cx_run_options_get_store_history(const cx_run_options *run)
+{
+  return run == NULL || !run->unstored;
 }

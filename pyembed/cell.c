@@ -455,8 +455,11 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
     .deadline = timeout > 0 ? start + (gint64)(timeout * G_USEC_PER_SEC) : 0,
     .result = result,
     .run = run,
-    /* A stateless cell is the first of a fresh kernel. */
-    .execution_count = session != NULL ? ++session->execution_count : 1,
+    /* A stateless cell is the first of a fresh kernel; a cell not stored
+     * in the history has the number of the last one that was. */
+    .execution_count = session == NULL                        ? 1
+                       : cx_run_options_get_store_history(run) ? ++session->execution_count
+                                                               : session->execution_count,
     .record_events = (flags & CX__PY_RUN_RECORD_EVENTS) != 0,
   };
   PyObject *count = PyLong_FromLongLong(cell.execution_count);
@@ -467,7 +470,8 @@ execute(cx_result *result, const void *owner, cx__py_session *session, PyObject 
     return;
   }
   PyObject *args[] = { source, namespace, session != NULL ? session->runner : Py_None,
-                       session != NULL ? session->history : Py_None, count };
+                       session != NULL ? session->history : Py_None, count,
+                       cx_run_options_get_store_history(run) ? Py_True : Py_False };
 
   gboolean outermost = !cx__py_in_cell();
   hooks thread_hooks = { 0 };

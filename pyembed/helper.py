@@ -351,12 +351,17 @@ def _first_cell_output(namespace, value):
     namespace["_oh"][1] = value
 
 
-def execute(source, namespace, runner, history, count):
+def execute(source, namespace, runner, history, count, store=True):
     """Run SOURCE in NAMESPACE as cell number COUNT; (data, metadata) of its
     value, or None.
 
     RUNNER is the session's AsyncRunner, or None for a stateless cell;
-    HISTORY the session's History, or None for a stateless cell (number 1)."""
+    HISTORY the session's History, or None for a stateless cell (number 1).
+    A session's cell that is not STOREd (a kernel's comm handler) stays out
+    of HISTORY's inputs, and COUNT is the last stored cell's; its value is
+    still stored as cell COUNT's, as IPython's DisplayHook does."""
+    if history is None:
+        store = True  # a stateless cell's namespace goes with it
     try:
         statements, last_expression, python, word, cell = _compile(source)
     except SyntaxError:
@@ -365,7 +370,7 @@ def execute(source, namespace, runner, history, count):
             # In and _iN keep it, as a kernel's do.
             if history is None:
                 _first_cell_input(namespace, source, source)
-            else:
+            elif store:
                 history.store_input(namespace, count, source, source)
             _ipython.number_syntax_error(_errors.cell_filename(source), count)
             raise
@@ -378,7 +383,7 @@ def execute(source, namespace, runner, history, count):
         cell.count = count  # "Cell In [count]" in IPython's tracebacks
     if history is None:
         _first_cell_input(namespace, source, python)
-    else:
+    elif store:
         history.store_input(namespace, count, source, python)
     _ipython.enter_cell(namespace, history, count)
     own_runner = None
@@ -402,7 +407,7 @@ def execute(source, namespace, runner, history, count):
     bundle = format_bundle(value)
     if history is None:
         _first_cell_output(namespace, value)
-    else:
+    else:  # even when not STOREd: IPython's DisplayHook does not ask
         history.store_output(namespace, count, value)
     return bundle
 

@@ -86,7 +86,24 @@ def _make_kernel():
         banner = ""
         language_info = {"name": "python"}
 
-    kernel = CellKernel.instance(session=CellSession(key=b""), iopub_socket=IOPUB)
+        @property
+        def shell(self):
+            """IPython's shell, as IPythonKernel.shell (a Comm's handle_msg
+            fires its pre_execute and post_execute events)."""
+            import _cellexec_ipython
+
+            try:
+                return _cellexec_ipython.shell()
+            except _cellexec_ipython.IPythonUnavailable:
+                return None
+
+    # What ipykernel logs (a comm to an unknown target, a handler that
+    # raised) goes to the kernel's log; here, the one of the cell that
+    # handled it, on stderr.
+    import logging
+
+    kernel = CellKernel.instance(session=CellSession(key=b""), iopub_socket=IOPUB,
+                                 log=logging.getLogger("cellexec.kernel"))
     kernel.comm_manager = CommManager(parent=kernel, kernel=kernel)
     return kernel
 
@@ -102,6 +119,11 @@ def kernel():
             finally:
                 _making = False
         return _kernel
+
+
+def existing():
+    """The kernel object if a cell made it, else None."""
+    return _kernel
 
 
 class _AfterIpykernelComm:

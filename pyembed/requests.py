@@ -1,7 +1,7 @@
 # pyembed/requests.py: the Jupyter requests beside execute_request, answered
 # in a session's interpreter as ipykernel answers them (its do_complete,
-# do_inspect, do_is_complete and do_history, and the user_expressions of its
-# do_execute), with IPython's own machinery
+# do_inspect, do_is_complete and do_history, comm_info_request, and the
+# user_expressions of its do_execute), with IPython's own machinery
 # on the session's namespace.  Loaded into the embedded Python as the
 # module _cellexec_requests (runtime.c); helper.answer_request is its entry.
 #
@@ -203,11 +203,27 @@ def user_expressions(content, namespace, cells):
     return {"status": "ok", "user_expressions": values}
 
 
+def comm_info(content, namespace, cells):
+    """The comms open in the session's process (of CONTENT's target_name
+    when it names one), as ipykernel lists its comm manager's; none while
+    no cell made the kernel object (_cellexec_kernel)."""
+    import _cellexec_kernel
+
+    kernel = _cellexec_kernel.existing()
+    target = _text(content, "target_name", None)
+    comms = {}
+    for comm_id, comm in getattr(getattr(kernel, "comm_manager", None), "comms", {}).items():
+        if target is None or comm.target_name == target:
+            comms[comm_id] = {"target_name": comm.target_name}
+    return {"status": "ok", "comms": comms}
+
+
 _ANSWERS = {
     "complete_request": complete,
     "inspect_request": inspect,
     "is_complete_request": is_complete,
     "history_request": history,
+    "comm_info_request": comm_info,
     "user_expressions": user_expressions,  # CX_REQUEST_USER_EXPRESSIONS
 }
 

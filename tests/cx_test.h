@@ -65,6 +65,11 @@ void cx_test_check_session_requests(cx_backend *backend, gboolean output_in_hist
  * without a callback StdinNotImplementedError.  With ANSWERS_FAILURES, a
  * cancelled answer is KeyboardInterrupt and another failure EOFError. */
 void cx_test_check_input(cx_backend *backend, gboolean answers_failures);
+/* Check that BACKEND's sessions honour cx_run_options_set_store_history():
+ * a cell run with FALSE keeps the execution count and stays out of In and
+ * the history; its value is still _, as in IPython; the next stored cell
+ * numbers on from the last stored one. */
+void cx_test_check_unstored_cells(cx_backend *backend);
 /* The same in SESSION. */
 cx_result *cx_test_run_session_cell(cx_session *session, const char *code,
                                     const cx_run_options *run);

@@ -326,6 +326,33 @@ cx_test_check_input(cx_backend *backend, gboolean answers_failures)
   g_string_free(trace.seen, TRUE);
 }
 
+static gint64
+execution_count_of(cx_result *result)
+{
+  JsonNode *count = cx_result_get_extra(result, "execution_count");
+  return count != NULL && JSON_NODE_HOLDS_VALUE(count) ? json_node_get_int(count) : -1;
+}
+
+void
+cx_test_check_unstored_cells(cx_backend *backend)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) first = cx_test_run_session_cell(session, "x = 41\nx", NULL);
+  CU_ASSERT_EQUAL(execution_count_of(first), 1);
+  g_autoptr(cx_run_options) unstored = cx_run_options_new();
+  cx_run_options_set_store_history(unstored, FALSE);
+  CU_ASSERT_FALSE(cx_run_options_get_store_history(unstored));
+  g_autoptr(cx_result) aside = cx_test_run_session_cell(session, "y = x + 1\ny", unstored);
+  CX_ASSERT_CELL_OK(aside);
+  CU_ASSERT_EQUAL(execution_count_of(aside), 1);
+  g_autoptr(cx_result) next = cx_test_run_session_cell(
+    session, "print(y, _, len(In), repr(_i), _i1, any(c.startswith('y') for c in In))", NULL);
+  CX_ASSERT_STDOUT(next, "42 42 3 'x = 41\\nx' x = 41\nx False\n");
+  CU_ASSERT_EQUAL(execution_count_of(next), 2);
+}
+
 cx_result *
 cx_test_run_session_cell(cx_session *session, const char *code, const cx_run_options *run)
 {

@@ -548,6 +548,13 @@ test_jupyter_input_asks_the_callback(void)
   cx_test_check_input(shared(), FALSE);
 }
 
+/* store_history = FALSE, as a kernel runs a comm's handler. */
+static void
+test_jupyter_unstored_cell_keeps_the_history(void)
+{
+  cx_test_check_unstored_cells(shared());
+}
+
 static void
 test_jupyter_session_answers_jupyter_requests(void)
 {
@@ -1211,6 +1218,7 @@ cx_test_register(void)
     { "test_jupyter_stateless_cells_get_fresh_kernels", test_jupyter_stateless_cells_get_fresh_kernels },
     { "test_jupyter_run_options", test_jupyter_run_options },
     { "test_jupyter_input_asks_the_callback", test_jupyter_input_asks_the_callback },
+    { "test_jupyter_unstored_cell_keeps_the_history", test_jupyter_unstored_cell_keeps_the_history },
     { "test_jupyter_session_answers_jupyter_requests", test_jupyter_session_answers_jupyter_requests },
     { "test_jupyter_os_exit_is_kernel_died", test_jupyter_os_exit_is_kernel_died },
     { "test_jupyter_timeout_interrupts_a_busy_loop", test_jupyter_timeout_interrupts_a_busy_loop },

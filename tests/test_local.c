@@ -1366,6 +1366,14 @@ test_local_input_asks_the_callback(void)
   cx_test_check_input(backend, TRUE);
 }
 
+/* store_history = FALSE, as a kernel runs a comm's handler. */
+static void
+test_local_unstored_cell_keeps_the_history(void)
+{
+  g_autoptr(cx_backend) backend = cx_test_open_backend("local", NULL, NULL);
+  cx_test_check_unstored_cells(backend);
+}
+
 /* Answered by IPython on the session's namespace (tests/cx_test_main.c). */
 static void
 test_local_session_answers_jupyter_requests(void)
@@ -1655,6 +1663,7 @@ cx_test_register(void)
     { "test_local_forked_child_exits_for_real", test_local_forked_child_exits_for_real },
     { "test_local_session_runs_one_cell_at_a_time", test_local_session_runs_one_cell_at_a_time },
     { "test_local_input_asks_the_callback", test_local_input_asks_the_callback },
+    { "test_local_unstored_cell_keeps_the_history", test_local_unstored_cell_keeps_the_history },
     { "test_local_session_answers_jupyter_requests", test_local_session_answers_jupyter_requests },
     { "test_local_executor_steps_wait_for_a_running_cell",
       test_local_executor_steps_wait_for_a_running_cell },

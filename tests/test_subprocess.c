@@ -418,6 +418,13 @@ test_subprocess_input_asks_the_callback(void)
   cx_test_check_input(shared_backend(), TRUE);
 }
 
+/* store_history = FALSE, as a kernel runs a comm's handler. */
+static void
+test_subprocess_unstored_cell_keeps_the_history(void)
+{
+  cx_test_check_unstored_cells(shared_backend());
+}
+
 /* Answered in the session's process, on its namespace (tests/cx_test_main.c). */
 static void
 test_subprocess_session_answers_jupyter_requests(void)
@@ -1369,6 +1376,7 @@ cx_test_register(void)
   static const cx_test_case cells[] = {
     { "test_subprocess_runs_cells", test_subprocess_runs_cells },
     { "test_subprocess_input_asks_the_callback", test_subprocess_input_asks_the_callback },
+    { "test_subprocess_unstored_cell_keeps_the_history", test_subprocess_unstored_cell_keeps_the_history },
     { "test_subprocess_session_answers_jupyter_requests",
       test_subprocess_session_answers_jupyter_requests },
     { "test_subprocess_output_bytes_and_rich_outputs", test_subprocess_output_bytes_and_rich_outputs },

@@ -180,6 +180,19 @@ CX_EXPORT cx_input_func cx_run_options_get_input_callback(const cx_run_options *
 CX_EXPORT char *cx_run_options_ask_input(const cx_run_options *run, const char *prompt,
                                          gboolean password, GError **error);
 
+/* ABI 1.2: whether the cell is one of the session's history (default
+ * TRUE), as execute_request's store_history: a cell run with FALSE does
+ * not advance the execution count, and its input reaches neither In, _iN
+ * nor %history; its outputs and its effects on the namespace are as for
+ * any cell.  A value it shows is still _ and the last cell's Out entry,
+ * as IPython's display hook makes it whatever store_history says.  A kernel runs
+ * what is not the user's cell this way: a comm message's handler, a silent
+ * request.  The local, subprocess and jupyter backends honour it; a
+ * backend that does not stores the cell as any other.  A NULL RUN reads
+ * as TRUE. */
+CX_EXPORT void cx_run_options_set_store_history(cx_run_options *run, gboolean store_history);
+CX_EXPORT gboolean cx_run_options_get_store_history(const cx_run_options *run);
+
 /* The run options as a JSON object {"cwd", "env", "timeout",
  * "use_subprocess", "allowed_mime_types"} (new node), e.g. for recording. */
 CX_EXPORT JsonNode *cx_run_options_to_json_node(const cx_run_options *run);

@@ -184,6 +184,9 @@ typedef struct cx_backend_vtable {
    *   history_request      {hist_access_type "tail" | "range" | "search",
    *                        output, raw, n, session, start, stop, pattern,
    *                        unique}: history, the session's own cells
+   *   comm_info_request    {target_name}: comms {comm_id: {target_name}},
+   *                        the comms open in get_ipython().kernel's comm
+   *                        manager (of that target when it names one)
    *   user_expressions     (CX_REQUEST_USER_EXPRESSIONS) {user_expressions:
    *                        {name: expression}}: user_expressions {name:
    *                        {status "ok", data, metadata} or {status
@@ -199,8 +202,14 @@ typedef struct cx_backend_vtable {
    * does, so it waits for a cell running on another thread.  Fails with
    * CX_ERROR_UNSUPPORTED for a TYPE it does not answer: a caller then
    * answers as a kernel with nothing to offer does (no matches, found
-   * false, status unknown, no history), never with an error.  Backends
-   * without this method are treated the same way. */
+   * false, status unknown, no history, no comms), never with an error.
+   * Backends without this method are treated the same way.
+   *
+   * A front end's comm_open, comm_msg and comm_close are no request: a
+   * kernel hands them to get_ipython().kernel.comm_manager in a cell run
+   * with cx_run_options_set_store_history(FALSE) (`cellexec kernel` does),
+   * so a backend whose cells have IPython's kernel object needs nothing
+   * more for them. */
   JsonObject *(*session_request)(cx_session_instance *session, const char *type,
                                  JsonObject *content, GError **error);
 } cx_backend_vtable;

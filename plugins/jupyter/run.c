@@ -89,7 +89,8 @@ jupyter_run_on(jupyter_backend *backend, jk_kernel *kernel, const char *code,
   /* JSON carries UTF-8 only: other bytes are replaced, and Python judges
    * what is left. */
   g_autofree char *valid = g_utf8_validate(code, -1, NULL) ? NULL : g_utf8_make_valid(code, -1);
-  jk_exec exec = { .code = valid != NULL ? valid : code, .store_history = TRUE, .result = result,
+  jk_exec exec = { .code = valid != NULL ? valid : code,
+                   .store_history = cx_run_options_get_store_history(run), .result = result,
                    .run = run, .timeout = timeout, .grace = backend->grace,
                    .output_limit = backend->output_limit };
   if (run != NULL && cx_run_options_get_input_callback(run, NULL) != NULL) {

@@ -221,6 +221,8 @@ with_required_members(const char *type, JsonObject *content)
       json_object_set_boolean_member(full, "output", FALSE);
     return full;
   }
+  if (g_str_equal(type, "comm_info_request"))
+    return full; /* target_name is optional */
   const char *code = cx__peer_get_string(full, "code", NULL);
   if (code == NULL)
     json_object_set_string_member(full, "code", code = "");

@@ -113,6 +113,8 @@ cx__sp_cell_request(subprocess_backend *backend, const char *code, const cx_run_
   /* input() asks the host (INPUT) only when something here answers. */
   if (cx_run_options_get_input_callback(run, NULL) != NULL)
     json_object_set_boolean_member(cell, "stdin", TRUE);
+  if (!cx_run_options_get_store_history(run))
+    json_object_set_boolean_member(cell, "store_history", FALSE);
   return cell;
 }
 

@@ -10,8 +10,8 @@ isolation = sandbox) and "python3" (ipykernel on the same Python).
   What cellexec does not serve yet is marked an expected failure on its
   kernels only, so that serving it turns the mark into a failure to remove.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
-  input() over stdin, comms, shutdown leaving no process behind, a kernel
-  ending with its front end.
+  input() over stdin, comms both ways (and an ipywidgets slider), shutdown
+  leaving no process behind, a kernel ending with its front end.
 - A real Jupyter Server launching both kernels for cellexec's own jupyter
   backend in gateway mode: the sandbox holds.
 - nbclient's own 12 test notebooks, on the kernel and through `cellexec
@@ -283,6 +283,135 @@ class StopOnErrorTests(unittest.TestCase):
                 finally:
                     kc.stop_channels()
                     km.shutdown_kernel(now=True)
+
+
+def messages_of(kc, msg_id):
+    """The IOPub messages whose parent is MSG_ID, up to its idle status:
+    [(msg_type, content)]."""
+    got = []
+    while True:
+        message = kc.get_iopub_msg(timeout=TIMEOUT)
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        if message["msg_type"] == "status":
+            if message["content"]["execution_state"] == "idle":
+                return got
+            continue
+        got.append((message["msg_type"], message["content"]))
+
+
+# A comm target whose handlers record what the front end sent, echo it, and
+# print: what ipywidgets' handlers do.
+ECHO_TARGET = """\
+got = []
+def opened(comm, msg):
+    got.append(('open', msg['content']['data']))
+    @comm.on_msg
+    def handle(msg):
+        got.append(('msg', msg['content']['data']))
+        comm.send({'echo': msg['content']['data']})
+        print('handled', msg['content']['data'])
+    comm.on_close(lambda msg: got.append(('close', msg['content']['data'])))
+get_ipython().kernel.comm_manager.register_target('cellexec-echo', opened)
+"""
+
+
+class FrontEndCommTests(unittest.TestCase):
+    """comm_open, comm_msg, comm_close and comm_info_request from the front
+    end reach the kernel's comm manager, on cellexec as on ipykernel."""
+
+    def each_kernel(self, check):
+        for name in ("python3", "cellexec"):
+            with self.subTest(kernel=name):
+                km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+                try:
+                    check(kc)
+                finally:
+                    kc.stop_channels()
+                    km.shutdown_kernel(now=True)
+
+    def send(self, kc, msg_type, content):
+        message = kc.session.msg(msg_type, content)
+        kc.shell_channel.send(message)
+        return message["header"]["msg_id"]
+
+    def comms_listed(self, kc, target=None):
+        msg_id = kc.comm_info(target)
+        reply = kc.get_shell_msg(timeout=TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        self.assertEqual(reply["content"]["status"], "ok")
+        return reply["content"]["comms"]
+
+    def test_front_end_messages_reach_the_handlers(self):
+        def check(kc):
+            reply = kc.execute_interactive(ECHO_TARGET, timeout=TIMEOUT,
+                                           output_hook=lambda m: None)["content"]
+            self.assertEqual(reply["status"], "ok")
+            count = reply["execution_count"]
+            self.assertEqual(self.comms_listed(kc), {})
+            opened = self.send(kc, "comm_open", {"comm_id": "c1", "target_name": "cellexec-echo",
+                                                 "data": {"hello": 1}})
+            self.assertEqual(messages_of(kc, opened), [])
+            self.assertEqual(self.comms_listed(kc), {"c1": {"target_name": "cellexec-echo"}})
+            self.assertEqual(self.comms_listed(kc, "another-target"), {})
+            sent = self.send(kc, "comm_msg", {"comm_id": "c1", "data": {"x": 2}})
+            self.assertEqual(messages_of(kc, sent), [
+                ("comm_msg", {"comm_id": "c1", "data": {"echo": {"x": 2}}}),
+                ("stream", {"name": "stdout", "text": "handled {'x': 2}\n"}),
+            ])
+            closed = self.send(kc, "comm_close", {"comm_id": "c1", "data": {"bye": True}})
+            self.assertEqual(messages_of(kc, closed), [])
+            self.assertEqual(self.comms_listed(kc), {})
+            # The handlers ran in the session's namespace, out of its history.
+            stdout = []
+            reply = kc.execute_interactive(
+                "print(got, len(In))", timeout=TIMEOUT,
+                output_hook=lambda m: stdout.append(m["content"].get("text", "")))["content"]
+            self.assertEqual(reply["execution_count"], count + 1)
+            self.assertEqual("".join(stdout),
+                             f"[('open', {{'hello': 1}}), ('msg', {{'x': 2}}), "
+                             f"('close', {{'bye': True}})] {count + 2}\n")
+        self.each_kernel(check)
+
+    def test_an_ipywidgets_slider_follows_the_front_end(self):
+        # Debian's ipywidgets (6): its models open comms from the cell, and
+        # a front end's state update reaches the slider and its observer.
+        def check(kc):
+            outputs = []
+            reply = kc.execute_interactive(
+                "import ipywidgets\nslider = ipywidgets.IntSlider(value=3)\nseen = []\n"
+                "slider.observe(lambda change: seen.append(change['new']), 'value')\n"
+                "display(slider)", timeout=TIMEOUT, output_hook=outputs.append)["content"]
+            self.assertEqual(reply["status"], "ok")
+            models = {m["content"]["data"].get("_model_name"): m["content"]["comm_id"]
+                      for m in outputs if m["msg_type"] == "comm_open"}
+            shown = [m["content"]["data"] for m in outputs if m["msg_type"] == "display_data"]
+            self.assertEqual(shown, [{"application/vnd.jupyter.widget-view+json":
+                                      {"model_id": models["IntSliderModel"]}}])
+            self.assertIn(models["IntSliderModel"], self.comms_listed(kc, "jupyter.widget"))
+            moved = self.send(kc, "comm_msg", {"comm_id": models["IntSliderModel"],
+                                              "data": {"method": "backbone",
+                                                       "sync_data": {"value": 7}}})
+            messages_of(kc, moved)
+            stdout = []
+            kc.execute_interactive(
+                "print(slider.value, seen)", timeout=TIMEOUT,
+                output_hook=lambda m: stdout.append(m["content"].get("text", "")))
+            self.assertEqual("".join(stdout), "7 [7]\n")
+        self.each_kernel(check)
+
+    def test_a_comm_to_no_target_is_closed_again(self):
+        def check(kc):
+            opened = self.send(kc, "comm_open", {"comm_id": "c2", "target_name": "no-such-target",
+                                                 "data": {}})
+            got = [(kind, content["comm_id"]) for kind, content in messages_of(kc, opened)
+                   if kind.startswith("comm_")]
+            self.assertEqual(got, [("comm_close", "c2")])
+            self.assertEqual(self.comms_listed(kc), {})
+            reply = kc.execute_interactive("1", timeout=TIMEOUT,
+                                           output_hook=lambda m: None)["content"]
+            self.assertEqual(reply["execution_count"], 1)  # no cell was counted for it
+        self.each_kernel(check)
 
 
 class UserExpressionsTests(unittest.TestCase):

@@ -585,6 +585,7 @@ run_cell(channel_state *channel, JsonObject *cell, cx__py_session *session,
   }
   if (cx__peer_get_boolean(cell, "stdin", FALSE))
     cx_run_options_set_input_callback(run, ask_host, channel);
+  cx_run_options_set_store_history(run, cx__peer_get_boolean(cell, "store_history", TRUE));
   channel->written[1] = channel->written[2] = 0;
   channel->limit_reported = FALSE;
   sig_atomic_t interrupts_before = cx__worker_interrupts;
