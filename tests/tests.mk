@@ -140,10 +140,11 @@ tests/stage.stamp: $(lib_LTLIBRARIES) $(plugins_LTLIBRARIES) $(bin_PROGRAMS) $(p
 	  touch $@
 
 # The plugin probes' cache of the test runs, the staged install, and the
-# kernelspecs and Jupyter runtime files of tests/check_kernel.sh.
+# kernelspecs, Jupyter runtime files and sanitizer reports of
+# tests/check_kernel.sh.
 clean-local:
 	rm -rf tests/cache tests/stage tests/stage.stamp tests/stage.log \
-	  tests/kernel-prefix tests/kernel-runtime
+	  tests/kernel-prefix tests/kernel-runtime tests/kernel-sanitizer
 
 # The IPython behaviour table (tests/ipython/README.md): every case a real
 # kernel recorded in expected.json, on the local and subprocess backends.

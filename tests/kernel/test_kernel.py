@@ -18,7 +18,11 @@ isolation = sandbox) and "python3" (ipykernel on the same Python).
   notebook run` on three backends.
 - The sandbox kernel hiding host files, `jupyter kernelspec list`, and
   bad command lines.
+- A hostile front end: forged, unsigned and malformed messages, JSON
+  nested too deep, a subscriber that never reads IOPub.
 """
+import hashlib
+import hmac
 import json
 import os
 import shutil
@@ -29,7 +33,8 @@ import time
 import unittest
 
 import jupyter_kernel_test
-from jupyter_client.manager import start_new_kernel
+import zmq
+from jupyter_client.manager import KernelManager, start_new_kernel
 
 TIMEOUT = 60
 
@@ -557,6 +562,92 @@ class OrphanTests(unittest.TestCase):
             time.sleep(0.1)
         for pid in pids:
             self.assertFalse(os.path.exists(f"/proc/{pid}"), f"process {pid} outlived its front end")
+
+
+class HostileFrontEndTests(unittest.TestCase):
+    """What a front end sends cannot stop the kernel: a forged or unsigned
+    message, frames that are no message, JSON nested deeper than any
+    parser's stack, and a front end that never reads IOPub.  Dropped
+    messages are counted on the kernel's stderr."""
+
+    def setUp(self):
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.km = KernelManager(kernel_name="cellexec")
+        self.km.start_kernel(stderr=self.stderr)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=TIMEOUT)
+
+    def tearDown(self):
+        self.kc.stop_channels()
+        if self.km.is_alive():
+            self.km.shutdown_kernel(now=True)
+        self.stderr.close()
+
+    def frames(self, msg_type, content_bytes, key=None):
+        """A message's frames, signed with KEY (the session's by default)."""
+        session = self.kc.session
+        header = session.pack(session.msg_header(msg_type))
+        parts = [header, b"{}", b"{}", content_bytes]
+        auth = session.auth if key is None else hmac.new(key, digestmod=hashlib.sha256)
+        signature = b""
+        if auth is not None:
+            h = auth.copy()
+            for part in parts:
+                h.update(part)
+            signature = h.hexdigest().encode()
+        return [b"<IDS|MSG>", signature, *parts]
+
+    def still_answers(self):
+        reply = self.kc.execute_interactive("print('still here')", timeout=TIMEOUT,
+                                            output_hook=lambda m: None)
+        self.assertEqual(reply["content"]["status"], "ok")
+
+    def no_reply_within(self, seconds):
+        with self.assertRaises(Exception):  # queue.Empty
+            self.kc.get_shell_msg(timeout=seconds)
+
+    def test_forged_and_malformed_messages_are_dropped_and_counted(self):
+        shell = self.kc.shell_channel.socket
+        shell.send_multipart(self.frames("execute_request",
+                                         b'{"code": "open(\'/tmp/forged\', \'w\')"}',
+                                         key=b"not the key"))
+        shell.send_multipart(self.frames("kernel_info_request", b"{}")[:1] + [b""] +
+                             self.frames("kernel_info_request", b"{}")[2:])  # unsigned
+        shell.send_multipart([b"<IDS|MSG>", b"too", b"few"])
+        shell.send_multipart([b"no delimiter at all"])
+        body = b"{not json"
+        shell.send_multipart(self.frames("kernel_info_request", body))
+        self.no_reply_within(2)
+        self.still_answers()
+        self.stderr.seek(0)
+        said = self.stderr.read()
+        self.assertIn("was dropped", said)
+        self.assertIn("5 so far", said)
+
+    def test_json_nested_too_deep_is_refused_not_a_crash(self):
+        deep = b'{"code": ' + b"[" * 200000 + b"]" * 200000 + b"}"
+        self.kc.shell_channel.socket.send_multipart(self.frames("execute_request", deep))
+        self.no_reply_within(2)
+        self.still_answers()
+        self.stderr.seek(0)
+        self.assertIn("was dropped", self.stderr.read())
+
+    def test_a_front_end_that_never_reads_iopub_does_not_block_the_kernel(self):
+        # A second subscriber that never reads: ZeroMQ drops what it cannot
+        # queue for it, and the kernel goes on.
+        lazy = zmq.Context.instance().socket(zmq.SUB)
+        lazy.setsockopt(zmq.SUBSCRIBE, b"")
+        lazy.setsockopt(zmq.RCVHWM, 10)
+        lazy.connect(f"tcp://{self.km.ip}:{self.km.iopub_port}")
+        try:
+            time.sleep(0.5)
+            reply = self.kc.execute_interactive(
+                "for i in range(200000): print(i)", timeout=TIMEOUT, output_hook=lambda m: None)
+            self.assertEqual(reply["content"]["status"], "ok")
+            self.still_answers()
+        finally:
+            lazy.close(linger=0)
 
 
 class CommandLineTests(unittest.TestCase):
