@@ -287,7 +287,8 @@ serve(zmq_kernel *s, cxk_kernel *kernel, int signal_fd)
 }
 
 gboolean
-cxk_zmq_serve(const char *connection_file, cx_backend *backend, int signal_fd, GError **error)
+cxk_zmq_serve(const char *connection_file, cxk_backend_opener open_backend, gpointer data,
+              int signal_fd, GError **error)
 {
   zmq_kernel s = { 0 };
   s.zmq = zmq_ctx_new();
@@ -304,6 +305,8 @@ cxk_zmq_serve(const char *connection_file, cx_backend *backend, int signal_fd, G
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot open the kernel's outbox: %s",
                   zmq_strerror(zmq_errno()));
   }
+  cx_backend *backend = ok ? open_backend(data, error) : NULL;
+  ok = backend != NULL;
   if (ok) {
     cxk_sink sink = { sink_send, sink_shutdown, &s };
     kernel = cxk_kernel_new(backend, &sink, error);

@@ -63,24 +63,40 @@ on_signal(int signal_number)
   errno = saved;
 }
 
-static int
-serve_kernel(kernel_args *a)
+typedef struct {
+  const backend_request *request;
+  opened_backend opened;
+} kernel_backend;
+
+/* The backend, opened once the kernel's sockets are bound; then SIGINT
+ * and SIGTERM are the kernel's (signal_pipe), not the commands' Ctrl-C
+ * (stop after this cell) that opening it set up: a kernel goes on. */
+static cx_backend *
+open_kernel_backend(gpointer data, GError **error)
 {
-  const backend_request request = { a->config, a->backend, a->options, NULL, NULL };
-  g_auto(opened_backend) opened = { 0 };
-  g_autoptr(GError) error = NULL;
-  if (!open_requested_backend(&request, &opened, &error))
-    return fail_usage("%s", error->message);
-  /* Not the commands' Ctrl-C (stop after this cell): a kernel goes on. */
+  kernel_backend *kb = data;
+  if (!open_requested_backend(kb->request, &kb->opened, error))
+    return NULL;
   interrupts_unwatch();
-  if (!g_unix_open_pipe(signal_pipe, FD_CLOEXEC, &error) ||
-      !g_unix_set_fd_nonblocking(signal_pipe[1], TRUE, &error))
-    return fail_usage("%s", error->message);
   struct sigaction action = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, NULL);
   sigaction(SIGTERM, &action, NULL);
-  gboolean served = cxk_zmq_serve(a->connection_file, opened.backend, signal_pipe[0], &error);
+  return kb->opened.backend;
+}
+
+static int
+serve_kernel(kernel_args *a)
+{
+  const backend_request request = { a->config, a->backend, a->options, NULL, NULL };
+  kernel_backend kb = { &request, { 0 } };
+  g_autoptr(GError) error = NULL;
+  if (!g_unix_open_pipe(signal_pipe, FD_CLOEXEC, &error) ||
+      !g_unix_set_fd_nonblocking(signal_pipe[1], TRUE, &error))
+    return fail_usage("%s", error->message);
+  gboolean served = cxk_zmq_serve(a->connection_file, open_kernel_backend, &kb, signal_pipe[0],
+                                  &error);
+  opened_backend_clear(&kb.opened);
   if (!served)
     return fail_usage("%s", error->message);
   return EXIT_CELL_OK;
