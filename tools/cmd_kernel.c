@@ -262,8 +262,11 @@ cmd_kernel(int argc, char **argv)
     "Requests answered: kernel_info, execute (streams as they are written, displays,\n"
     "results, errors; stop_on_error aborts the requests queued behind a failure),\n"
     "interrupt (interrupt_mode message, or SIGINT), shutdown; complete, inspect,\n"
-    "is_complete, history and comm_info get what ipykernel replies when it has\n"
-    "nothing.  SIGTERM ends the kernel cleanly.\n"
+    "is_complete, history, comm_info and user_expressions answered in the session\n"
+    "(as ipykernel does when it has nothing, by a backend that cannot); comm_open,\n"
+    "comm_msg and comm_close handed to the session's comm manager; input() asks\n"
+    "the front end over stdin when it allows stdin.  SIGTERM ends the kernel\n"
+    "cleanly.\n"
     "\n"
     "Exit status: 0 the kernel was shut down, 2 usage, config, plugin or connection\n"
     "file error (one line on stderr says why), 3 install could not write the spec.");
