@@ -254,6 +254,27 @@ object_member(JsonObject *object, const char *name)
   return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_object_ref(json_node_get_object(node)) : NULL;
 }
 
+static JsonObject *
+object_or_empty(JsonObject *object)
+{
+  return object != NULL ? json_object_ref(object) : json_object_new();
+}
+
+char *
+jp_message_to_websocket(int channel, JsonObject *header, JsonObject *parent, JsonObject *metadata,
+                        JsonObject *content)
+{
+  g_autoptr(JsonObject) message = json_object_new();
+  json_object_set_object_member(message, "header", object_or_empty(header));
+  json_object_set_object_member(message, "parent_header", object_or_empty(parent));
+  json_object_set_object_member(message, "metadata", object_or_empty(metadata));
+  json_object_set_object_member(message, "content", object_or_empty(content));
+  json_object_set_string_member(message, "channel", jp_channel_names[channel]);
+  json_object_set_array_member(message, "buffers", json_array_new());
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), message);
+  return cx_json_to_string(node, FALSE);
+}
+
 jp_message *
 jp_message_from_websocket(const char *text, gsize len, jp_counters *counters)
 {

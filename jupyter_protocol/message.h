@@ -81,6 +81,12 @@ jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters
  * NULL, counted as malformed in COUNTERS. */
 jp_message *jp_message_from_websocket(const char *text, gsize len, jp_counters *counters);
 
+/* A message as a WebSocket text frame: JSON with its CHANNEL's name and
+ * HEADER, PARENT, METADATA and CONTENT (each may be NULL: {}), no buffers.
+ * New. */
+char *jp_message_to_websocket(int channel, JsonObject *header, JsonObject *parent,
+                              JsonObject *metadata, JsonObject *content);
+
 /* The signature of the four JSON frames, hex; and its check, in constant
  * time. */
 char *jp_sign(const char *key, const GBytes *const frames[4]);

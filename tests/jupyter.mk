@@ -17,6 +17,15 @@ tests_test_jupyter_message_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)
 tests_test_jupyter_message_CFLAGS = $(TEST_CFLAGS) $(ZMQ_CFLAGS)
 tests_test_jupyter_message_LDADD = jupyter_protocol/libcxjupyter.la lib/libcxoutput.la $(TEST_LDADD) $(ZMQ_LIBS)
 endif
+# cellexec serve, driven by the jupyter backend in gateway mode and libsoup.
+if HAVE_SERVE
+check_PROGRAMS += tests/test_serve
+TESTS += tests/test_serve
+tests_test_serve_SOURCES = tests/test_serve.c tests/test_jupyter_server.c \
+	tests/test_jupyter_server.h
+tests_test_serve_CFLAGS = $(TEST_CFLAGS) $(SOUP_CFLAGS)
+tests_test_serve_LDADD = $(TEST_LDADD) $(SOUP_LIBS)
+endif
 # cellexec kernel against Jupyter's kernel tests and jupyter_client.
 TESTS += tests/check_kernel.sh
 EXTRA_DIST += tests/check_kernel.sh tests/kernel/test_kernel.py

@@ -19,6 +19,7 @@ static const char summary[] =
   "  config     check a config file against the installed plugins\n"
   "  record     summarise (show) or validate (check) a recording of cells\n"
   "  kernel     serve a backend as a Jupyter kernel, or install its kernelspec\n"
+  "  serve      serve the backends over HTTP: Jupyter Server's kernels API\n"
   "\n"
   "Run `cellexec COMMAND --help` for the options of a command.\n"
   "\n"
@@ -112,6 +113,9 @@ dispatch(int argc, char **argv)
 #ifdef HAVE_ZMQ
                    { "kernel", cmd_kernel },
 #endif
+#ifdef HAVE_SERVE
+                   { "serve", cmd_serve },
+#endif
   };
   /* A reader that goes away (`| head`) is a write error (exit 3), not a
    * signal that kills us.  A handler rather than SIG_IGN: exec() resets it,
@@ -128,7 +132,8 @@ dispatch(int argc, char **argv)
       argv[1] = (char *)command;
       return status;
     }
-  const char *const names[] = { "run", "notebook", "plugins", "config", "record", "kernel", NULL };
+  const char *const names[] = { "run", "notebook", "plugins", "config", "record", "kernel", "serve",
+                                NULL };
   const char *closest = cx_suggest(command, names);
   return fail_usage("unknown command '%s'%s%s%s; see `cellexec --help`", command,
                     closest ? " (did you mean '" : "", closest ? closest : "", closest ? "'?)" : "");

@@ -21,6 +21,9 @@ int cmd_record(int argc, char **argv);
 #ifdef HAVE_ZMQ
 int cmd_kernel(int argc, char **argv);
 #endif
+#ifdef HAVE_SERVE
+int cmd_serve(int argc, char **argv);
+#endif
 
 /* Print "cellexec: MESSAGE" on stderr and return EXIT_USAGE. */
 int fail_usage(const char *format, ...) G_GNUC_PRINTF(1, 2);

@@ -12,6 +12,11 @@ tools_cellexec_SOURCES += tools/cmd_kernel.c
 tools_cellexec_LDADD += kernel/libcxkernel.la
 endif
 EXTRA_DIST += tools/cmd_kernel.c
+if HAVE_SERVE
+tools_cellexec_SOURCES += tools/cmd_serve.c
+tools_cellexec_LDADD += server/libcxserver.la
+endif
+EXTRA_DIST += tools/cmd_serve.c
 
 # The plugin conformance kit (`cellexec plugins --check`); tests/test_executor
 # runs its executor cases too.

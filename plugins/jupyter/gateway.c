@@ -243,16 +243,8 @@ gateway_send(jk_kernel *kernel, int channel, const char *msg_type, JsonObject *c
     return FALSE;
   }
   g_autofree char *id = NULL;
-  JsonObject *header = jk_message_header(kernel, msg_type, &id);
-  g_autoptr(JsonObject) message = json_object_new();
-  json_object_set_object_member(message, "header", header);
-  json_object_set_object_member(message, "parent_header", json_object_new());
-  json_object_set_object_member(message, "metadata", json_object_new());
-  json_object_set_object_member(message, "content", json_object_ref(content));
-  json_object_set_string_member(message, "channel", jp_channel_names[channel]);
-  json_object_set_array_member(message, "buffers", json_array_new());
-  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), message);
-  g_autofree char *text = cx_json_to_string(node, FALSE);
+  g_autoptr(JsonObject) header = jk_message_header(kernel, msg_type, &id);
+  g_autofree char *text = jp_message_to_websocket(channel, header, NULL, NULL, content);
   soup_websocket_connection_send_text(g->ws, text);
   if (msg_id != NULL)
     *msg_id = g_steal_pointer(&id);

@@ -1,0 +1,204 @@
+/* server: a kernel's channels on WebSockets (/api/kernels/ID/channels),
+ * as Jupyter Server carries them: each text frame one Jupyter message in
+ * JSON, its "channel" member naming shell, control, stdin or iopub.
+ * Several front ends may connect to one kernel: each gets the replies to
+ * its own requests, and all get IOPub.  The kernel's threads send through
+ * the sink below, which hands each message to the main loop, where
+ * libsoup's connections live. */
+#include "config.h"
+
+#include <string.h>
+
+#include "lib/peer_json.h"
+#include "server/server-private.h"
+
+typedef struct {
+  SoupWebsocketConnection *ws;
+  guint32 id;                   /* in a request's identities: who gets the reply */
+  served_kernel *kernel;        /* borrowed: the connection goes first */
+} connection;
+
+struct cxs_connections {
+  GPtrArray *all;               /* connection */
+  jp_counters dropped;          /* frames that were no Jupyter message */
+};
+
+static void
+connection_free(connection *c)
+{
+  g_signal_handlers_disconnect_by_data(c->ws, c);
+  if (soup_websocket_connection_get_state(c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+    soup_websocket_connection_close(c->ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, "the kernel ended");
+  g_object_unref(c->ws);
+  g_free(c);
+}
+
+cxs_connections *
+cxs_connections_new(void)
+{
+  cxs_connections *connections = g_new0(cxs_connections, 1);
+  connections->all = g_ptr_array_new_with_free_func((GDestroyNotify)connection_free);
+  return connections;
+}
+
+void
+cxs_connections_free(cxs_connections *connections)
+{
+  g_ptr_array_unref(connections->all);
+  g_free(connections);
+}
+
+guint
+cxs_connections_count(cxs_connections *connections)
+{
+  return connections != NULL ? connections->all->len : 0;
+}
+
+/* ---- From the kernel: the sink ----------------------------------------------------- */
+
+typedef struct {
+  served_kernel *kernel;
+  guint32 to;                   /* a connection's id; 0: every connection */
+  char *text;
+} outgoing;
+
+static gboolean
+send_on_main(gpointer data)
+{
+  outgoing *out = data;
+  cxs_connections *connections = out->kernel->connections;
+  for (guint i = 0; !out->kernel->ended && connections != NULL && i < connections->all->len; i++) {
+    connection *c = g_ptr_array_index(connections->all, i);
+    if ((out->to == 0 || out->to == c->id) &&
+        soup_websocket_connection_get_state(c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+      soup_websocket_connection_send_text(c->ws, out->text);
+  }
+  cxs_kernel_unref(out->kernel);
+  g_free(out->text);
+  g_free(out);
+  return G_SOURCE_REMOVE;
+}
+
+/* The connection PARENT came from, or 0 (every one) when it came from none. */
+static guint32
+sender_of(const jp_message *parent)
+{
+  if (parent == NULL || parent->identities == NULL || parent->identities->len != 1)
+    return 0;
+  gsize len;
+  const guint32 *id = g_bytes_get_data(parent->identities->pdata[0], &len);
+  return len == sizeof *id ? *id : 0;
+}
+
+static void
+sink_send(gpointer data, int channel, const jp_message *parent, const char *msg_type,
+          JsonObject *content)
+{
+  served_kernel *kernel = data;
+  if (channel == JP_IOPUB && g_str_equal(msg_type, "status"))
+    cxs_kernel_set_state(kernel, cx__peer_get_string(content, "execution_state", "idle"));
+  g_autofree char *msg_id = NULL;
+  g_autoptr(JsonObject) header = jp_header_new(kernel->id, "kernel", msg_type, &msg_id);
+  outgoing *out = g_new0(outgoing, 1);
+  out->kernel = cxs_kernel_ref(kernel);
+  out->to = channel == JP_IOPUB ? 0 : sender_of(parent);
+  out->text = jp_message_to_websocket(channel, header, parent != NULL ? parent->header : NULL,
+                                      NULL, content);
+  /* Always through the loop, even from its own thread: in order, and never
+   * while the caller holds the kernel's lock. */
+  GSource *source = g_idle_source_new();
+  g_source_set_priority(source, G_PRIORITY_DEFAULT);
+  g_source_set_callback(source, send_on_main, out, NULL);
+  g_source_attach(source, kernel->server->context);
+  g_source_unref(source);
+}
+
+static void
+sink_shutdown(gpointer data, gboolean restart)
+{
+  cxs_kernel_shutdown_requested(data, restart);
+}
+
+cxk_sink
+cxs_channels_sink(served_kernel *kernel)
+{
+  cxk_sink sink = { sink_send, sink_shutdown, kernel };
+  return sink;
+}
+
+/* ---- From the front end ---------------------------------------------------------- */
+
+static void
+on_message(SoupWebsocketConnection *ws, gint type, GBytes *frame, gpointer data)
+{
+  (void)ws;
+  connection *c = data;
+  served_kernel *kernel = c->kernel;
+  gsize len;
+  const char *text = g_bytes_get_data(frame, &len);
+  jp_message *m = type == SOUP_WEBSOCKET_DATA_TEXT
+                    ? jp_message_from_websocket(text, len, &kernel->connections->dropped)
+                    : NULL;
+  if (m == NULL) {
+    if (type != SOUP_WEBSOCKET_DATA_TEXT)
+      g_atomic_int_inc(&kernel->connections->dropped.malformed);
+    g_printerr("cellexec serve: kernel %s: a WebSocket frame that is no Jupyter message in JSON "
+               "was dropped (%d so far)\n",
+               kernel->id, g_atomic_int_get(&kernel->connections->dropped.malformed));
+    return;
+  }
+  int channel = m->channel;
+  if (channel != JP_SHELL && channel != JP_CONTROL && channel != JP_STDIN) {
+    jp_message_free(m);
+    return;
+  }
+  m->identities = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  g_ptr_array_add(m->identities, g_bytes_new(&c->id, sizeof c->id));
+  cxs_kernel_deliver(kernel, channel, m);
+}
+
+static void
+on_closed(SoupWebsocketConnection *ws, gpointer data)
+{
+  (void)ws;
+  connection *c = data;
+  if (c->kernel->connections != NULL)
+    g_ptr_array_remove(c->kernel->connections->all, c);
+}
+
+static void
+channels_route(SoupServer *soup, SoupServerMessage *msg, const char *path,
+               SoupWebsocketConnection *ws, gpointer data)
+{
+  (void)soup, (void)msg;
+  cxs_server *server = data;
+  static guint32 next_id;
+  g_auto(GStrv) parts = g_strsplit(path, "/", -1); /* "", api, kernels, ID, channels */
+  served_kernel *kernel = g_strv_length(parts) == 5 && g_str_equal(parts[4], "channels")
+                            ? cxs_kernel_lookup(server, parts[3]) : NULL;
+  if (kernel == NULL || kernel->connections == NULL) {
+    soup_websocket_connection_close(ws, SOUP_WEBSOCKET_CLOSE_POLICY_VIOLATION, "no such kernel");
+    return;
+  }
+  connection *c = g_new0(connection, 1);
+  c->ws = g_object_ref(ws);
+  c->id = ++next_id != 0 ? next_id : ++next_id;
+  c->kernel = kernel;
+  /* Kernels' messages can be large (images, DataFrames as HTML). */
+  soup_websocket_connection_set_max_incoming_payload_size(ws, server->options.max_body);
+  g_signal_connect(ws, "message", G_CALLBACK(on_message), c);
+  g_signal_connect(ws, "closed", G_CALLBACK(on_closed), c);
+  g_ptr_array_add(kernel->connections->all, c);
+  cxs_kernel_touch(kernel);
+  g_mutex_lock(&kernel->lock);
+  if (kernel->kernel != NULL)
+    cxk_kernel_welcome(kernel->kernel);
+  g_mutex_unlock(&kernel->lock);
+}
+
+void
+cxs_channels_add_route(cxs_server *server)
+{
+  soup_server_add_websocket_handler(server->soup, "/api/kernels", NULL, NULL, channels_route,
+                                    server, NULL);
+}

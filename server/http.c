@@ -1,0 +1,239 @@
+/* server: the HTTP side (server.h): listening, the token every route and
+ * WebSocket upgrade must present, the size of request bodies, a log line
+ * per request, and JSON replies. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "lib/peer_json.h"
+#include "server/server-private.h"
+
+/* ---- Replies -------------------------------------------------------------------- */
+
+void
+cxs_reply_json(SoupServerMessage *msg, guint status, JsonNode *node)
+{
+  soup_server_message_set_status(msg, status, NULL);
+  if (node == NULL)
+    return;
+  char *text = cx_json_to_string(node, FALSE);
+  json_node_unref(node);
+  soup_server_message_set_response(msg, "application/json", SOUP_MEMORY_TAKE, text,
+                                   strlen(text));
+}
+
+void
+cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  g_autofree char *message = g_strdup_vprintf(format, args);
+  va_end(args);
+  JsonObject *error = json_object_new();
+  json_object_set_string_member(error, "message", message);
+  json_object_set_string_member(error, "reason", soup_status_get_phrase(status));
+  cxs_reply_json(msg, status, json_node_init_object(json_node_alloc(), error));
+  json_object_unref(error);
+}
+
+JsonObject *
+cxs_request_object(SoupServerMessage *msg)
+{
+  SoupMessageBody *body = soup_server_message_get_request_body(msg);
+  if (body->length == 0)
+    return json_object_new();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(body->data, body->length, &error);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node)) {
+    cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST, "the request body is not a JSON object%s%s",
+                    error != NULL ? ": " : "", error != NULL ? error->message : "");
+    return NULL;
+  }
+  return json_object_ref(json_node_get_object(node));
+}
+
+char *
+cxs_time_text(gint64 real_time)
+{
+  g_autoptr(GDateTime) time = g_date_time_new_from_unix_utc(real_time / G_USEC_PER_SEC);
+  g_autofree char *seconds = g_date_time_format(time, "%Y-%m-%dT%H:%M:%S");
+  return g_strdup_printf("%s.%06" G_GINT64_FORMAT "Z", seconds, real_time % G_USEC_PER_SEC);
+}
+
+/* ---- Every request ---------------------------------------------------------------- */
+
+/* The token MSG presents: "Authorization: token T" (or "Bearer T"),
+ * ?token=T, or E2B's X-Access-Token; NULL when none. */
+static char *
+presented_token(SoupServerMessage *msg)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers(msg);
+  const char *authorization = soup_message_headers_get_one(headers, "Authorization");
+  if (authorization != NULL) {
+    for (const char *const *scheme = (const char *const[]){ "token ", "Bearer ", NULL };
+         *scheme != NULL; scheme++)
+      if (g_ascii_strncasecmp(authorization, *scheme, strlen(*scheme)) == 0)
+        return g_strstrip(g_strdup(authorization + strlen(*scheme)));
+  }
+  const char *access = soup_message_headers_get_one(headers, "X-Access-Token");
+  if (access != NULL)
+    return g_strdup(access);
+  const char *query = g_uri_get_query(soup_server_message_get_uri(msg));
+  if (query != NULL) {
+    g_autoptr(GHashTable) fields = g_uri_parse_params(query, -1, "&", G_URI_PARAMS_NONE, NULL);
+    const char *token = fields != NULL ? g_hash_table_lookup(fields, "token") : NULL;
+    if (token != NULL)
+      return g_strdup(token);
+  }
+  return NULL;
+}
+
+/* Equal in time that does not depend on where they differ. */
+static gboolean
+tokens_equal(const char *expected, const char *given)
+{
+  gsize n = strlen(expected), m = strlen(given);
+  guint8 differ = n != m;
+  for (gsize i = 0; i < n; i++)
+    differ |= (guint8)(expected[i] ^ given[i < m ? i : 0]);
+  return differ == 0;
+}
+
+/* Before the body is read: a request without the token is refused (401
+ * when it presented none, 403 when a wrong one) and one whose body would
+ * be too large gets 413, so neither costs more than its headers. */
+static void
+check_request(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
+              gpointer data)
+{
+  (void)soup, (void)path, (void)query;
+  cxs_server *server = data;
+  if (server->token != NULL) {
+    g_autofree char *token = presented_token(msg);
+    if (token == NULL) {
+      cxs_reply_error(msg, SOUP_STATUS_UNAUTHORIZED,
+                      "this server needs a token: send \"Authorization: token TOKEN\"");
+      return;
+    }
+    if (!tokens_equal(server->token, token)) {
+      cxs_reply_error(msg, SOUP_STATUS_FORBIDDEN, "wrong token");
+      return;
+    }
+  }
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers(msg);
+  if (soup_message_headers_get_encoding(headers) == SOUP_ENCODING_CHUNKED) {
+    cxs_reply_error(msg, SOUP_STATUS_LENGTH_REQUIRED,
+                    "send the request body with a Content-Length, not chunked");
+    return;
+  }
+  goffset length = soup_message_headers_get_content_length(headers);
+  if (length > 0 && (guint64)length > server->options.max_body)
+    cxs_reply_error(msg, SOUP_STATUS_REQUEST_ENTITY_TOO_LARGE,
+                    "the request body has %" G_GINT64_FORMAT " bytes, more than the %" G_GSIZE_FORMAT
+                    " bytes this server takes (--max-body)",
+                    (gint64)length, server->options.max_body);
+}
+
+static void
+log_request(SoupServer *soup, SoupServerMessage *msg, gpointer data)
+{
+  (void)soup, (void)data;
+  GUri *uri = soup_server_message_get_uri(msg);
+  guint status = soup_server_message_get_status(msg);
+  const char *remote = soup_server_message_get_remote_host(msg);
+  g_printerr("cellexec serve: %s %s %s %u\n", remote != NULL ? remote : "-",
+             soup_server_message_get_method(msg), g_uri_get_path(uri), status);
+}
+
+/* Anything no route serves. */
+static void
+not_found(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
+          gpointer data)
+{
+  (void)soup, (void)query, (void)data;
+  cxs_reply_error(msg, SOUP_STATUS_NOT_FOUND, "no such route: %s", path);
+}
+
+/* The paths under which routes are registered: each gets check_request
+ * as its early handler (libsoup runs the early handler of the longest
+ * matching path only). */
+static const char *const route_paths[] = { "/", "/api", "/api/kernelspecs", "/api/kernels",
+                                           "/api/sessions", NULL };
+
+cxs_server *
+cxs_server_new(const cxs_options *options)
+{
+  cxs_server *server = g_new0(cxs_server, 1);
+  server->options = *options;
+  server->token = options->token != NULL && *options->token != '\0' ? g_strdup(options->token)
+                                                                   : NULL;
+  server->options.token = server->token;
+  server->context = g_main_context_ref_thread_default();
+  server->kernels = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                          (GDestroyNotify)cxs_kernel_unref);
+  server->sessions = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                           (GDestroyNotify)json_object_unref);
+  g_mutex_init(&server->ending_lock);
+  g_cond_init(&server->ending_done);
+  server->soup = soup_server_new("server-header", "cellexec/" PACKAGE_VERSION " ", NULL);
+  for (const char *const *path = route_paths; *path != NULL; path++)
+    soup_server_add_early_handler(server->soup, *path, check_request, server, NULL);
+  soup_server_add_handler(server->soup, "/", not_found, server, NULL);
+  cxs_kernels_add_routes(server);
+  cxs_channels_add_route(server);
+  g_signal_connect(server->soup, "request-finished", G_CALLBACK(log_request), server);
+  return server;
+}
+
+gboolean
+cxs_server_listen(cxs_server *server, const char *host, guint port, GError **error)
+{
+  g_autoptr(GInetAddress) address = g_str_equal(host, "localhost")
+                                      ? g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4)
+                                      : g_inet_address_new_from_string(host);
+  if (address == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "--listen %s: not a numeric address (use 127.0.0.1, ::1 or 0.0.0.0)", host);
+    return FALSE;
+  }
+  g_autoptr(GSocketAddress) where = g_inet_socket_address_new(address, port);
+  g_autoptr(GError) failure = NULL;
+  if (!soup_server_listen(server->soup, where, 0, &failure)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot listen on %s:%u: %s", host, port,
+                failure->message);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+char **
+cxs_server_get_uris(cxs_server *server)
+{
+  GSList *uris = soup_server_get_uris(server->soup);
+  GPtrArray *texts = g_ptr_array_new();
+  for (GSList *l = uris; l != NULL; l = l->next)
+    g_ptr_array_add(texts, g_uri_to_string(l->data));
+  g_slist_free_full(uris, (GDestroyNotify)g_uri_unref);
+  g_ptr_array_add(texts, NULL);
+  return (char **)g_ptr_array_free(texts, FALSE);
+}
+
+void
+cxs_server_free(cxs_server *server)
+{
+  if (server == NULL)
+    return;
+  soup_server_disconnect(server->soup);
+  if (server->cull_source != 0)
+    g_source_remove(server->cull_source);
+  cxs_kernels_end_all(server);
+  g_object_unref(server->soup);
+  g_hash_table_unref(server->kernels);
+  g_hash_table_unref(server->sessions);
+  g_mutex_clear(&server->ending_lock);
+  g_cond_clear(&server->ending_done);
+  g_main_context_unref(server->context);
+  g_free(server->token);
+  g_free(server);
+}

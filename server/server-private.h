@@ -1,0 +1,96 @@
+/* server: what its parts share (server.h).  Internal. */
+#ifndef CX_SERVER_PRIVATE_H
+#define CX_SERVER_PRIVATE_H
+
+#include <libsoup/soup.h>
+
+#include "kernel/kernel.h"
+#include "server/server.h"
+
+G_BEGIN_DECLS
+
+typedef struct served_kernel served_kernel;
+
+struct cxs_server {
+  SoupServer *soup;
+  cxs_options options;
+  char *token;
+  GMainContext *context;      /* the main loop's: libsoup's objects live there */
+  GHashTable *kernels;        /* id -> served_kernel (a reference) */
+  GHashTable *sessions;       /* id -> JsonObject: a session's model, "kernel" left out */
+  guint cull_source;
+  GMutex ending_lock;
+  GCond ending_done;
+  guint ending;               /* kernels being ended on threads of their own */
+  guint starting;             /* kernels (re)starting on worker threads */
+};
+
+/* ---- Replies (http.c) --------------------------------------------------- */
+
+/* Answer MSG with STATUS and the JSON NODE (taken; NULL: no body). */
+void cxs_reply_json(SoupServerMessage *msg, guint status, JsonNode *node);
+/* Answer MSG with STATUS and {"message": ..., "reason": reason phrase}, as
+ * Jupyter Server's errors are. */
+void cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, ...)
+  G_GNUC_PRINTF(3, 4);
+/* MSG's request body as a JSON object (new; an empty body: {}), or NULL
+ * after answering 400. */
+JsonObject *cxs_request_object(SoupServerMessage *msg);
+/* NOW as Jupyter Server writes times: ISO 8601, UTC, with microseconds. */
+char *cxs_time_text(gint64 real_time);
+
+/* ---- Kernels (kernels.c) ------------------------------------------------ */
+
+/* The REST routes: /api, /api/kernelspecs, /api/kernels, /api/sessions. */
+void cxs_kernels_add_routes(cxs_server *server);
+/* The kernel ID, or NULL (borrowed). */
+served_kernel *cxs_kernel_lookup(cxs_server *server, const char *id);
+/* Note activity on KERNEL now (for the idle timeout and its model). */
+void cxs_kernel_touch(served_kernel *kernel);
+/* End every kernel (cxs_server_free). */
+void cxs_kernels_end_all(cxs_server *server);
+
+/* ---- Channels (channels.c) ---------------------------------------------- */
+
+/* The WebSocket route /api/kernels/ID/channels. */
+void cxs_channels_add_route(cxs_server *server);
+/* A sink (kernel.h) that sends KERNEL's messages to its WebSockets. */
+cxk_sink cxs_channels_sink(served_kernel *kernel);
+/* What channels.c keeps per kernel: its open WebSockets. */
+typedef struct cxs_connections cxs_connections;
+cxs_connections *cxs_connections_new(void);
+/* Close every WebSocket (the kernel ended) and free. */
+void cxs_connections_free(cxs_connections *connections);
+guint cxs_connections_count(cxs_connections *connections);
+
+/* ---- A served kernel (kernels.c) ---------------------------------------- */
+
+struct served_kernel {
+  gint refs;
+  cxs_server *server;
+  char *id;
+  char *name;                 /* its kernelspec's */
+  GMutex lock;                /* kernel and pending */
+  cxk_kernel *kernel;         /* NULL while (re)starting */
+  GQueue pending;             /* jp_message: come while it was NULL, for it */
+  GMutex state_lock;          /* execution_state and last_activity: the kernel's
+                               * own threads set them, under lock or not */
+  const char *execution_state;/* "starting", "idle", "busy", "restarting", "dead" */
+  gint64 last_activity;       /* g_get_real_time() */
+  cxs_connections *connections; /* main thread only */
+  gboolean ended;             /* deleted: nothing more is sent */
+};
+
+served_kernel *cxs_kernel_ref(served_kernel *kernel);
+void cxs_kernel_unref(served_kernel *kernel);
+/* KERNEL's execution state, as its IOPub statuses said (any thread). */
+void cxs_kernel_set_state(served_kernel *kernel, const char *state);
+/* Hand REQUEST (taken), which came on CHANNEL, to KERNEL's cxk_kernel, or
+ * keep it for the session while one is starting. */
+void cxs_kernel_deliver(served_kernel *kernel, int channel, jp_message *request);
+/* A shutdown_request came over a WebSocket: restart KERNEL, or end it. */
+void cxs_kernel_shutdown_requested(served_kernel *kernel, gboolean restart);
+
+G_END_DECLS
+
+#endif /* CX_SERVER_PRIVATE_H */

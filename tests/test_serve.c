@@ -1,0 +1,430 @@
+/* `cellexec serve` (server/) driven by real clients: cellexec's own
+ * jupyter backend in gateway mode (the client code that talks to Jupyter
+ * Server, run against this server instead), and libsoup for the REST
+ * routes, their authentication and bad input.  Each server runs on
+ * 127.0.0.1 with a port of its own; the main one is started once. */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <libsoup/soup.h>
+
+#include "tests/cx_test.h"
+#include "tests/test_jupyter_server.h"
+
+#define TOKEN "cellexec-serve-test-token"
+#define MAX_BODY "64K"
+
+typedef struct {
+  GSubprocess *process;
+  int port;
+  char *log;          /* its stderr: a line per request */
+} server;
+
+static server main_server;
+
+/* `cellexec serve` with ARGS (NULL-terminated) after the listen address;
+ * waits until it accepts connections. */
+static server
+start_server(const char *first, ...)
+{
+  server s = { 0 };
+  s.port = jupyter_server_free_port();
+  g_autofree char *listen = g_strdup_printf("127.0.0.1:%d", s.port);
+  g_autofree char *dir = cx_test_tmpdir();
+  s.log = g_build_filename(dir, "serve.log", NULL);
+  g_autoptr(GPtrArray) args = g_ptr_array_new();
+  g_ptr_array_add(args, (gpointer) "serve");
+  g_ptr_array_add(args, (gpointer) "--listen");
+  g_ptr_array_add(args, listen);
+  va_list ap;
+  va_start(ap, first);
+  for (const char *arg = first; arg != NULL; arg = va_arg(ap, const char *))
+    g_ptr_array_add(args, (gpointer)arg);
+  va_end(ap);
+  g_ptr_array_add(args, NULL);
+  /* Its log to a file: a pipe nobody reads would fill and stop it. */
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_NONE);
+  g_subprocess_launcher_set_stderr_file_path(launcher, s.log);
+  g_subprocess_launcher_set_stdout_file_path(launcher, s.log);
+  g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
+  g_ptr_array_insert(args, 0, program);
+  g_autoptr(GError) error = NULL;
+  s.process = g_subprocess_launcher_spawnv(launcher, (const char *const *)args->pdata, &error);
+  CX_ASSERT_NO_ERROR(error);
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while (!jupyter_server_port_open(s.port) && g_get_monotonic_time() < deadline &&
+         g_subprocess_get_identifier(s.process) != NULL)
+    g_usleep(20 * 1000);
+  CU_ASSERT_TRUE_FATAL(jupyter_server_port_open(s.port));
+  return s;
+}
+
+/* SIGTERM, and its exit status. */
+static int
+stop_server(server *s)
+{
+  if (s->process == NULL)
+    return -1;
+  g_subprocess_send_signal(s->process, SIGTERM);
+  g_autoptr(GError) error = NULL;
+  g_subprocess_wait(s->process, NULL, &error);
+  int status = g_subprocess_get_if_exited(s->process) ? g_subprocess_get_exit_status(s->process)
+                                                        : 128 + g_subprocess_get_term_sig(s->process);
+  g_clear_object(&s->process);
+  return status;
+}
+
+static void
+stop_main_server(void)
+{
+  stop_server(&main_server);
+}
+
+static server *
+shared_server(void)
+{
+  if (main_server.process == NULL) {
+    main_server = start_server("-b", "subprocess", "--token", TOKEN, "--max-body", MAX_BODY, NULL);
+    atexit(stop_main_server);
+  }
+  return &main_server;
+}
+
+static char *
+url_of(const server *s)
+{
+  return g_strdup_printf("http://127.0.0.1:%d", s->port);
+}
+
+/* ---- REST, with libsoup ------------------------------------------------------------ */
+
+typedef struct {
+  guint status;
+  JsonNode *body;     /* NULL when none or not JSON */
+  char *text;
+} reply;
+
+static void
+reply_clear(reply *r)
+{
+  g_clear_pointer(&r->body, json_node_unref);
+  g_clear_pointer(&r->text, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(reply, reply_clear)
+
+/* METHOD PATH on S with the header AUTH ("Name: value", or NULL) and BODY
+ * (JSON text, or NULL). */
+static reply
+call(const server *s, const char *method, const char *path, const char *auth, const char *body)
+{
+  static SoupSession *session;
+  if (session == NULL)
+    session = soup_session_new_with_options("timeout", 60, NULL);
+  g_autofree char *url = g_strdup_printf("http://127.0.0.1:%d%s", s->port, path);
+  g_autoptr(SoupMessage) msg = soup_message_new(method, url);
+  if (auth != NULL) {
+    g_auto(GStrv) header = g_strsplit(auth, ": ", 2);
+    soup_message_headers_replace(soup_message_get_request_headers(msg), header[0], header[1]);
+  }
+  if (body != NULL) {
+    g_autoptr(GBytes) bytes = g_bytes_new(body, strlen(body));
+    soup_message_set_request_body_from_bytes(msg, "application/json", bytes);
+  }
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) answer = soup_session_send_and_read(session, msg, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  reply r = { soup_message_get_status(msg), NULL, NULL };
+  if (answer != NULL) {
+    gsize len;
+    const char *data = g_bytes_get_data(answer, &len);
+    r.text = g_strndup(data, len);
+    if (len > 0)
+      r.body = json_from_string(r.text, NULL);
+  }
+  return r;
+}
+
+#define AUTH "Authorization: token " TOKEN
+
+static const char *
+member_string(JsonNode *node, const char *name)
+{
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node))
+    return NULL;
+  JsonObject *o = json_node_get_object(node);
+  return json_object_has_member(o, name) ? json_object_get_string_member(o, name) : NULL;
+}
+
+static guint
+array_length(JsonNode *node)
+{
+  return node != NULL && JSON_NODE_HOLDS_ARRAY(node) ? json_array_get_length(json_node_get_array(node))
+                                                     : G_MAXUINT;
+}
+
+static void
+test_serve_needs_the_token_on_every_route(void)
+{
+  server *s = shared_server();
+  const char *const paths[] = { "/api", "/api/kernels", "/api/kernelspecs", "/api/sessions",
+                                "/no-such-route", NULL };
+  for (const char *const *path = paths; *path != NULL; path++) {
+    g_auto(reply) none = call(s, "GET", *path, NULL, NULL);
+    CU_ASSERT_EQUAL(none.status, 401);
+    g_auto(reply) wrong = call(s, "GET", *path, "Authorization: token not-it", NULL);
+    CU_ASSERT_EQUAL(wrong.status, 403);
+    CU_ASSERT_PTR_NOT_NULL(member_string(wrong.body, "message"));
+  }
+  /* A refused POST starts nothing. */
+  g_auto(reply) refused = call(s, "POST", "/api/kernels", "Authorization: token not-it", "{}");
+  CU_ASSERT_EQUAL(refused.status, 403);
+  g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(listed.status, 200);
+  CU_ASSERT_EQUAL(array_length(listed.body), 0);
+  /* The other ways to present it: ?token= and E2B's header. */
+  g_auto(reply) query = call(s, "GET", "/api/kernels?token=" TOKEN, NULL, NULL);
+  CU_ASSERT_EQUAL(query.status, 200);
+  g_auto(reply) header = call(s, "GET", "/api", "X-Access-Token: " TOKEN, NULL);
+  CU_ASSERT_EQUAL(header.status, 200);
+  CU_ASSERT_PTR_NOT_NULL(member_string(header.body, "version"));
+}
+
+static void
+test_serve_kernel_lifecycle_over_rest(void)
+{
+  server *s = shared_server();
+  g_auto(reply) specs = call(s, "GET", "/api/kernelspecs", AUTH, NULL);
+  CU_ASSERT_EQUAL(specs.status, 200);
+  CU_ASSERT_STRING_EQUAL(member_string(specs.body, "default"), "python3");
+  g_auto(reply) spec = call(s, "GET", "/api/kernelspecs/python3", AUTH, NULL);
+  CU_ASSERT_EQUAL(spec.status, 200);
+  CU_ASSERT_STRING_EQUAL(member_string(spec.body, "name"), "python3");
+
+  g_auto(reply) started = call(s, "POST", "/api/kernels", AUTH, "{\"name\": \"python3\"}");
+  CU_ASSERT_EQUAL_FATAL(started.status, 201);
+  const char *id = member_string(started.body, "id");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+  CU_ASSERT_STRING_EQUAL(member_string(started.body, "execution_state"), "idle");
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  g_auto(reply) got = call(s, "GET", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(got.status, 200);
+  CU_ASSERT_STRING_EQUAL(member_string(got.body, "id"), id);
+  g_autofree char *interrupt = g_strdup_printf("%s/interrupt", path);
+  g_auto(reply) interrupted = call(s, "POST", interrupt, AUTH, NULL);
+  CU_ASSERT_EQUAL(interrupted.status, 204);
+  g_autofree char *restart = g_strdup_printf("%s/restart", path);
+  g_auto(reply) restarted = call(s, "POST", restart, AUTH, NULL);
+  CU_ASSERT_EQUAL(restarted.status, 200);
+  CU_ASSERT_STRING_EQUAL(member_string(restarted.body, "id"), id);
+  g_auto(reply) deleted = call(s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 204);
+  g_auto(reply) gone = call(s, "GET", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(gone.status, 404);
+  CU_ASSERT_PTR_NOT_NULL(member_string(gone.body, "message"));
+  g_auto(reply) none = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(none.body), 0);
+
+  /* Sessions, as JupyterLab opens a notebook: a kernel comes with one. */
+  g_auto(reply) opened = call(s, "POST", "/api/sessions", AUTH,
+                              "{\"path\": \"a.ipynb\", \"name\": \"a.ipynb\", \"type\": \"notebook\","
+                              " \"kernel\": {\"name\": \"python3\"}}");
+  CU_ASSERT_EQUAL_FATAL(opened.status, 201);
+  const char *session_id = member_string(opened.body, "id");
+  JsonObject *kernel = json_object_get_object_member(json_node_get_object(opened.body), "kernel");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(kernel, "execution_state"), "idle");
+  g_autofree char *session_path = g_strdup_printf("/api/sessions/%s", session_id);
+  g_auto(reply) renamed = call(s, "PATCH", session_path, AUTH, "{\"path\": \"b.ipynb\"}");
+  CU_ASSERT_EQUAL(renamed.status, 200);
+  CU_ASSERT_STRING_EQUAL(member_string(renamed.body, "path"), "b.ipynb");
+  g_auto(reply) sessions = call(s, "GET", "/api/sessions", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(sessions.body), 1);
+  g_auto(reply) closed = call(s, "DELETE", session_path, AUTH, NULL);
+  CU_ASSERT_EQUAL(closed.status, 204);
+  g_auto(reply) kernels = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(kernels.body), 0); /* its kernel went with it */
+}
+
+static void
+test_serve_bad_input_gets_4xx_and_stops_nothing(void)
+{
+  server *s = shared_server();
+  g_auto(reply) malformed = call(s, "POST", "/api/kernels", AUTH, "{not json");
+  CU_ASSERT_EQUAL(malformed.status, 400);
+  CX_ASSERT_CONTAINS(member_string(malformed.body, "message"), "not a JSON object");
+  g_autofree char *deep = cx_test_nested_json(20000, "1"); /* 40 KB: within --max-body */
+  g_autofree char *deep_body = g_strdup_printf("{\"name\": %s}", deep);
+  g_auto(reply) too_deep = call(s, "POST", "/api/sessions", AUTH, deep_body);
+  CU_ASSERT_EQUAL(too_deep.status, 400);
+  g_autofree char *big = g_strnfill(100 * 1024, ' ');
+  g_autofree char *big_body = g_strdup_printf("{\"name\": \"python3\"%s}", big);
+  g_auto(reply) too_big = call(s, "POST", "/api/kernels", AUTH, big_body);
+  CU_ASSERT_EQUAL(too_big.status, 413);
+  CX_ASSERT_CONTAINS(member_string(too_big.body, "message"), "--max-body");
+  g_auto(reply) unknown = call(s, "GET", "/api/kernels/no-such-id", AUTH, NULL);
+  CU_ASSERT_EQUAL(unknown.status, 404);
+  g_auto(reply) wrong_spec = call(s, "POST", "/api/kernels", AUTH, "{\"name\": \"ruby\"}");
+  CU_ASSERT_EQUAL(wrong_spec.status, 404);
+  CX_ASSERT_CONTAINS(member_string(wrong_spec.body, "message"), "no kernelspec named \"ruby\"");
+  g_auto(reply) wrong_method = call(s, "PUT", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL(wrong_method.status, 405);
+  /* Still serving, and nothing was started. */
+  g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(listed.status, 200);
+  CU_ASSERT_EQUAL(array_length(listed.body), 0);
+}
+
+/* ---- The jupyter backend against it ----------------------------------------------- */
+
+static cx_backend *
+gateway_backend(const server *s)
+{
+  g_autofree char *url = url_of(s);
+  cx_backend *backend = cx_test_open_backend("jupyter", "gateway-url", url, "token", TOKEN, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(backend);
+  return backend;
+}
+
+static void
+test_serve_runs_cells_for_the_jupyter_backend(void)
+{
+  server *s = shared_server();
+  {
+    g_autoptr(cx_backend) backend = gateway_backend(s);
+    g_autoptr(cx_result) result = cx_test_run_cell(backend, "print('hello')\n1 + 1", NULL);
+    CX_ASSERT_CELL_OK(result);
+    CX_ASSERT_STDOUT(result, "hello\n");
+    g_autoptr(cx_result) failed = cx_test_run_cell(backend, "1 / 0", NULL);
+    CX_ASSERT_ERROR_TYPE(failed, "ZeroDivisionError");
+
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_session) session = cx_session_open(backend, &error);
+    CX_ASSERT_NO_ERROR(error);
+    g_autoptr(cx_result) kept = cx_test_run_session_cell(session, "kept = 41", NULL);
+    /* A timeout interrupts the kernel through the server; its state stays. */
+    g_autoptr(cx_run_options) run = cx_run_options_new();
+    cx_run_options_set_timeout(run, 0.5);
+    g_autoptr(cx_result) timed = cx_test_run_session_cell(
+      session, "import time\nprint('waiting', flush=True)\ntime.sleep(30)", run);
+    CX_ASSERT_ERROR_TYPE(timed, "TimeoutError");
+    CX_ASSERT_STDOUT(timed, "waiting\n");
+    g_autoptr(cx_result) still = cx_test_run_session_cell(session, "print(kept)", NULL);
+    CX_ASSERT_STDOUT(still, "41\n");
+    /* A cell that kills its worker: the kernel behind the server goes on,
+     * in a fresh session, and says so. */
+    g_autoptr(cx_result) crashed = cx_test_run_session_cell(session, "import os\nos._exit(3)", NULL);
+    CU_ASSERT_FALSE(cx_result_get_success(crashed));
+    g_autoptr(cx_result) again = cx_test_run_session_cell(session, "print('again')", NULL);
+    CX_ASSERT_STDOUT(again, "again\n");
+    /* Requests beside execute, and input(), travel the WebSocket too. */
+    cx_test_check_session_requests(backend, TRUE);
+    cx_test_check_input(backend, FALSE);
+  }
+  /* Every kernel the backend started there is deleted again. */
+  g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(listed.body), 0);
+}
+
+/* ---- Servers of their own --------------------------------------------------------- */
+
+static void
+test_serve_limits_kernels_and_ends_idle_ones(void)
+{
+  server s = start_server("-b", "subprocess", "--token", TOKEN, "--max-sessions", "1",
+                          "--idle-timeout", "1", NULL);
+  g_auto(reply) first = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL(first.status, 201);
+  g_auto(reply) second = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL(second.status, 503);
+  CX_ASSERT_CONTAINS(member_string(second.body, "message"), "--max-sessions 1");
+  /* Idle and unconnected for more than a second: ended. */
+  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  guint left = 1;
+  while (left > 0 && g_get_monotonic_time() < deadline) {
+    g_usleep(200 * 1000);
+    g_auto(reply) listed = call(&s, "GET", "/api/kernels", AUTH, NULL);
+    left = array_length(listed.body);
+  }
+  CU_ASSERT_EQUAL(left, 0);
+  g_auto(reply) third = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL(third.status, 201);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_autofree char *log = NULL;
+  g_file_get_contents(s.log, &log, NULL, NULL);
+  CX_ASSERT_CONTAINS(log, "idle for more than 1 s: ended");
+  CX_ASSERT_CONTAINS(log, "POST /api/kernels 503");
+  CX_ASSERT_CONTAINS(log, "stopping: ending every kernel");
+}
+
+static void
+test_serve_sandbox_holds_through_the_server(void)
+{
+  /* Under /var/tmp: outside the sandbox's view. */
+  g_autofree char *host_dir = g_build_filename("/var/tmp", "cellexec-serve-secret-XXXXXX", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g_mkdtemp(host_dir));
+  g_autofree char *secret = cx_test_write_file(host_dir, "secret", "the host's secret");
+  g_autofree char *code = g_strdup_printf(
+    "try:\n    print(open('%s').read())\nexcept OSError:\n    print('denied')", secret);
+  {
+    /* The probe works without the sandbox. */
+    g_autoptr(cx_backend) open_backend = gateway_backend(shared_server());
+    g_autoptr(cx_result) read = cx_test_run_cell(open_backend, code, NULL);
+    CX_ASSERT_STDOUT(read, "the host's secret\n");
+  }
+  server s = start_server("-b", "subprocess", "-o", "isolation=sandbox", "--token", TOKEN, NULL);
+  {
+    g_autoptr(cx_backend) sandboxed = gateway_backend(&s);
+    g_autoptr(cx_result) denied = cx_test_run_cell(sandboxed, code, NULL);
+    CX_ASSERT_STDOUT(denied, "denied\n");
+  }
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_unlink(secret);
+  g_rmdir(host_dir);
+}
+
+static void
+test_serve_command_line_errors(void)
+{
+  g_auto(cx_test_cli_run) open = cx_test_cellexec(NULL, "serve", "--no-token", "--listen",
+                                                  "0.0.0.0:1", NULL);
+  CU_ASSERT_EQUAL(open.status, 2);
+  CX_ASSERT_CONTAINS(open.err, "not a loopback address");
+  g_auto(cx_test_cli_run) both = cx_test_cellexec(NULL, "serve", "--no-token", "--token", "x", NULL);
+  CU_ASSERT_EQUAL(both.status, 2);
+  CX_ASSERT_CONTAINS(both.err, "exclude each other");
+  g_auto(cx_test_cli_run) size = cx_test_cellexec(NULL, "serve", "--max-body", "lots", NULL);
+  CU_ASSERT_EQUAL(size.status, 2);
+  CX_ASSERT_CONTAINS(size.err, "--max-body");
+  g_auto(cx_test_cli_run) listen = cx_test_cellexec(NULL, "serve", "--listen", "nowhere", NULL);
+  CU_ASSERT_EQUAL(listen.status, 2);
+  CX_ASSERT_CONTAINS(listen.err, "HOST:PORT");
+  /* A port in use: one line, exit 2. */
+  server *s = shared_server();
+  g_autofree char *taken = g_strdup_printf("127.0.0.1:%d", s->port);
+  g_auto(cx_test_cli_run) busy = cx_test_cellexec(NULL, "serve", "--no-token", "--listen", taken,
+                                                  NULL);
+  CU_ASSERT_EQUAL(busy.status, 2);
+  CX_ASSERT_CONTAINS(busy.err, "cannot listen on");
+}
+
+void
+cx_test_register(void)
+{
+  static const cx_test_case tests[] = {
+    { "test_serve_needs_the_token_on_every_route", test_serve_needs_the_token_on_every_route },
+    { "test_serve_kernel_lifecycle_over_rest", test_serve_kernel_lifecycle_over_rest },
+    { "test_serve_bad_input_gets_4xx_and_stops_nothing",
+      test_serve_bad_input_gets_4xx_and_stops_nothing },
+    { "test_serve_runs_cells_for_the_jupyter_backend",
+      test_serve_runs_cells_for_the_jupyter_backend },
+    { "test_serve_limits_kernels_and_ends_idle_ones", test_serve_limits_kernels_and_ends_idle_ones },
+    { "test_serve_sandbox_holds_through_the_server", test_serve_sandbox_holds_through_the_server },
+    { "test_serve_command_line_errors", test_serve_command_line_errors },
+    { NULL }
+  };
+  cx_test_add_suite("serve", tests);
+}
