@@ -8,7 +8,8 @@
 #                     keeps each check's test-suite.log in _build/harness/; exits 0
 #                     when every stage passed
 #
-# Builds go to _build/ (and _build-sanitize/); the source tree stays clean.
+# Builds go to _build/ (and _build-sanitize/); the source tree stays clean
+# but for tests/node/node_modules, which git ignores.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +35,21 @@ install_missing() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+}
+
+# The JavaScript clients tests/check_clients.sh runs: Node and npm (Debian's,
+# when the machine has none), and the packages tests/node/package-lock.json
+# pins, into tests/node/node_modules (ignored by git), again only when the
+# lock changed.
+install_clients() {
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    packages="nodejs npm" install_missing
+  fi
+  lock=tests/node/package-lock.json installed=tests/node/node_modules/.package-lock.json
+  if [ ! -f "$installed" ] || [ "$lock" -nt "$installed" ]; then
+    echo "setup: npm ci in tests/node"
+    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
+  fi
 }
 
 # configure in DIR with extra ARGS, then build.
@@ -145,6 +161,7 @@ demo)
   ;;
 test)
   install_missing
+  install_clients
   rm -rf "$harness_dir"
   stage build build _build
   stage check check_in _build "" check

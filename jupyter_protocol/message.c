@@ -254,25 +254,120 @@ object_member(JsonObject *object, const char *name)
   return node != NULL && JSON_NODE_HOLDS_OBJECT(node) ? json_object_ref(json_node_get_object(node)) : NULL;
 }
 
-static JsonObject *
-object_or_empty(JsonObject *object)
+char *
+jp_websocket_text_of_parts(int channel, GBytes *const parts[4])
 {
-  return object != NULL ? json_object_ref(object) : json_object_new();
+  static const char *const names[4] = { "header", "parent_header", "metadata", "content" };
+  GString *text = g_string_new("{");
+  for (int i = 0; i < 4; i++) {
+    gsize len;
+    const char *json = g_bytes_get_data(parts[i], &len);
+    g_string_append_printf(text, "\"%s\":", names[i]);
+    g_string_append_len(text, json, (gssize)len);
+    g_string_append_c(text, ',');
+  }
+  g_string_append_printf(text, "\"channel\":\"%s\",\"buffers\":[]}", jp_channel_names[channel]);
+  return g_string_free(text, FALSE);
+}
+
+GBytes *
+jp_websocket_v1_of_parts(int channel, GBytes *const parts[4])
+{
+  const char *name = jp_channel_names[channel];
+  const guint64 n = 6; /* offsets: the channel's start, each part's, and the end */
+  GByteArray *frame = g_byte_array_new();
+  guint64 word = GUINT64_TO_LE(n);
+  g_byte_array_append(frame, (const guint8 *)&word, sizeof word);
+  guint64 offset = 8 * (n + 1);
+  for (int i = -1; i < 4; i++) {
+    word = GUINT64_TO_LE(offset);
+    g_byte_array_append(frame, (const guint8 *)&word, sizeof word);
+    offset += i < 0 ? strlen(name) : g_bytes_get_size(parts[i]);
+  }
+  word = GUINT64_TO_LE(offset);
+  g_byte_array_append(frame, (const guint8 *)&word, sizeof word);
+  g_byte_array_append(frame, (const guint8 *)name, strlen(name));
+  for (int i = 0; i < 4; i++) {
+    gsize len;
+    const guint8 *data = g_bytes_get_data(parts[i], &len);
+    g_byte_array_append(frame, data, len);
+  }
+  return g_byte_array_free_to_bytes(frame);
+}
+
+/* The four parts of a message as JSON (NULL objects: {}). */
+static void
+parts_of(JsonObject *header, JsonObject *parent, JsonObject *metadata, JsonObject *content,
+         GBytes *parts[4])
+{
+  JsonObject *objects[4] = { header, parent, metadata, content };
+  g_autoptr(JsonObject) empty = json_object_new();
+  for (int i = 0; i < 4; i++)
+    parts[i] = jp_json_bytes(objects[i] != NULL ? objects[i] : empty);
 }
 
 char *
 jp_message_to_websocket(int channel, JsonObject *header, JsonObject *parent, JsonObject *metadata,
                         JsonObject *content)
 {
-  g_autoptr(JsonObject) message = json_object_new();
-  json_object_set_object_member(message, "header", object_or_empty(header));
-  json_object_set_object_member(message, "parent_header", object_or_empty(parent));
-  json_object_set_object_member(message, "metadata", object_or_empty(metadata));
-  json_object_set_object_member(message, "content", object_or_empty(content));
-  json_object_set_string_member(message, "channel", jp_channel_names[channel]);
-  json_object_set_array_member(message, "buffers", json_array_new());
-  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), message);
-  return cx_json_to_string(node, FALSE);
+  GBytes *parts[4];
+  parts_of(header, parent, metadata, content, parts);
+  char *text = jp_websocket_text_of_parts(channel, parts);
+  for (int i = 0; i < 4; i++)
+    g_bytes_unref(parts[i]);
+  return text;
+}
+
+GBytes *
+jp_message_to_websocket_v1(int channel, JsonObject *header, JsonObject *parent, JsonObject *metadata,
+                           JsonObject *content)
+{
+  GBytes *parts[4];
+  parts_of(header, parent, metadata, content, parts);
+  GBytes *frame = jp_websocket_v1_of_parts(channel, parts);
+  for (int i = 0; i < 4; i++)
+    g_bytes_unref(parts[i]);
+  return frame;
+}
+
+/* At most this many offsets in a v1 frame: the parts and a few buffers. */
+#define V1_MAX_OFFSETS 64
+
+jp_message *
+jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counters)
+{
+  guint64 n = 0;
+  if (len >= 8) {
+    memcpy(&n, data, 8);
+    n = GUINT64_FROM_LE(n);
+  }
+  /* The channel and four parts at least, and a table inside the frame. */
+  gboolean ok = n >= 6 && n <= V1_MAX_OFFSETS && 8 * (n + 1) <= len;
+  guint64 offsets[V1_MAX_OFFSETS];
+  for (guint64 i = 0; ok && i < n; i++) {
+    memcpy(&offsets[i], data + 8 * (i + 1), 8);
+    offsets[i] = GUINT64_FROM_LE(offsets[i]);
+    ok = offsets[i] <= len && (i == 0 ? offsets[0] == 8 * (n + 1) : offsets[i] >= offsets[i - 1]);
+  }
+  g_autoptr(jp_message) m = g_new0(jp_message, 1);
+  m->channel = -1;
+  if (ok) {
+    gsize channel_len = offsets[1] - offsets[0];
+    for (int i = 0; i < JP_N_CHANNELS; i++)
+      if (channel_len == strlen(jp_channel_names[i]) &&
+          memcmp(data + offsets[0], jp_channel_names[i], channel_len) == 0)
+        m->channel = i;
+    JsonObject **objects[4] = { &m->header, &m->parent, &m->metadata, &m->content };
+    for (int i = 0; i < 4; i++) {
+      guint64 end = (guint64)i + 2 < n ? offsets[i + 2] : len;
+      *objects[i] = jp_json_parse_object((const char *)data + offsets[i + 1], end - offsets[i + 1]);
+    }
+  }
+  if (!ok || m->channel < 0 || !message_complete(m)) {
+    g_atomic_int_inc(&counters->malformed);
+    return NULL;
+  }
+  return g_steal_pointer(&m);
 }
 
 jp_message *

@@ -87,6 +87,29 @@ jp_message *jp_message_from_websocket(const char *text, gsize len, jp_counters *
 char *jp_message_to_websocket(int channel, JsonObject *header, JsonObject *parent,
                               JsonObject *metadata, JsonObject *content);
 
+/* The WebSocket subprotocol of Jupyter Server 2 and JupyterLab 4: each
+ * message one binary frame, the channel's name and the four JSON parts
+ * behind a table of offsets (all little-endian 64-bit):
+ *
+ *   N, offset[0] ... offset[N-1], channel, header, parent, metadata, content[, buffers]
+ *
+ * where offset[0] = 8 * (N + 1) and part i runs from offset[i] to
+ * offset[i+1] (the last to the end).  Buffers are not kept. */
+#define JP_WEBSOCKET_V1 "v1.kernel.websocket.jupyter.org"
+GBytes *jp_message_to_websocket_v1(int channel, JsonObject *header, JsonObject *parent,
+                                   JsonObject *metadata, JsonObject *content);
+
+/* The same two framings from the four parts already written as JSON
+ * (header, parent, metadata, content; jp_json_bytes()): text made on one
+ * thread can be framed on another, where json-glib's objects, whose
+ * references are not atomic, could not be shared. */
+char *jp_websocket_text_of_parts(int channel, GBytes *const parts[4]);
+GBytes *jp_websocket_v1_of_parts(int channel, GBytes *const parts[4]);
+/* The message in a v1 binary frame, or NULL, counted as malformed in
+ * COUNTERS: a table that does not fit the frame, parts out of order, a
+ * channel it does not name, or parts that are not JSON objects. */
+jp_message *jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counters);
+
 /* The signature of the four JSON frames, hex; and its check, in constant
  * time. */
 char *jp_sign(const char *key, const GBytes *const frames[4]);

@@ -1,6 +1,8 @@
 /* server: a kernel's channels on WebSockets (/api/kernels/ID/channels),
  * as Jupyter Server carries them: each text frame one Jupyter message in
  * JSON, its "channel" member naming shell, control, stdin or iopub.
+ * A client that offers Jupyter Server 2's binary subprotocol
+ * (JP_WEBSOCKET_V1, what JupyterLab 4 asks for) gets it instead.
  * Several front ends may connect to one kernel: each gets the replies to
  * its own requests, and all get IOPub.  The kernel's threads send through
  * the sink below, which hands each message to the main loop, where
@@ -15,6 +17,7 @@
 typedef struct {
   SoupWebsocketConnection *ws;
   guint32 id;                   /* in a request's identities: who gets the reply */
+  gboolean v1;                  /* it chose the binary subprotocol (JP_WEBSOCKET_V1) */
   served_kernel *kernel;        /* borrowed: the connection goes first */
 } connection;
 
@@ -59,7 +62,8 @@ cxs_connections_count(cxs_connections *connections)
 typedef struct {
   served_kernel *kernel;
   guint32 to;                   /* a connection's id; 0: every connection */
-  char *text;
+  int channel;
+  GBytes *parts[4];             /* header, parent, metadata, content: JSON */
 } outgoing;
 
 static gboolean
@@ -67,14 +71,26 @@ send_on_main(gpointer data)
 {
   outgoing *out = data;
   cxs_connections *connections = out->kernel->connections;
+  g_autofree char *text = NULL;     /* made once, for the connections that take it */
+  g_autoptr(GBytes) binary = NULL;
   for (guint i = 0; !out->kernel->ended && connections != NULL && i < connections->all->len; i++) {
     connection *c = g_ptr_array_index(connections->all, i);
-    if ((out->to == 0 || out->to == c->id) &&
-        soup_websocket_connection_get_state(c->ws) == SOUP_WEBSOCKET_STATE_OPEN)
-      soup_websocket_connection_send_text(c->ws, out->text);
+    if ((out->to != 0 && out->to != c->id) ||
+        soup_websocket_connection_get_state(c->ws) != SOUP_WEBSOCKET_STATE_OPEN)
+      continue;
+    if (c->v1) {
+      if (binary == NULL)
+        binary = jp_websocket_v1_of_parts(out->channel, out->parts);
+      soup_websocket_connection_send_message(c->ws, SOUP_WEBSOCKET_DATA_BINARY, binary);
+    } else {
+      if (text == NULL)
+        text = jp_websocket_text_of_parts(out->channel, out->parts);
+      soup_websocket_connection_send_text(c->ws, text);
+    }
   }
   cxs_kernel_unref(out->kernel);
-  g_free(out->text);
+  for (int i = 0; i < 4; i++)
+    g_bytes_unref(out->parts[i]);
   g_free(out);
   return G_SOURCE_REMOVE;
 }
@@ -98,12 +114,18 @@ sink_send(gpointer data, int channel, const jp_message *parent, const char *msg_
   if (channel == JP_IOPUB && g_str_equal(msg_type, "status"))
     cxs_kernel_set_state(kernel, cx__peer_get_string(content, "execution_state", "idle"));
   g_autofree char *msg_id = NULL;
-  g_autoptr(JsonObject) header = jp_header_new(kernel->id, "kernel", msg_type, &msg_id);
   outgoing *out = g_new0(outgoing, 1);
   out->kernel = cxs_kernel_ref(kernel);
   out->to = channel == JP_IOPUB ? 0 : sender_of(parent);
-  out->text = jp_message_to_websocket(channel, header, parent != NULL ? parent->header : NULL,
-                                      NULL, content);
+  out->channel = channel;
+  /* Written here, on the caller's thread: json-glib's objects must not
+   * cross to the main loop's. */
+  g_autoptr(JsonObject) header = jp_header_new(kernel->id, "kernel", msg_type, &msg_id);
+  g_autoptr(JsonObject) none = json_object_new();
+  out->parts[0] = jp_json_bytes(header);
+  out->parts[1] = jp_json_bytes(parent != NULL && parent->header != NULL ? parent->header : none);
+  out->parts[2] = jp_json_bytes(none);
+  out->parts[3] = jp_json_bytes(content);
   /* Always through the loop, even from its own thread: in order, and never
    * while the caller holds the kernel's lock. */
   GSource *source = g_idle_source_new();
@@ -135,16 +157,21 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *frame, gpointer data)
   connection *c = data;
   served_kernel *kernel = c->kernel;
   gsize len;
-  const char *text = g_bytes_get_data(frame, &len);
-  jp_message *m = type == SOUP_WEBSOCKET_DATA_TEXT
-                    ? jp_message_from_websocket(text, len, &kernel->connections->dropped)
-                    : NULL;
+  const char *bytes = g_bytes_get_data(frame, &len);
+  jp_counters *dropped = &kernel->connections->dropped;
+  /* Each connection speaks one framing: the one its handshake chose. */
+  jp_message *m = NULL;
+  if (c->v1 && type == SOUP_WEBSOCKET_DATA_BINARY)
+    m = jp_message_from_websocket_v1((const guint8 *)bytes, len, dropped);
+  else if (!c->v1 && type == SOUP_WEBSOCKET_DATA_TEXT)
+    m = jp_message_from_websocket(bytes, len, dropped);
+  else
+    g_atomic_int_inc(&dropped->malformed);
   if (m == NULL) {
-    if (type != SOUP_WEBSOCKET_DATA_TEXT)
-      g_atomic_int_inc(&kernel->connections->dropped.malformed);
-    g_printerr("cellexec serve: kernel %s: a WebSocket frame that is no Jupyter message in JSON "
+    g_printerr("cellexec serve: kernel %s: a WebSocket frame that is no Jupyter message (%s) "
                "was dropped (%d so far)\n",
-               kernel->id, g_atomic_int_get(&kernel->connections->dropped.malformed));
+               kernel->id, c->v1 ? JP_WEBSOCKET_V1 : "JSON text",
+               g_atomic_int_get(&dropped->malformed));
     return;
   }
   int channel = m->channel;
@@ -183,6 +210,7 @@ channels_route(SoupServer *soup, SoupServerMessage *msg, const char *path,
   connection *c = g_new0(connection, 1);
   c->ws = g_object_ref(ws);
   c->id = ++next_id != 0 ? next_id : ++next_id;
+  c->v1 = g_strcmp0(soup_websocket_connection_get_protocol(ws), JP_WEBSOCKET_V1) == 0;
   c->kernel = kernel;
   /* Kernels' messages can be large (images, DataFrames as HTML). */
   soup_websocket_connection_set_max_incoming_payload_size(ws, server->options.max_body);
@@ -199,6 +227,9 @@ channels_route(SoupServer *soup, SoupServerMessage *msg, const char *path,
 void
 cxs_channels_add_route(cxs_server *server)
 {
-  soup_server_add_websocket_handler(server->soup, "/api/kernels", NULL, NULL, channels_route,
-                                    server, NULL);
+  /* A client that offers the binary subprotocol gets it; one that offers
+   * none, JSON text. */
+  char *protocols[] = { (char *)JP_WEBSOCKET_V1, NULL };
+  soup_server_add_websocket_handler(server->soup, "/api/kernels", NULL, protocols,
+                                    channels_route, server, NULL);
 }

@@ -37,6 +37,18 @@ cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, ...)
   json_object_unref(error);
 }
 
+void
+cxs_reply_list(SoupServerMessage *msg, GHashTable *table,
+               JsonNode *(*model)(gpointer value, gpointer data), gpointer data)
+{
+  JsonArray *list = json_array_new();
+  g_autoptr(GList) values = g_hash_table_get_values(table);
+  for (GList *l = values; l != NULL; l = l->next)
+    json_array_add_element(list, model(l->data, data));
+  cxs_reply_json(msg, SOUP_STATUS_OK, json_node_init_array(json_node_alloc(), list));
+  json_array_unref(list);
+}
+
 JsonObject *
 cxs_request_object(SoupServerMessage *msg)
 {
@@ -159,7 +171,37 @@ not_found(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable
  * as its early handler (libsoup runs the early handler of the longest
  * matching path only). */
 static const char *const route_paths[] = { "/", "/api", "/api/kernelspecs", "/api/kernels",
-                                           "/api/sessions", NULL };
+                                           "/api/sessions", "/execute", "/contexts", "/health",
+                                           NULL };
+
+void
+cxs_server_worker_begin(cxs_server *server)
+{
+  g_mutex_lock(&server->workers_lock);
+  server->workers++;
+  g_mutex_unlock(&server->workers_lock);
+}
+
+void
+cxs_server_worker_end(cxs_server *server)
+{
+  g_mutex_lock(&server->workers_lock);
+  if (--server->workers == 0)
+    g_cond_signal(&server->workers_done);
+  g_mutex_unlock(&server->workers_lock);
+}
+
+gboolean
+cxs_server_has_room(cxs_server *server, SoupServerMessage *msg)
+{
+  guint running = g_hash_table_size(server->kernels) + g_hash_table_size(server->contexts);
+  if (server->options.max_sessions == 0 || running < server->options.max_sessions)
+    return TRUE;
+  cxs_reply_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE,
+                  "the server already runs %u kernels and contexts, its limit (--max-sessions "
+                  "%u): delete one first", running, server->options.max_sessions);
+  return FALSE;
+}
 
 cxs_server *
 cxs_server_new(const cxs_options *options)
@@ -174,14 +216,17 @@ cxs_server_new(const cxs_options *options)
                                           (GDestroyNotify)cxs_kernel_unref);
   server->sessions = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                            (GDestroyNotify)json_object_unref);
-  g_mutex_init(&server->ending_lock);
-  g_cond_init(&server->ending_done);
+  server->contexts = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                           (GDestroyNotify)cxs_context_unref);
+  g_mutex_init(&server->workers_lock);
+  g_cond_init(&server->workers_done);
   server->soup = soup_server_new("server-header", "cellexec/" PACKAGE_VERSION " ", NULL);
   for (const char *const *path = route_paths; *path != NULL; path++)
     soup_server_add_early_handler(server->soup, *path, check_request, server, NULL);
   soup_server_add_handler(server->soup, "/", not_found, server, NULL);
   cxs_kernels_add_routes(server);
   cxs_channels_add_route(server);
+  cxs_e2b_add_routes(server);
   g_signal_connect(server->soup, "request-finished", G_CALLBACK(log_request), server);
   return server;
 }
@@ -227,12 +272,22 @@ cxs_server_free(cxs_server *server)
   soup_server_disconnect(server->soup);
   if (server->cull_source != 0)
     g_source_remove(server->cull_source);
+  cxs_contexts_end_all(server);
   cxs_kernels_end_all(server);
+  g_mutex_lock(&server->workers_lock);
+  while (server->workers > 0)
+    g_cond_wait(&server->workers_done, &server->workers_lock);
+  g_mutex_unlock(&server->workers_lock);
+  /* What the last threads handed the loop: nobody is left to read it. */
+  while (g_main_context_iteration(server->context, FALSE))
+    ;
   g_object_unref(server->soup);
   g_hash_table_unref(server->kernels);
   g_hash_table_unref(server->sessions);
-  g_mutex_clear(&server->ending_lock);
-  g_cond_clear(&server->ending_done);
+  g_hash_table_unref(server->contexts);
+  g_free(server->default_context);
+  g_mutex_clear(&server->workers_lock);
+  g_cond_clear(&server->workers_done);
   g_main_context_unref(server->context);
   g_free(server->token);
   g_free(server);

@@ -237,10 +237,7 @@ free_in_thread(gpointer data)
   g_mutex_unlock(&kernel->lock);
   cxk_kernel_free(gone);
   cxs_kernel_unref(kernel);
-  g_mutex_lock(&server->ending_lock);
-  if (--server->ending == 0)
-    g_cond_signal(&server->ending_done);
-  g_mutex_unlock(&server->ending_lock);
+  cxs_server_worker_end(server);
   return NULL;
 }
 
@@ -263,9 +260,7 @@ end_kernel(cxs_server *server, served_kernel *kernel)
   while (g_hash_table_iter_next(&iter, &key, &value))
     if (g_strcmp0(cx__peer_get_string(value, "kernel_id", NULL), kernel->id) == 0)
       g_hash_table_iter_remove(&iter);
-  g_mutex_lock(&server->ending_lock);
-  server->ending++;
-  g_mutex_unlock(&server->ending_lock);
+  cxs_server_worker_begin(server);
   g_thread_unref(g_thread_new("cellexec-serve-end", free_in_thread, kernel));
 }
 
@@ -286,13 +281,6 @@ cxs_kernels_end_all(cxs_server *server)
     cxk_kernel_free(gone);
   }
   g_hash_table_remove_all(server->kernels);
-  g_mutex_lock(&server->ending_lock);
-  while (server->ending > 0)
-    g_cond_wait(&server->ending_done, &server->ending_lock);
-  g_mutex_unlock(&server->ending_lock);
-  /* Messages the kernels sent last, for connections now closed: dropped. */
-  while (g_main_context_iteration(server->context, FALSE))
-    ;
 }
 
 typedef struct {
@@ -329,8 +317,8 @@ cxs_kernel_shutdown_requested(served_kernel *kernel, gboolean restart)
   g_source_unref(source);
 }
 
-/* Every few seconds: end the kernels idle with no connection for longer
- * than --idle-timeout. */
+/* Every few seconds: end the kernels idle with no connection, and the
+ * contexts idle, for longer than --idle-timeout. */
 static gboolean
 cull_idle(gpointer data)
 {
@@ -349,6 +337,14 @@ cull_idle(gpointer data)
       end_kernel(server, kernel);
     }
   }
+  g_autoptr(GList) contexts = g_hash_table_get_values(server->contexts);
+  for (GList *l = contexts; l != NULL; l = l->next) {
+    if (cxs_context_is_idle(l->data, limit)) {
+      g_printerr("cellexec serve: context %s idle for more than %u s: ended\n",
+                 cxs_context_id(l->data), server->options.idle_timeout);
+      cxs_context_remove(server, l->data, NULL);
+    }
+  }
   return G_SOURCE_CONTINUE;
 }
 
@@ -365,13 +361,8 @@ new_kernel(cxs_server *server, SoupServerMessage *msg, const char *spec)
                     "\"; GET /api/kernelspecs lists it)", spec);
     return NULL;
   }
-  guint running = g_hash_table_size(server->kernels);
-  if (server->options.max_sessions > 0 && running >= server->options.max_sessions) {
-    cxs_reply_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE,
-                    "the server already runs %u kernels, its limit (--max-sessions %u): "
-                    "delete one first", running, server->options.max_sessions);
+  if (!cxs_server_has_room(server, msg))
     return NULL;
-  }
   served_kernel *kernel = g_new0(served_kernel, 1);
   kernel->refs = 1;
   kernel->server = server;
@@ -387,15 +378,11 @@ new_kernel(cxs_server *server, SoupServerMessage *msg, const char *spec)
   return kernel;
 }
 
-static void
-list_kernels(cxs_server *server, SoupServerMessage *msg)
+static JsonNode *
+listed_kernel(gpointer kernel, gpointer data)
 {
-  JsonArray *list = json_array_new();
-  g_autoptr(GList) kernels = g_hash_table_get_values(server->kernels);
-  for (GList *l = kernels; l != NULL; l = l->next)
-    json_array_add_element(list, kernel_model(l->data));
-  cxs_reply_json(msg, SOUP_STATUS_OK, json_node_init_array(json_node_alloc(), list));
-  json_array_unref(list);
+  (void)data;
+  return kernel_model(kernel);
 }
 
 static void
@@ -410,7 +397,7 @@ kernels_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   guint n = g_strv_length(parts);
   if (n <= 1 || (n == 2 && *parts[1] == '\0')) {
     if (g_str_equal(method, "GET")) {
-      list_kernels(server, msg);
+      cxs_reply_list(msg, server->kernels, listed_kernel, NULL);
     } else if (g_str_equal(method, "POST")) {
       g_autoptr(JsonObject) body = cxs_request_object(msg);
       if (body == NULL)
@@ -550,6 +537,12 @@ session_model(cxs_server *server, JsonObject *record)
   return node;
 }
 
+static JsonNode *
+listed_session(gpointer record, gpointer server)
+{
+  return session_model(server, record);
+}
+
 static void
 update_session(JsonObject *record, JsonObject *body)
 {
@@ -591,12 +584,7 @@ sessions_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHash
     id++;
   if (*id == '\0') {
     if (g_str_equal(method, "GET")) {
-      JsonArray *list = json_array_new();
-      g_autoptr(GList) records = g_hash_table_get_values(server->sessions);
-      for (GList *l = records; l != NULL; l = l->next)
-        json_array_add_element(list, session_model(server, l->data));
-      cxs_reply_json(msg, SOUP_STATUS_OK, json_node_init_array(json_node_alloc(), list));
-      json_array_unref(list);
+      cxs_reply_list(msg, server->sessions, listed_session, server);
     } else if (g_str_equal(method, "POST")) {
       g_autoptr(JsonObject) body = cxs_request_object(msg);
       if (body == NULL)

@@ -10,6 +10,7 @@
 G_BEGIN_DECLS
 
 typedef struct served_kernel served_kernel;
+typedef struct cxs_context cxs_context;
 
 struct cxs_server {
   SoupServer *soup;
@@ -18,12 +19,22 @@ struct cxs_server {
   GMainContext *context;      /* the main loop's: libsoup's objects live there */
   GHashTable *kernels;        /* id -> served_kernel (a reference) */
   GHashTable *sessions;       /* id -> JsonObject: a session's model, "kernel" left out */
+  GHashTable *contexts;       /* id -> cxs_context (a reference): E2B's contexts */
+  char *default_context;      /* the id of E2B's default context, once made */
   guint cull_source;
-  GMutex ending_lock;
-  GCond ending_done;
-  guint ending;               /* kernels being ended on threads of their own */
+  GMutex workers_lock;
+  GCond workers_done;
+  guint workers;              /* threads of the server's own still running */
   guint starting;             /* kernels (re)starting on worker threads */
 };
+
+/* A thread of the server's own begins / ends: cxs_server_free() waits for
+ * them all.  Any thread. */
+void cxs_server_worker_begin(cxs_server *server);
+void cxs_server_worker_end(cxs_server *server);
+/* Whether another kernel or context may start (--max-sessions); when not,
+ * MSG is answered 503 saying so. */
+gboolean cxs_server_has_room(cxs_server *server, SoupServerMessage *msg);
 
 /* ---- Replies (http.c) --------------------------------------------------- */
 
@@ -33,6 +44,10 @@ void cxs_reply_json(SoupServerMessage *msg, guint status, JsonNode *node);
  * Jupyter Server's errors are. */
 void cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, ...)
   G_GNUC_PRINTF(3, 4);
+/* Answer MSG with 200 and the array of MODEL(value, DATA) of each value
+ * of TABLE, as Jupyter Server lists kernels and sessions. */
+void cxs_reply_list(SoupServerMessage *msg, GHashTable *table,
+                    JsonNode *(*model)(gpointer value, gpointer data), gpointer data);
 /* MSG's request body as a JSON object (new; an empty body: {}), or NULL
  * after answering 400. */
 JsonObject *cxs_request_object(SoupServerMessage *msg);
@@ -49,6 +64,20 @@ served_kernel *cxs_kernel_lookup(cxs_server *server, const char *id);
 void cxs_kernel_touch(served_kernel *kernel);
 /* End every kernel (cxs_server_free). */
 void cxs_kernels_end_all(cxs_server *server);
+
+/* ---- E2B's code-interpreter API (e2b.c) ---------------------------------- */
+
+/* The routes /execute, /contexts and /health. */
+void cxs_e2b_add_routes(cxs_server *server);
+void cxs_context_unref(cxs_context *context);
+const char *cxs_context_id(cxs_context *context);
+/* Whether CONTEXT runs nothing and did nothing since SINCE (real time). */
+gboolean cxs_context_is_idle(cxs_context *context, gint64 since);
+/* CONTEXT leaves the server: its session is ended on a thread, and MSG
+ * (may be NULL) answered once it has. */
+void cxs_context_remove(cxs_server *server, cxs_context *context, SoupServerMessage *msg);
+/* Interrupt every context's cell and drop them (cxs_server_free). */
+void cxs_contexts_end_all(cxs_server *server);
 
 /* ---- Channels (channels.c) ---------------------------------------------- */
 

@@ -8,7 +8,8 @@ server_libcxserver_la_SOURCES = \
 	server/server-private.h \
 	server/http.c \
 	server/kernels.c \
-	server/channels.c
+	server/channels.c \
+	server/e2b.c
 server_libcxserver_la_CFLAGS = $(AM_CFLAGS) $(SOUP_CFLAGS) $(ZMQ_CFLAGS)
 # kernel/libcxkernel.la, which brings the protocol library, is the
 # program's already (tools/tools.mk).

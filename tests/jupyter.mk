@@ -25,7 +25,12 @@ tests_test_serve_SOURCES = tests/test_serve.c tests/test_jupyter_server.c \
 	tests/test_jupyter_server.h
 tests_test_serve_CFLAGS = $(TEST_CFLAGS) $(SOUP_CFLAGS)
 tests_test_serve_LDADD = $(TEST_LDADD) $(SOUP_LIBS)
+# Other people's clients against it: JupyterLab's and E2B's, from npm.
+TESTS += tests/check_clients.sh
 endif
+EXTRA_DIST += tests/check_clients.sh $(NODE_CLIENT_FILES)
+NODE_CLIENT_FILES = tests/node/package.json tests/node/package-lock.json \
+	tests/node/jupyterlab_client.mjs tests/node/e2b_client.mjs
 # cellexec kernel against Jupyter's kernel tests and jupyter_client.
 TESTS += tests/check_kernel.sh
 EXTRA_DIST += tests/check_kernel.sh tests/kernel/test_kernel.py

@@ -272,10 +272,64 @@ test_serve_bad_input_gets_4xx_and_stops_nothing(void)
   CX_ASSERT_CONTAINS(member_string(wrong_spec.body, "message"), "no kernelspec named \"ruby\"");
   g_auto(reply) wrong_method = call(s, "PUT", "/api/kernels", AUTH, "{}");
   CU_ASSERT_EQUAL(wrong_method.status, 405);
+  /* E2B's routes, the same way. */
+  g_auto(reply) no_code = call(s, "POST", "/execute", AUTH, "{\"codes\": \"1\"}");
+  CU_ASSERT_EQUAL(no_code.status, 400);
+  g_auto(reply) both = call(s, "POST", "/execute", AUTH,
+                            "{\"code\": \"1\", \"context_id\": \"x\", \"language\": \"python\"}");
+  CU_ASSERT_EQUAL(both.status, 400);
+  g_auto(reply) ruby = call(s, "POST", "/execute", AUTH, "{\"code\": \"1\", \"language\": \"ruby\"}");
+  CU_ASSERT_EQUAL(ruby.status, 400);
+  CX_ASSERT_CONTAINS(member_string(ruby.body, "message"), "Python only");
+  g_auto(reply) nowhere = call(s, "POST", "/execute", AUTH,
+                               "{\"code\": \"1\", \"context_id\": \"no-such-context\"}");
+  CU_ASSERT_EQUAL(nowhere.status, 404);
+  g_auto(reply) bad_env = call(s, "POST", "/execute", AUTH,
+                               "{\"code\": \"1\", \"env_vars\": {\"A=B\": \"1\"}}");
+  CU_ASSERT_EQUAL(bad_env.status, 400);
+  g_auto(reply) gone = call(s, "DELETE", "/contexts/no-such-context", AUTH, NULL);
+  CU_ASSERT_EQUAL(gone.status, 404);
+  g_auto(reply) health = call(s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+  CU_ASSERT_STRING_EQUAL(health.text, "\"OK\"");
   /* Still serving, and nothing was started. */
   g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
   CU_ASSERT_EQUAL(listed.status, 200);
   CU_ASSERT_EQUAL(array_length(listed.body), 0);
+}
+
+/* E2B's /execute: the cell's outputs as JSON lines, in order, then the
+ * end; its context keeps the state. */
+static void
+test_serve_e2b_execute_streams_json_lines(void)
+{
+  server *s = shared_server();
+  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
+  CU_ASSERT_EQUAL_FATAL(context.status, 200);
+  const char *id = member_string(context.body, "id");
+  g_autofree char *body = g_strdup_printf(
+    "{\"code\": \"import sys\\nprint('out')\\nprint('err', file=sys.stderr)\\nx = 41\\nx + 1\", "
+    "\"context_id\": \"%s\"}", id);
+  g_auto(reply) ran = call(s, "POST", "/execute", AUTH, body);
+  CU_ASSERT_EQUAL(ran.status, 200);
+  g_auto(GStrv) lines = g_strsplit(ran.text != NULL ? ran.text : "", "\n", -1);
+  GString *types = g_string_new(NULL);
+  for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+    g_autoptr(JsonNode) item = json_from_string(*line, NULL);
+    g_string_append_printf(types, "%s ", member_string(item, "type"));
+    if (g_strcmp0(member_string(item, "type"), "result") == 0)
+      CU_ASSERT_STRING_EQUAL(member_string(item, "text"), "42");
+  }
+  CU_ASSERT_STRING_EQUAL(types->str, "stdout stderr result number_of_executions end_of_execution ");
+  g_string_free(types, TRUE);
+  g_autofree char *again = g_strdup_printf("{\"code\": \"x\", \"context_id\": \"%s\"}", id);
+  g_auto(reply) kept = call(s, "POST", "/execute", AUTH, again);
+  CX_ASSERT_CONTAINS(kept.text, "\"text\":\"41\"");
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(removed.status, 200);
+  g_auto(reply) after = call(s, "POST", "/execute", AUTH, again);
+  CU_ASSERT_EQUAL(after.status, 404);
 }
 
 /* ---- The jupyter backend against it ----------------------------------------------- */
@@ -358,6 +412,7 @@ test_serve_limits_kernels_and_ends_idle_ones(void)
   CX_ASSERT_CONTAINS(log, "idle for more than 1 s: ended");
   CX_ASSERT_CONTAINS(log, "POST /api/kernels 503");
   CX_ASSERT_CONTAINS(log, "stopping: ending every kernel");
+  g_free(s.log);
 }
 
 static void
@@ -382,6 +437,7 @@ test_serve_sandbox_holds_through_the_server(void)
     CX_ASSERT_STDOUT(denied, "denied\n");
   }
   CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
   g_unlink(secret);
   g_rmdir(host_dir);
 }
@@ -419,6 +475,7 @@ cx_test_register(void)
     { "test_serve_kernel_lifecycle_over_rest", test_serve_kernel_lifecycle_over_rest },
     { "test_serve_bad_input_gets_4xx_and_stops_nothing",
       test_serve_bad_input_gets_4xx_and_stops_nothing },
+    { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
     { "test_serve_runs_cells_for_the_jupyter_backend",
       test_serve_runs_cells_for_the_jupyter_backend },
     { "test_serve_limits_kernels_and_ends_idle_ones", test_serve_limits_kernels_and_ends_idle_ones },

@@ -255,8 +255,8 @@ CX_EXPORT cx_result *cx_session_run_cell(cx_session *session, const char *code,
  * operations are not interrupted (see executor.h, LIMITS). */
 CX_EXPORT gboolean cx_session_interrupt(cx_session *session, GError **error);
 /* ABI 1.2: answer the Jupyter request TYPE ("complete_request",
- * "inspect_request", "is_complete_request", "history_request", or
- * CX_REQUEST_USER_EXPRESSIONS) with
+ * "inspect_request", "is_complete_request", "history_request",
+ * "comm_info_request", or CX_REQUEST_USER_EXPRESSIONS) with
  * CONTENT (borrowed) in SESSION's interpreter; the reply's content (new,
  * with "status"), or NULL with ERROR.  CX_ERROR_UNSUPPORTED when the
  * backend does not answer TYPE (see session_request in plugin.h for the

@@ -1,0 +1,647 @@
+/* server: E2B's code-interpreter API (the routes of E2B's own server in
+ * its sandbox template), so that its SDKs run code here unchanged:
+ *
+ *   POST /execute            {code, context_id | language, env_vars}: the
+ *                            cell's outputs streamed as JSON lines
+ *   GET, POST /contexts      {language, cwd} -> {id, language, cwd}
+ *   POST /contexts/ID/restart, DELETE /contexts/ID
+ *   GET /health              "OK"
+ *
+ * A context is a cellexec session (not a kernel: no Jupyter messages on
+ * the way), opened on the thread that runs its first cell.  Each
+ * execution runs on a thread of its own, one at a time per context (the
+ * session's lock); its lines reach the response on the main loop.  A
+ * client that goes away interrupts its cell, so that the context is free
+ * for the next one. */
+#include "config.h"
+
+#include <string.h>
+
+#include "lib/peer_json.h"
+#include "server/server-private.h"
+
+/* A line every few seconds while a cell is quiet, as E2B's server sends:
+ * writing is how a client that went away is noticed. */
+#define KEEPALIVE_SECONDS 5
+
+struct cxs_context {
+  gint refs;
+  char *id;
+  char *cwd;                  /* where its cells run */
+  GMutex lock;                /* session, last_activity, running */
+  cx_session *session;        /* NULL until its first cell, and after a restart */
+  gint64 last_activity;
+  guint running;              /* executions under way */
+  gboolean removed;
+};
+
+static cxs_context *
+context_ref(cxs_context *context)
+{
+  g_atomic_int_inc(&context->refs);
+  return context;
+}
+
+void
+cxs_context_unref(cxs_context *context)
+{
+  if (context == NULL || !g_atomic_int_dec_and_test(&context->refs))
+    return;
+  if (context->session != NULL)
+    cx_session_close(context->session);
+  g_mutex_clear(&context->lock);
+  g_free(context->id);
+  g_free(context->cwd);
+  g_free(context);
+}
+
+static JsonNode *
+context_model(cxs_context *context)
+{
+  JsonObject *model = json_object_new();
+  json_object_set_string_member(model, "id", context->id);
+  json_object_set_string_member(model, "language", "python");
+  json_object_set_string_member(model, "cwd", context->cwd);
+  JsonNode *node = json_node_init_object(json_node_alloc(), model);
+  json_object_unref(model);
+  return node;
+}
+
+static JsonNode *
+listed_context(gpointer context, gpointer data)
+{
+  (void)data;
+  return context_model(context);
+}
+
+/* A new context in the table; NULL after answering MSG when the server is
+ * full. */
+static cxs_context *
+new_context(cxs_server *server, SoupServerMessage *msg, const char *cwd)
+{
+  if (!cxs_server_has_room(server, msg))
+    return NULL;
+  cxs_context *context = g_new0(cxs_context, 1);
+  context->refs = 1;
+  context->id = g_uuid_string_random();
+  /* Where its cells run: the server's own directory unless told. */
+  context->cwd = cwd != NULL ? g_strdup(cwd) : g_get_current_dir();
+  g_mutex_init(&context->lock);
+  context->last_activity = g_get_real_time();
+  g_hash_table_insert(server->contexts, context->id, context);
+  return context;
+}
+
+/* The default context (E2B's "python" one), made on first use. */
+static cxs_context *
+default_context(cxs_server *server, SoupServerMessage *msg)
+{
+  cxs_context *context = server->default_context != NULL
+                           ? g_hash_table_lookup(server->contexts, server->default_context)
+                           : NULL;
+  if (context != NULL)
+    return context;
+  context = new_context(server, msg, NULL);
+  if (context != NULL) {
+    g_free(server->default_context);
+    server->default_context = g_strdup(context->id);
+  }
+  return context;
+}
+
+/* Only Python: the language E2B names it by, "python", or none. */
+static gboolean
+language_ok(SoupServerMessage *msg, const char *language)
+{
+  if (language == NULL || g_ascii_strcasecmp(language, "python") == 0)
+    return TRUE;
+  cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST,
+                  "language \"%s\": this server runs Python only", language);
+  return FALSE;
+}
+
+/* ---- An execution ----------------------------------------------------------------- */
+
+typedef struct {
+  gint refs;
+  cxs_server *server;
+  SoupServerMessage *msg;
+  cxs_context *context;
+  char *code;
+  GPtrArray *env;             /* "KEY=VALUE" */
+  gboolean gone;              /* main loop: the response is over (sent, or the client left) */
+  gboolean done;              /* main loop: the cell has ended */
+  guint keepalive;
+} execution;
+
+static execution *
+execution_ref(execution *e)
+{
+  g_atomic_int_inc(&e->refs);
+  return e;
+}
+
+static void
+execution_unref(execution *e)
+{
+  if (!g_atomic_int_dec_and_test(&e->refs))
+    return;
+  g_object_unref(e->msg);
+  cxs_context_unref(e->context);
+  g_free(e->code);
+  g_ptr_array_unref(e->env);
+  g_free(e);
+}
+
+typedef struct {
+  execution *e;
+  char *line;                 /* NULL: the end */
+  gboolean more;              /* a line (LINE is NULL once written) */
+} line_call;
+
+/* On the main loop: LINE to the response, or its end. */
+static gboolean
+write_on_main(gpointer data)
+{
+  line_call *call = data;
+  execution *e = call->e;
+  if (!e->gone) {
+    SoupMessageBody *body = soup_server_message_get_response_body(e->msg);
+    if (call->line != NULL) {
+      soup_message_body_append(body, SOUP_MEMORY_TAKE, call->line, strlen(call->line));
+      call->line = NULL;
+    } else {
+      soup_message_body_complete(body);
+    }
+    soup_server_message_unpause(e->msg);
+  }
+  if (call->line == NULL && !call->more) {
+    /* The end: before the thread's last reference goes. */
+    e->done = TRUE;
+    if (e->keepalive != 0)
+      g_source_remove(e->keepalive);
+    e->keepalive = 0;
+  }
+  g_free(call->line);
+  execution_unref(e);
+  g_free(call);
+  return G_SOURCE_REMOVE;
+}
+
+/* Any thread: OBJECT (taken) as the next line, or the end when NULL. */
+static void
+send_line(execution *e, JsonObject *object)
+{
+  line_call *call = g_new0(line_call, 1);
+  call->e = execution_ref(e);
+  if (object != NULL) {
+    g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
+    json_object_unref(object);
+    g_autofree char *text = cx_json_to_string(node, FALSE);
+    call->line = g_strconcat(text, "\n", NULL);
+    call->more = TRUE;
+  }
+  GSource *source = g_idle_source_new();
+  g_source_set_priority(source, G_PRIORITY_DEFAULT);
+  g_source_set_callback(source, write_on_main, call, NULL);
+  g_source_attach(source, e->server->context);
+  g_source_unref(source);
+}
+
+static JsonObject *
+typed(const char *type)
+{
+  JsonObject *o = json_object_new();
+  json_object_set_string_member(o, "type", type);
+  return o;
+}
+
+/* A MIME value as E2B gives it: text (a list of lines joined), or the
+ * JSON value itself for application/json and E2B's own types. */
+static JsonNode *
+mime_value(JsonNode *value)
+{
+  if (value != NULL && JSON_NODE_HOLDS_ARRAY(value)) {
+    GString *text = g_string_new(NULL);
+    JsonArray *lines = json_node_get_array(value);
+    for (guint i = 0; i < json_array_get_length(lines); i++) {
+      JsonNode *line = json_array_get_element(lines, i);
+      if (JSON_NODE_HOLDS_VALUE(line) && json_node_get_value_type(line) == G_TYPE_STRING)
+        g_string_append(text, json_node_get_string(line));
+    }
+    JsonNode *node = json_node_init_string(json_node_alloc(), text->str);
+    g_string_free(text, TRUE);
+    return node;
+  }
+  return json_node_copy(value);
+}
+
+/* An output's bundle DATA as E2B's Result: its formats by their names,
+ * the rest in "extra".  text/plain loses the quotes around it, as E2B's
+ * server takes them off ('hello' -> hello). */
+static JsonObject *
+result_of(JsonObject *data, gboolean main_result)
+{
+  static const char *const names[][2] = {
+    { "text/plain", "text" }, { "text/html", "html" }, { "text/markdown", "markdown" },
+    { "image/svg+xml", "svg" }, { "image/png", "png" }, { "image/jpeg", "jpeg" },
+    { "application/pdf", "pdf" }, { "text/latex", "latex" }, { "application/json", "json" },
+    { "application/javascript", "javascript" }, { "e2b/data", "data" }, { "e2b/chart", "chart" },
+  };
+  JsonObject *result = typed("result");
+  JsonObject *extra = json_object_new();
+  JsonObjectIter iter;
+  const char *mime;
+  JsonNode *value;
+  json_object_iter_init(&iter, data);
+  while (json_object_iter_next(&iter, &mime, &value)) {
+    const char *name = NULL;
+    for (gsize i = 0; i < G_N_ELEMENTS(names) && name == NULL; i++)
+      if (g_str_equal(mime, names[i][0]))
+        name = names[i][1];
+    JsonNode *kept = mime_value(value);
+    if (name != NULL && g_str_equal(name, "text") && JSON_NODE_HOLDS_VALUE(kept) &&
+        json_node_get_value_type(kept) == G_TYPE_STRING) {
+      const char *text = json_node_get_string(kept);
+      gsize len = strlen(text);
+      if (len >= 2 && (text[0] == '\'' || text[0] == '"') && text[len - 1] == text[0]) {
+        g_autofree char *inner = g_strndup(text + 1, len - 2);
+        json_node_unref(kept);
+        kept = json_node_init_string(json_node_alloc(), inner);
+      }
+    }
+    if (name != NULL)
+      json_object_set_member(result, name, kept);
+    else
+      json_object_set_member(extra, mime, kept);
+  }
+  json_object_set_object_member(result, "extra", extra);
+  json_object_set_boolean_member(result, "is_main_result", main_result);
+  return result;
+}
+
+static char *
+now_text(void)
+{
+  return cxs_time_text(g_get_real_time());
+}
+
+/* The output callback: each output as E2B's line for it. */
+static void
+on_output(JsonObject *output, gpointer data)
+{
+  execution *e = data;
+  const char *type = cx__peer_get_string(output, "output_type", "");
+  if (g_str_equal(type, "stream")) {
+    const char *name = cx__peer_get_string(output, "name", "stdout");
+    JsonObject *line = typed(g_str_equal(name, "stderr") ? "stderr" : "stdout");
+    json_object_set_string_member(line, "text", cx__peer_get_string(output, "text", ""));
+    g_autofree char *when = now_text();
+    json_object_set_string_member(line, "timestamp", when);
+    send_line(e, line);
+  } else if (g_str_equal(type, "display_data") || g_str_equal(type, "execute_result")) {
+    JsonObject *bundle = cx__peer_get_object(output, "data");
+    if (bundle != NULL)
+      send_line(e, result_of(bundle, g_str_equal(type, "execute_result")));
+  } else if (g_str_equal(type, "error")) {
+    JsonObject *line = typed("error");
+    json_object_set_string_member(line, "name", cx__peer_get_string(output, "ename", "Error"));
+    json_object_set_string_member(line, "value", cx__peer_get_string(output, "evalue", ""));
+    GString *traceback = g_string_new(NULL);
+    JsonArray *lines = cx__peer_get_array(output, "traceback");
+    for (guint i = 0; lines != NULL && i < json_array_get_length(lines); i++) {
+      JsonNode *text = json_array_get_element(lines, i);
+      /* Joined as E2B's server joins them: with nothing between. */
+      if (JSON_NODE_HOLDS_VALUE(text) && json_node_get_value_type(text) == G_TYPE_STRING)
+        g_string_append(traceback, json_node_get_string(text));
+    }
+    json_object_set_string_member(line, "traceback", traceback->str);
+    g_string_free(traceback, TRUE);
+    send_line(e, line);
+  }
+  /* update_display_data, clear_output, comm messages: E2B has none. */
+}
+
+/* The context's session, opened now if it has none; NULL with ERROR. */
+static cx_session *
+context_session(cxs_server *server, cxs_context *context, GError **error)
+{
+  g_mutex_lock(&context->lock);
+  if (context->session == NULL && !context->removed)
+    context->session = cx_session_open(server->options.backend, error);
+  else if (context->removed)
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_BACKEND, "the context was removed");
+  cx_session *session = context->session;
+  g_mutex_unlock(&context->lock);
+  return session;
+}
+
+static gpointer
+execute_in_thread(gpointer data)
+{
+  execution *e = data;
+  cxs_context *context = e->context;
+  g_autoptr(GError) error = NULL;
+  cx_session *session = context_session(e->server, context, &error);
+  g_autoptr(cx_result) result = NULL;
+  if (session != NULL) {
+    g_autoptr(cx_run_options) run = cx_run_options_new();
+    cx_run_options_set_output_callback(run, on_output, e);
+    cx_run_options_set_cwd(run, context->cwd);
+    for (guint i = 0; i < e->env->len; i++)
+      cx_run_options_add_env(run, g_ptr_array_index(e->env, i));
+    result = cx_session_run_cell(session, e->code, run, &error);
+  }
+  if (result == NULL) {
+    JsonObject *line = typed("error");
+    json_object_set_string_member(line, "name", "CellexecError");
+    json_object_set_string_member(line, "value", error->message);
+    json_object_set_string_member(line, "traceback", "");
+    send_line(e, line);
+  } else {
+    JsonNode *count = cx_result_get_extra(result, "execution_count");
+    if (count != NULL && JSON_NODE_HOLDS_VALUE(count)) {
+      JsonObject *line = typed("number_of_executions");
+      json_object_set_int_member(line, "execution_count", json_node_get_int(count));
+      send_line(e, line);
+    }
+  }
+  send_line(e, typed("end_of_execution"));
+  send_line(e, NULL);
+  g_mutex_lock(&context->lock);
+  context->running--;
+  context->last_activity = g_get_real_time();
+  g_mutex_unlock(&context->lock);
+  cxs_server *server = e->server;
+  execution_unref(e);
+  cxs_server_worker_end(server);
+  return NULL;
+}
+
+/* The timer is removed with the end's line (write_on_main), so E is alive. */
+static gboolean
+keep_alive(gpointer data)
+{
+  execution *e = data;
+  if (!e->gone)
+    send_line(e, typed("keepalive"));
+  return G_SOURCE_CONTINUE;
+}
+
+/* The response ended: sent, or the client went away before the cell
+ * ended, whose cell is then interrupted. */
+static void
+on_finished(SoupServerMessage *msg, gpointer data)
+{
+  execution *e = data;
+  g_signal_handlers_disconnect_by_data(msg, e);
+  e->gone = TRUE;
+  if (!e->done) {
+    g_printerr("cellexec serve: context %s: the client left during its cell: interrupted\n",
+               e->context->id);
+    g_mutex_lock(&e->context->lock);
+    if (e->context->session != NULL)
+      cx_session_interrupt(e->context->session, NULL);
+    g_mutex_unlock(&e->context->lock);
+  }
+  execution_unref(e); /* the reference the message's end held */
+}
+
+static void
+execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
+              gpointer data)
+{
+  (void)soup, (void)query;
+  cxs_server *server = data;
+  if (!g_str_equal(soup_server_message_get_method(msg), "POST")) {
+    cxs_reply_error(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "%s: use POST", path);
+    return;
+  }
+  g_autoptr(JsonObject) body = cxs_request_object(msg);
+  if (body == NULL)
+    return;
+  const char *code = cx__peer_get_string(body, "code", NULL);
+  const char *context_id = cx__peer_get_string(body, "context_id", NULL);
+  const char *language = cx__peer_get_string(body, "language", NULL);
+  if (code == NULL) {
+    cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST, "the request has no \"code\" string");
+    return;
+  }
+  if (context_id != NULL && language != NULL) {
+    cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST, "give context_id or language, not both");
+    return;
+  }
+  if (!language_ok(msg, language))
+    return;
+  GPtrArray *env = g_ptr_array_new_with_free_func(g_free);
+  JsonObject *vars = cx__peer_get_object(body, "env_vars");
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *value;
+  if (vars != NULL) {
+    json_object_iter_init(&iter, vars);
+    while (json_object_iter_next(&iter, &name, &value)) {
+      if (!JSON_NODE_HOLDS_VALUE(value) || json_node_get_value_type(value) != G_TYPE_STRING ||
+          *name == '\0' || strchr(name, '=') != NULL) {
+        g_ptr_array_unref(env);
+        cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST,
+                        "env_vars: \"%s\" must be a name without '=' with a string value", name);
+        return;
+      }
+      g_ptr_array_add(env, g_strdup_printf("%s=%s", name, json_node_get_string(value)));
+    }
+  }
+  cxs_context *context = context_id != NULL ? g_hash_table_lookup(server->contexts, context_id)
+                                            : default_context(server, msg);
+  if (context == NULL) {
+    g_ptr_array_unref(env);
+    if (context_id != NULL)
+      cxs_reply_error(msg, SOUP_STATUS_NOT_FOUND, "Context %s not found", context_id);
+    return; /* default_context() answered */
+  }
+  execution *e = g_new0(execution, 1);
+  e->refs = 2; /* the thread's, and on_finished's until the message goes */
+  e->server = server;
+  e->msg = g_object_ref(msg);
+  e->context = context_ref(context);
+  e->code = g_strdup(code);
+  e->env = env;
+  g_mutex_lock(&context->lock);
+  context->running++;
+  context->last_activity = g_get_real_time();
+  g_mutex_unlock(&context->lock);
+  SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
+  soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED);
+  soup_message_headers_set_content_type(headers, "application/x-ndjson", NULL);
+  soup_message_body_set_accumulate(soup_server_message_get_response_body(msg), FALSE);
+  soup_server_message_set_status(msg, SOUP_STATUS_OK, NULL);
+  g_signal_connect(msg, "finished", G_CALLBACK(on_finished), e);
+  soup_server_message_pause(msg);
+  e->keepalive = g_timeout_add_seconds(KEEPALIVE_SECONDS, keep_alive, e);
+  cxs_server_worker_begin(server);
+  g_thread_unref(g_thread_new("cellexec-serve-cell", execute_in_thread, e));
+}
+
+/* ---- /contexts and /health -------------------------------------------------------- */
+
+typedef struct {
+  cxs_server *server;
+  cxs_context *context;
+  SoupServerMessage *msg;
+  gboolean restart;           /* else: removed */
+} context_job;
+
+static gpointer
+close_in_thread(gpointer data)
+{
+  context_job *job = data;
+  cxs_context *context = job->context;
+  g_mutex_lock(&context->lock);
+  cx_session *old = g_steal_pointer(&context->session);
+  g_mutex_unlock(&context->lock);
+  if (old != NULL) {
+    cx_session_interrupt(old, NULL);
+    cx_session_close(old); /* waits for a cell still running */
+  }
+  g_autoptr(GError) error = NULL;
+  if (job->restart)
+    (void)context_session(job->server, context, &error); /* opened again now, not at the next cell */
+  return job;
+}
+
+static gboolean
+closed_on_main(gpointer data)
+{
+  context_job *job = data;
+  if (job->msg != NULL) {
+    cxs_reply_json(job->msg, SOUP_STATUS_OK, json_node_init_null(json_node_alloc()));
+    soup_server_message_unpause(job->msg);
+    g_object_unref(job->msg);
+  }
+  cxs_context_unref(job->context);
+  g_free(job);
+  return G_SOURCE_REMOVE;
+}
+
+static gpointer
+job_thread(gpointer data)
+{
+  context_job *job = close_in_thread(data);
+  cxs_server *server = job->server;
+  GSource *source = g_idle_source_new();
+  g_source_set_callback(source, closed_on_main, job, NULL);
+  g_source_attach(source, server->context);
+  g_source_unref(source);
+  cxs_server_worker_end(server);
+  return NULL;
+}
+
+/* Restart or remove CONTEXT on a thread, answering MSG (may be NULL) with
+ * null, as E2B's server does, once done. */
+static void
+run_context_job(cxs_server *server, cxs_context *context, SoupServerMessage *msg, gboolean restart)
+{
+  context_job *job = g_new0(context_job, 1);
+  job->server = server;
+  job->context = context_ref(context);
+  job->restart = restart;
+  if (msg != NULL) {
+    job->msg = g_object_ref(msg);
+    soup_server_message_set_status(msg, SOUP_STATUS_INTERNAL_SERVER_ERROR, NULL); /* replaced */
+    soup_server_message_pause(msg);
+  }
+  cxs_server_worker_begin(server);
+  g_thread_unref(g_thread_new("cellexec-serve-context", job_thread, job));
+}
+
+void
+cxs_context_remove(cxs_server *server, cxs_context *context, SoupServerMessage *msg)
+{
+  context->removed = TRUE;
+  if (g_strcmp0(server->default_context, context->id) == 0)
+    g_clear_pointer(&server->default_context, g_free);
+  run_context_job(server, context, msg, FALSE);
+  g_hash_table_remove(server->contexts, context->id);
+}
+
+static void
+contexts_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
+               gpointer data)
+{
+  (void)soup, (void)query;
+  cxs_server *server = data;
+  const char *method = soup_server_message_get_method(msg);
+  g_auto(GStrv) parts = g_strsplit(path + strlen("/contexts"), "/", -1);
+  guint n = g_strv_length(parts); /* "" | "", ID | "", ID, restart */
+  if (n <= 1 || (n == 2 && *parts[1] == '\0')) {
+    if (g_str_equal(method, "GET")) {
+      cxs_reply_list(msg, server->contexts, listed_context, NULL);
+    } else if (g_str_equal(method, "POST")) {
+      g_autoptr(JsonObject) body = cxs_request_object(msg);
+      if (body == NULL || !language_ok(msg, cx__peer_get_string(body, "language", NULL)))
+        return;
+      cxs_context *context = new_context(server, msg, cx__peer_get_string(body, "cwd", NULL));
+      if (context != NULL)
+        cxs_reply_json(msg, SOUP_STATUS_OK, context_model(context));
+    } else {
+      cxs_reply_error(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "%s %s: use GET or POST", method, path);
+    }
+    return;
+  }
+  cxs_context *context = n <= 3 ? g_hash_table_lookup(server->contexts, parts[1]) : NULL;
+  if (context == NULL) {
+    cxs_reply_error(msg, SOUP_STATUS_NOT_FOUND, "Context %s not found", parts[1]);
+  } else if (n == 2 && g_str_equal(method, "DELETE")) {
+    cxs_context_remove(server, context, msg);
+  } else if (n == 3 && g_str_equal(parts[2], "restart") && g_str_equal(method, "POST")) {
+    run_context_job(server, context, msg, TRUE);
+  } else {
+    cxs_reply_error(msg, SOUP_STATUS_NOT_FOUND, "no such route: %s %s", method, path);
+  }
+}
+
+static void
+health_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
+             gpointer data)
+{
+  (void)soup, (void)path, (void)query, (void)data;
+  cxs_reply_json(msg, SOUP_STATUS_OK, json_node_init_string(json_node_alloc(), "OK"));
+}
+
+gboolean
+cxs_context_is_idle(cxs_context *context, gint64 since)
+{
+  g_mutex_lock(&context->lock);
+  gboolean idle = context->running == 0 && context->last_activity < since;
+  g_mutex_unlock(&context->lock);
+  return idle;
+}
+
+const char *
+cxs_context_id(cxs_context *context)
+{
+  return context->id;
+}
+
+void
+cxs_contexts_end_all(cxs_server *server)
+{
+  g_autoptr(GList) contexts = g_hash_table_get_values(server->contexts);
+  for (GList *l = contexts; l != NULL; l = l->next) {
+    cxs_context *context = l->data;
+    g_mutex_lock(&context->lock);
+    context->removed = TRUE;
+    if (context->session != NULL)
+      cx_session_interrupt(context->session, NULL);
+    g_mutex_unlock(&context->lock);
+  }
+  g_hash_table_remove_all(server->contexts); /* the last reference closes each session */
+}
+
+void
+cxs_e2b_add_routes(cxs_server *server)
+{
+  soup_server_add_handler(server->soup, "/execute", execute_route, server, NULL);
+  soup_server_add_handler(server->soup, "/contexts", contexts_route, server, NULL);
+  soup_server_add_handler(server->soup, "/health", health_route, server, NULL);
+}
