@@ -9,6 +9,9 @@
 #include "lib/peer_json.h"
 #include "server/server-private.h"
 
+/* Connections waiting to be accepted, at most (listen(2)'s backlog). */
+#define LISTEN_BACKLOG 512
+
 /* ---- Replies -------------------------------------------------------------------- */
 
 void
@@ -244,7 +247,17 @@ cxs_server_listen(cxs_server *server, const char *host, guint port, GError **err
   }
   g_autoptr(GSocketAddress) where = g_inet_socket_address_new(address, port);
   g_autoptr(GError) failure = NULL;
-  if (!soup_server_listen(server->soup, where, 0, &failure)) {
+  /* The socket made here for its backlog: GLib's default of 10 pending
+   * connections drops some of a burst of clients (32 agents at once). */
+  g_autoptr(GSocket) socket = g_socket_new(g_inet_address_get_family(address),
+                                           G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &failure);
+  if (socket != NULL) {
+    g_socket_set_listen_backlog(socket, LISTEN_BACKLOG);
+    if (!g_socket_bind(socket, where, TRUE, &failure) || !g_socket_listen(socket, &failure) ||
+        !soup_server_listen_socket(server->soup, socket, 0, &failure))
+      g_clear_object(&socket);
+  }
+  if (socket == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot listen on %s:%u: %s", host, port,
                 failure->message);
     return FALSE;

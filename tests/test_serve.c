@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -332,6 +333,154 @@ test_serve_e2b_execute_streams_json_lines(void)
   CU_ASSERT_EQUAL(after.status, 404);
 }
 
+/* ---- Load ----------------------------------------------------------------------- */
+
+#define CLIENTS 32
+#define CELLS_PER_CLIENT 5
+
+typedef struct {
+  const server *s;
+  int client;
+  guint ok;                   /* cells whose output was their own token, exactly */
+} load_client;
+
+/* One client: its own context and session, cells that each print a token
+ * of their own. */
+static gpointer
+load_client_run(gpointer data)
+{
+  load_client *c = data;
+  g_autoptr(SoupSession) session = soup_session_new_with_options("timeout", 120, NULL);
+  g_autofree char *base = g_strdup_printf("http://127.0.0.1:%d", c->s->port);
+  g_autofree char *contexts = g_strdup_printf("%s/contexts", base);
+  g_autoptr(SoupMessage) create = soup_message_new("POST", contexts);
+  soup_message_headers_replace(soup_message_get_request_headers(create), "Authorization",
+                               "token " TOKEN);
+  g_autoptr(GBytes) empty = g_bytes_new_static("{}", 2);
+  soup_message_set_request_body_from_bytes(create, "application/json", empty);
+  g_autoptr(GBytes) created = soup_session_send_and_read(session, create, NULL, NULL);
+  g_autoptr(JsonNode) model = created != NULL ? json_from_string(g_bytes_get_data(created, NULL), NULL)
+                                              : NULL;
+  const char *id = member_string(model, "id");
+  if (id == NULL)
+    return NULL;
+  g_autofree char *execute = g_strdup_printf("%s/execute", base);
+  for (int cell = 0; cell < CELLS_PER_CLIENT; cell++) {
+    g_autofree char *token = g_strdup_printf("token-%d-%d", c->client, cell);
+    g_autofree char *body = g_strdup_printf(
+      "{\"code\": \"import time\\nprint('%s', end='')\\ntime.sleep(0.01)\", \"context_id\": \"%s\"}",
+      token, id);
+    g_autoptr(SoupMessage) run = soup_message_new("POST", execute);
+    soup_message_headers_replace(soup_message_get_request_headers(run), "Authorization",
+                                 "token " TOKEN);
+    g_autoptr(GBytes) bytes = g_bytes_new(body, strlen(body));
+    soup_message_set_request_body_from_bytes(run, "application/json", bytes);
+    g_autoptr(GBytes) answer = soup_session_send_and_read(session, run, NULL, NULL);
+    if (answer == NULL)
+      continue;
+    /* Exactly its own token on stdout, whatever else ran at the time. */
+    g_autofree char *text = g_strndup(g_bytes_get_data(answer, NULL), g_bytes_get_size(answer));
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    GString *out = g_string_new(NULL);
+    for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+      g_autoptr(JsonNode) item = json_from_string(*line, NULL);
+      if (g_strcmp0(member_string(item, "type"), "stdout") == 0)
+        g_string_append(out, member_string(item, "text"));
+    }
+    if (g_str_equal(out->str, token))
+      c->ok++;
+
+    g_string_free(out, TRUE);
+  }
+  g_autofree char *path = g_strdup_printf("%s/contexts/%s", base, id);
+  g_autoptr(SoupMessage) remove = soup_message_new("DELETE", path);
+  soup_message_headers_replace(soup_message_get_request_headers(remove), "Authorization",
+                               "token " TOKEN);
+  g_autoptr(GBytes) removed = soup_session_send_and_read(session, remove, NULL, NULL);
+  return NULL;
+}
+
+/* The processes under PID (its children, theirs, ...). */
+static guint
+descendants_of(GPid pid)
+{
+  guint count = 0;
+  g_autoptr(GDir) proc = g_dir_open("/proc", 0, NULL);
+  const char *name;
+  while (proc != NULL && (name = g_dir_read_name(proc)) != NULL) {
+    if (!g_ascii_isdigit(*name))
+      continue;
+    /* Up the parents from NAME: does the chain reach PID? */
+    gint64 at = g_ascii_strtoll(name, NULL, 10);
+    for (int depth = 0; at > 1 && depth < 16; depth++) {
+      g_autofree char *stat_path = g_strdup_printf("/proc/%" G_GINT64_FORMAT "/stat", at);
+      g_autofree char *stat = NULL;
+      if (!g_file_get_contents(stat_path, &stat, NULL, NULL))
+        break;
+      const char *close = strrchr(stat, ')');
+      gint64 parent = 0;
+      if (close == NULL || sscanf(close + 2, "%*c %" G_GINT64_FORMAT, &parent) != 1)
+        break;
+      if (parent == pid) {
+        count++;
+        break;
+      }
+      at = parent;
+    }
+  }
+  return count;
+}
+
+static void
+test_serve_32_clients_each_get_their_own_output(void)
+{
+  server *s = shared_server();
+  load_client clients[CLIENTS];
+  GThread *threads[CLIENTS];
+  for (int i = 0; i < CLIENTS; i++) {
+    clients[i] = (load_client){ s, i, 0 };
+    threads[i] = g_thread_new("load-client", load_client_run, &clients[i]);
+  }
+  guint ok = 0;
+  for (int i = 0; i < CLIENTS; i++) {
+    g_thread_join(threads[i]);
+    ok += clients[i].ok;
+  }
+  CU_ASSERT_EQUAL(ok, CLIENTS * CELLS_PER_CLIENT); /* nothing lost, nothing crossed */
+  g_auto(reply) left = call(s, "GET", "/contexts", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(left.body), 0);
+}
+
+static void
+test_serve_200_kernels_leave_no_process_behind(void)
+{
+  server *s = shared_server();
+  GPid pid = (GPid)g_ascii_strtoll(g_subprocess_get_identifier(s->process), NULL, 10);
+  /* What the server runs with no kernel: the backend's fork server. */
+  guint before = descendants_of(pid);
+  guint started = 0;
+  for (int i = 0; i < 200; i++) {
+    g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
+    const char *id = member_string(kernel.body, "id");
+    if (kernel.status != 201 || id == NULL)
+      continue;
+    started++;
+    g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+    g_auto(reply) deleted = call(s, "DELETE", path, AUTH, NULL);
+    CU_ASSERT_EQUAL(deleted.status, 204);
+  }
+  CU_ASSERT_EQUAL(started, 200);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  guint after = descendants_of(pid);
+  while (after > before && g_get_monotonic_time() < deadline) {
+    g_usleep(100 * 1000);
+    after = descendants_of(pid);
+  }
+  CU_ASSERT_EQUAL(after, before);
+  g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(listed.body), 0);
+}
+
 /* ---- The jupyter backend against it ----------------------------------------------- */
 
 static cx_backend *
@@ -476,6 +625,10 @@ cx_test_register(void)
     { "test_serve_bad_input_gets_4xx_and_stops_nothing",
       test_serve_bad_input_gets_4xx_and_stops_nothing },
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
+    { "test_serve_32_clients_each_get_their_own_output",
+      test_serve_32_clients_each_get_their_own_output },
+    { "test_serve_200_kernels_leave_no_process_behind",
+      test_serve_200_kernels_leave_no_process_behind },
     { "test_serve_runs_cells_for_the_jupyter_backend",
       test_serve_runs_cells_for_the_jupyter_backend },
     { "test_serve_limits_kernels_and_ends_idle_ones", test_serve_limits_kernels_and_ends_idle_ones },
