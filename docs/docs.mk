@@ -1,9 +1,10 @@
-# docs/: the manual page, the plugin writer's guide and the worker protocol.
+# docs/: the manual page, the plugin writer's guide, the worker protocol,
+# and serving at scale.
 dist_man_MANS += docs/cellexec.1
 
 # Installed under $(docdir) (the manual page names them): the guides, and
 # each backend's README as backend-NAME.md.
-dist_doc_DATA = README.md docs/plugin-guide.md docs/worker-protocol.md
+dist_doc_DATA = README.md docs/plugin-guide.md docs/worker-protocol.md docs/serving.md
 doc_DATA = docs/backend-local.md docs/backend-subprocess.md docs/backend-fake.md docs/backend-jupyter.md
 CLEANFILES += $(doc_DATA)
 EXTRA_DIST += plugins/local/README.md plugins/subprocess/README.md plugins/fake/README.md

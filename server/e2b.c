@@ -28,6 +28,8 @@ struct cxs_context {
   gint refs;
   char *id;
   char *cwd;                  /* where its cells run */
+  gboolean cwd_given;         /* by the client: else the backend's own, which
+                               * a sandbox's view always holds */
   GMutex lock;                /* session, last_activity, running */
   cx_session *session;        /* NULL until its first cell, and after a restart */
   gint64 last_activity;
@@ -84,8 +86,9 @@ new_context(cxs_server *server, SoupServerMessage *msg, const char *cwd)
   cxs_context *context = g_new0(cxs_context, 1);
   context->refs = 1;
   context->id = g_uuid_string_random();
-  /* Where its cells run: the server's own directory unless told. */
+  /* Where its cells run: the backend's directory (the server's own) unless told. */
   context->cwd = cwd != NULL ? g_strdup(cwd) : g_get_current_dir();
+  context->cwd_given = cwd != NULL;
   g_mutex_init(&context->lock);
   context->last_activity = g_get_real_time();
   g_hash_table_insert(server->contexts, context->id, context);
@@ -347,7 +350,8 @@ execute_in_thread(gpointer data)
   if (session != NULL) {
     g_autoptr(cx_run_options) run = cx_run_options_new();
     cx_run_options_set_output_callback(run, on_output, e);
-    cx_run_options_set_cwd(run, context->cwd);
+    if (context->cwd_given)
+      cx_run_options_set_cwd(run, context->cwd);
     for (guint i = 0; i < e->env->len; i++)
       cx_run_options_add_env(run, g_ptr_array_index(e->env, i));
     result = cx_session_run_cell(session, e->code, run, &error);
