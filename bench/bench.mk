@@ -48,3 +48,18 @@ bench-kernel: tools/cellexec plugins/local.la plugins/subprocess.la $(BENCH_PROG
 	  --kernel-executable '$(abs_top_builddir)/tools/.libs/cellexec' $(BENCH_KERNEL_FLAGS)
 endif
 .PHONY: bench-kernel
+
+# bench-serve: cellexec serve against jupyter_server with ipykernel, and
+# against the library itself (bench/README.md).
+EXTRA_DIST += bench/serve.py
+if HAVE_SERVE
+if ENABLE_PYTHON
+bench-serve: tools/cellexec python/build.stamp plugins/local.la plugins/subprocess.la \
+		$(BENCH_PROGRAMS_USED)
+	env -u CELLEXEC_CONFIG $(BENCH_PYTHON_ENVIRONMENT) \
+	  LD_LIBRARY_PATH='$(abs_top_builddir)/.libs' \
+	  $(PYTHON) $(srcdir)/bench/serve.py '$(abs_top_builddir)/tools/.libs/cellexec' \
+	  $(BENCH_SERVE_FLAGS)
+endif
+endif
+.PHONY: bench-serve

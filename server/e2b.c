@@ -132,8 +132,12 @@ typedef struct {
   cxs_context *context;
   char *code;
   GPtrArray *env;             /* "KEY=VALUE" */
+  GMutex lock;                /* pending, ended, flush_scheduled */
+  GString *pending;           /* lines not yet handed to the response */
+  gboolean ended;             /* the last line is in PENDING */
+  gboolean flush_scheduled;
   gboolean gone;              /* main loop: the response is over (sent, or the client left) */
-  gboolean done;              /* main loop: the cell has ended */
+  gboolean done;              /* main loop: the end was written */
   guint keepalive;
 } execution;
 
@@ -153,41 +157,41 @@ execution_unref(execution *e)
   cxs_context_unref(e->context);
   g_free(e->code);
   g_ptr_array_unref(e->env);
+  g_string_free(e->pending, TRUE);
+  g_mutex_clear(&e->lock);
   g_free(e);
 }
 
-typedef struct {
-  execution *e;
-  char *line;                 /* NULL: the end */
-  gboolean more;              /* a line (LINE is NULL once written) */
-} line_call;
-
-/* On the main loop: LINE to the response, or its end. */
+/* On the main loop: what waits goes to the response as one chunk (the
+ * lines of a quick cell, all of them), then its end once it came. */
 static gboolean
-write_on_main(gpointer data)
+flush_on_main(gpointer data)
 {
-  line_call *call = data;
-  execution *e = call->e;
+  execution *e = data;
+  g_mutex_lock(&e->lock);
+  gsize len = e->pending->len;
+  char *lines = g_string_free(e->pending, FALSE);
+  e->pending = g_string_new(NULL);
+  gboolean ended = e->ended;
+  e->flush_scheduled = FALSE;
+  g_mutex_unlock(&e->lock);
   if (!e->gone) {
     SoupMessageBody *body = soup_server_message_get_response_body(e->msg);
-    if (call->line != NULL) {
-      soup_message_body_append(body, SOUP_MEMORY_TAKE, call->line, strlen(call->line));
-      call->line = NULL;
-    } else {
+    if (len > 0)
+      soup_message_body_append(body, SOUP_MEMORY_TAKE, g_steal_pointer(&lines), len);
+    if (ended)
       soup_message_body_complete(body);
-    }
     soup_server_message_unpause(e->msg);
   }
-  if (call->line == NULL && !call->more) {
-    /* The end: before the thread's last reference goes. */
+  g_free(lines);
+  if (ended && !e->done) {
+    /* Before the thread's last reference goes: the timer holds none. */
     e->done = TRUE;
     if (e->keepalive != 0)
       g_source_remove(e->keepalive);
     e->keepalive = 0;
   }
-  g_free(call->line);
   execution_unref(e);
-  g_free(call);
   return G_SOURCE_REMOVE;
 }
 
@@ -195,18 +199,27 @@ write_on_main(gpointer data)
 static void
 send_line(execution *e, JsonObject *object)
 {
-  line_call *call = g_new0(line_call, 1);
-  call->e = execution_ref(e);
+  g_autofree char *text = NULL;
   if (object != NULL) {
     g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), object);
     json_object_unref(object);
-    g_autofree char *text = cx_json_to_string(node, FALSE);
-    call->line = g_strconcat(text, "\n", NULL);
-    call->more = TRUE;
+    text = cx_json_to_string(node, FALSE);
   }
+  g_mutex_lock(&e->lock);
+  if (text != NULL) {
+    g_string_append(e->pending, text);
+    g_string_append_c(e->pending, '\n');
+  } else {
+    e->ended = TRUE;
+  }
+  gboolean schedule = !e->flush_scheduled;
+  e->flush_scheduled = TRUE;
+  g_mutex_unlock(&e->lock);
+  if (!schedule)
+    return; /* a flush is on its way, and takes this line too */
   GSource *source = g_idle_source_new();
   g_source_set_priority(source, G_PRIORITY_DEFAULT);
-  g_source_set_callback(source, write_on_main, call, NULL);
+  g_source_set_callback(source, flush_on_main, execution_ref(e), NULL);
   g_source_attach(source, e->server->context);
   g_source_unref(source);
 }
@@ -339,9 +352,10 @@ context_session(cxs_server *server, cxs_context *context, GError **error)
   return session;
 }
 
-static gpointer
-execute_in_thread(gpointer data)
+static void
+execute_in_thread(gpointer data, gpointer pool_data)
 {
+  (void)pool_data;
   execution *e = data;
   cxs_context *context = e->context;
   g_autoptr(GError) error = NULL;
@@ -379,10 +393,9 @@ execute_in_thread(gpointer data)
   cxs_server *server = e->server;
   execution_unref(e);
   cxs_server_worker_end(server);
-  return NULL;
 }
 
-/* The timer is removed with the end's line (write_on_main), so E is alive. */
+/* The timer is removed with the end (flush_on_main), so E is alive. */
 static gboolean
 keep_alive(gpointer data)
 {
@@ -470,6 +483,8 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   e->context = context_ref(context);
   e->code = g_strdup(code);
   e->env = env;
+  g_mutex_init(&e->lock);
+  e->pending = g_string_new(NULL);
   g_mutex_lock(&context->lock);
   context->running++;
   context->last_activity = g_get_real_time();
@@ -483,7 +498,11 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   soup_server_message_pause(msg);
   e->keepalive = g_timeout_add_seconds(KEEPALIVE_SECONDS, keep_alive, e);
   cxs_server_worker_begin(server);
-  g_thread_unref(g_thread_new("cellexec-serve-cell", execute_in_thread, e));
+  /* Threads kept for the next cells: a cell blocks its thread, so the pool
+   * grows to as many as run at once, and creating one per call costs. */
+  if (server->cell_threads == NULL)
+    server->cell_threads = g_thread_pool_new(execute_in_thread, NULL, -1, FALSE, NULL);
+  g_thread_pool_push(server->cell_threads, e, NULL);
 }
 
 /* ---- /contexts and /health -------------------------------------------------------- */

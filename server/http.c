@@ -291,6 +291,8 @@ cxs_server_free(cxs_server *server)
   while (server->workers > 0)
     g_cond_wait(&server->workers_done, &server->workers_lock);
   g_mutex_unlock(&server->workers_lock);
+  if (server->cell_threads != NULL)
+    g_thread_pool_free(server->cell_threads, FALSE, TRUE);
   /* What the last threads handed the loop: nobody is left to read it. */
   while (g_main_context_iteration(server->context, FALSE))
     ;

@@ -21,6 +21,7 @@ struct cxs_server {
   GHashTable *sessions;       /* id -> JsonObject: a session's model, "kernel" left out */
   GHashTable *contexts;       /* id -> cxs_context (a reference): E2B's contexts */
   char *default_context;      /* the id of E2B's default context, once made */
+  GThreadPool *cell_threads;  /* where E2B's cells run (e2b.c) */
   guint cull_source;
   GMutex workers_lock;
   GCond workers_done;

@@ -1,0 +1,347 @@
+"""cellexec serve beside its baselines, in one invocation (bench/README.md):
+
+  - a WebSocket execute round trip (`print('hello')\\n1 + 1`, execute_request
+    to its reply and the idle status) through `cellexec serve` against the
+    same through jupyter_server with ipykernel;
+  - E2B's /execute of that cell in the default context (one HTTP request,
+    its lines streamed back) against the library's own cell on the same
+    backend (the cellexec Python package: a session's run_cell, and a
+    stateless one);
+  - 32 clients at once, each in a context of its own, cells per second,
+    against the library driven by 32 threads, a session each;
+  - the memory (PSS) each idle kernel adds to the server's processes,
+    against one idle ipykernel's.
+
+Rounds alternate the order of the two sides.  Usage:
+
+  serve.py CELLEXEC [-b BACKEND] [-r ROUNDS] [-i ITERATIONS] [--clients N]
+"""
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+import cellexec
+from tornado.websocket import websocket_connect
+
+CELL = "print('hello')\n1 + 1"
+TOKEN = "cellexec-bench-token"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, process):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit(f"serve.py: a server exited with {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"serve.py: nothing listens on port {port}")
+
+
+def request(port, method, path, body=None):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    connection.request(method, path, body=json.dumps(body) if body is not None else None,
+                       headers={"Authorization": f"token {TOKEN}"})
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    return json.loads(data) if data else None
+
+
+def descendants(pid):
+    """PID and every process under it."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+                parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError):
+                pass
+    found = {pid}
+    changed = True
+    while changed:
+        changed = False
+        for child, parent in parents.items():
+            if parent in found and child not in found:
+                found.add(child)
+                changed = True
+    return found
+
+
+def pss_bytes(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+# ---- WebSocket round trips ---------------------------------------------------------------
+
+async def ws_round_trips(port, kernel_id, iterations, warmup=20):
+    url = f"ws://127.0.0.1:{port}/api/kernels/{kernel_id}/channels?token={TOKEN}"
+    ws = await websocket_connect(url)
+    session = uuid.uuid4().hex
+    times = []
+    for i in range(warmup + iterations):
+        msg_id = uuid.uuid4().hex
+        message = {"header": {"msg_id": msg_id, "msg_type": "execute_request", "session": session,
+                              "username": "bench", "version": "5.3", "date": ""},
+                   "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+                   "content": {"code": CELL, "silent": False, "store_history": True,
+                               "user_expressions": {}, "allow_stdin": False,
+                               "stop_on_error": True}}
+        began = time.perf_counter()
+        await ws.write_message(json.dumps(message))
+        replied = idle = False
+        while not (replied and idle):
+            reply = json.loads(await ws.read_message())
+            if reply.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind = reply["header"]["msg_type"]
+            replied = replied or kind == "execute_reply"
+            idle = idle or (kind == "status" and reply["content"]["execution_state"] == "idle")
+        if i >= warmup:
+            times.append(time.perf_counter() - began)
+    ws.close()
+    return statistics.median(times)
+
+
+def round_trip(port, iterations):
+    kernel = request(port, "POST", "/api/kernels", {"name": "python3"})
+    try:
+        return asyncio.run(ws_round_trips(port, kernel["id"], iterations))
+    finally:
+        request(port, "DELETE", f"/api/kernels/{kernel['id']}")
+
+
+# ---- E2B /execute against the library ------------------------------------------------------
+
+def e2b_execute(connection, code, context_id=None):
+    body = {"code": code}
+    if context_id is not None:
+        body["context_id"] = context_id
+    connection.request("POST", "/execute", body=json.dumps(body),
+                       headers={"X-Access-Token": TOKEN, "Content-Type": "application/json"})
+    response = connection.getresponse()
+    lines = [json.loads(line) for line in response.read().splitlines() if line]
+    if not any(line.get("type") == "stdout" and line.get("text") == "hello\n" for line in lines):
+        sys.exit(f"serve.py: unexpected /execute answer {lines!r}")
+
+
+def e2b_median(port, iterations, warmup=20):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    times = []
+    for i in range(warmup + iterations):
+        began = time.perf_counter()
+        e2b_execute(connection, CELL)
+        if i >= warmup:
+            times.append(time.perf_counter() - began)
+    connection.close()
+    return statistics.median(times)
+
+
+def library_median(run, iterations, warmup=20):
+    times = []
+    for i in range(warmup + iterations):
+        began = time.perf_counter()
+        result = run(CELL)
+        if i >= warmup:
+            times.append(time.perf_counter() - began)
+    if result["stdout"] != "hello\n":
+        sys.exit(f"serve.py: unexpected result {result!r}")
+    return statistics.median(times)
+
+
+# ---- Concurrency ----------------------------------------------------------------------------
+
+def throughput(clients, seconds, make_worker):
+    """Cells per second of CLIENTS threads, each running make_worker(i)()
+    (one cell) until SECONDS are over."""
+    stop = time.monotonic() + seconds
+    counts = [0] * clients
+    workers = [make_worker(i) for i in range(clients)]
+
+    def loop(i):
+        while time.monotonic() < stop:
+            workers[i]()
+            counts[i] += 1
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
+    began = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / (time.monotonic() - began)
+
+
+def serve_throughput(port, clients, seconds):
+    contexts = [request(port, "POST", "/contexts", {})["id"] for _ in range(clients)]
+    connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                   for _ in range(clients)]
+    try:
+        return throughput(clients, seconds,
+                          lambda i: lambda: e2b_execute(connections[i], CELL, contexts[i]))
+    finally:
+        for c in connections:
+            c.close()
+        for context in contexts:
+            request(port, "DELETE", f"/contexts/{context}")
+
+
+def library_throughput(backend, clients, seconds):
+    sessions = [backend.session() for _ in range(clients)]
+    try:
+        return throughput(clients, seconds, lambda i: lambda: sessions[i].run_cell(CELL))
+    finally:
+        for s in sessions:
+            s.close()
+
+
+# ---- Memory ---------------------------------------------------------------------------------
+
+def serve_memory_per_kernel(port, server_pid, kernels):
+    time.sleep(0.5)
+    before = pss_bytes(descendants(server_pid))
+    ids = [request(port, "POST", "/api/kernels", {"name": "python3"})["id"] for _ in range(kernels)]
+    time.sleep(1.0)
+    after = pss_bytes(descendants(server_pid))
+    for kernel_id in ids:
+        request(port, "DELETE", f"/api/kernels/{kernel_id}")
+    return (after - before) / kernels
+
+
+def ipykernel_memory(port, server_pid):
+    kernel = request(port, "POST", "/api/kernels", {"name": "python3"})
+    time.sleep(1.0)
+    mine = descendants(server_pid)
+    # The kernel is the server's child running ipykernel_launcher.
+    kernel_pids = [pid for pid in mine if pid != server_pid]
+    total = pss_bytes(set().union(*(descendants(p) for p in kernel_pids))) if kernel_pids else 0
+    request(port, "DELETE", f"/api/kernels/{kernel['id']}")
+    return total
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("cellexec")
+    parser.add_argument("-b", "--backend", default="subprocess")
+    parser.add_argument("-r", "--rounds", type=int, default=3)
+    parser.add_argument("-i", "--iterations", type=int, default=200)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+
+    scratch = tempfile.mkdtemp(prefix="cellexec-bench-serve-")
+    processes = []
+    try:
+        serve_port = free_port()
+        serve = subprocess.Popen([args.cellexec, "serve", "-b", args.backend, "--token", TOKEN,
+                                  "--listen", f"127.0.0.1:{serve_port}"],
+                                 stderr=subprocess.DEVNULL)
+        processes.append(serve)
+        # jupyter_server with ipykernel on this Python, history in memory.
+        spec = os.path.join(scratch, "share", "jupyter", "kernels", "python3")
+        os.makedirs(spec)
+        with open(os.path.join(spec, "kernel.json"), "w") as f:
+            json.dump({"argv": [sys.executable, "-Xfrozen_modules=off", "-m", "ipykernel_launcher",
+                                "-f", "{connection_file}", "--HistoryManager.hist_file=:memory:"],
+                       "display_name": "Python 3", "language": "python"}, f)
+        env = dict(os.environ, JUPYTER_PATH=os.path.join(scratch, "share", "jupyter"),
+                   JUPYTER_RUNTIME_DIR=os.path.join(scratch, "runtime"),
+                   PYDEVD_DISABLE_FILE_VALIDATION="1")
+        jupyter_port = free_port()
+        root = ["--allow-root"] if os.geteuid() == 0 else []
+        jupyter = subprocess.Popen([sys.executable, "-m", "jupyter_server", "--no-browser", *root,
+                                    "--ip=127.0.0.1", f"--port={jupyter_port}",
+                                    f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={scratch}"],
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        processes.append(jupyter)
+        wait_port(serve_port, serve)
+        wait_port(jupyter_port, jupyter)
+
+        backend = cellexec.Backend(args.backend)
+        session = backend.session()
+        rows = {name: ([], []) for name in ("ws", "e2b_session", "e2b_stateless", "concurrent",
+                                            "memory")}
+        for r in range(args.rounds):
+            first, second = (0, 1) if r % 2 == 0 else (1, 0)
+            pairs = {
+                "ws": (lambda: round_trip(serve_port, args.iterations),
+                       lambda: round_trip(jupyter_port, args.iterations)),
+                "e2b_session": (lambda: e2b_median(serve_port, args.iterations),
+                                lambda: library_median(session.run_cell, args.iterations)),
+                "e2b_stateless": (lambda: e2b_median(serve_port, args.iterations),
+                                  lambda: library_median(backend.run_cell, args.iterations)),
+                "concurrent": (lambda: serve_throughput(serve_port, args.clients, args.seconds),
+                               lambda: library_throughput(backend, args.clients, args.seconds)),
+                "memory": (lambda: serve_memory_per_kernel(serve_port, serve.pid, 8),
+                           lambda: ipykernel_memory(jupyter_port, jupyter.pid)),
+            }
+            for name, sides in pairs.items():
+                results = [None, None]
+                for which in (first, second):
+                    results[which] = sides[which]()
+                rows[name][0].append(results[0])
+                rows[name][1].append(results[1])
+        session.close()
+
+        def line(label, name, unit, scale, baseline, target):
+            mine = statistics.median(rows[name][0])
+            theirs = statistics.median(rows[name][1])
+            print(f"  {label:46s} {mine * scale:9.2f} {unit:5s} {baseline:22s} "
+                  f"{theirs * scale:9.2f} {unit:5s} ratio {mine / theirs:5.2f} ({target})")
+
+        print(f"cellexec serve (-b {args.backend}), {args.rounds} rounds, medians "
+              f"(load average {os.getloadavg()[0]:.2f}):")
+        line("WebSocket execute round trip", "ws", "ms", 1000, "jupyter_server+ipykernel",
+             "target <= 0.3")
+        line("E2B /execute, default context", "e2b_session", "ms", 1000, "library session cell",
+             "target <= 1.5")
+        line("E2B /execute, default context", "e2b_stateless", "ms", 1000,
+             "library stateless cell", "target <= 1.5")
+        line(f"{args.clients} contexts at once", "concurrent", "c/s", 1,
+             f"library, {args.clients} threads", "target >= 0.8")
+        line("memory per idle kernel (PSS)", "memory", "MiB", 1 / 2**20, "one idle ipykernel",
+             "target <= 0.2")
+    finally:
+        for p in processes:
+            p.send_signal(signal.SIGTERM)
+        for p in processes:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
