@@ -3,6 +3,7 @@
  * Server, run against this server instead), and libsoup for the REST
  * routes, their authentication and bad input.  Each server runs on
  * 127.0.0.1 with a port of its own; the main one is started once. */
+#define _GNU_SOURCE /* memmem */
 #include "config.h"
 
 #include <signal.h>
@@ -297,6 +298,162 @@ test_serve_bad_input_gets_4xx_and_stops_nothing(void)
   g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
   CU_ASSERT_EQUAL(listed.status, 200);
   CU_ASSERT_EQUAL(array_length(listed.body), 0);
+}
+
+/* ---- WebSockets ---------------------------------------------------------------------- */
+
+typedef struct {
+  SoupWebsocketConnection *ws;
+  GError *error;
+  GPtrArray *received;        /* GBytes */
+  gboolean done;
+} ws_client;
+
+static void
+ws_connected(GObject *source, GAsyncResult *result, gpointer data)
+{
+  ws_client *c = data;
+  c->ws = soup_session_websocket_connect_finish(SOUP_SESSION(source), result, &c->error);
+  c->done = TRUE;
+}
+
+static void
+ws_message(SoupWebsocketConnection *ws, gint type, GBytes *message, gpointer data)
+{
+  (void)ws, (void)type;
+  ws_client *c = data;
+  g_ptr_array_add(c->received, g_bytes_ref(message));
+}
+
+/* A WebSocket to PATH on S (the token in the header AUTH, may be NULL),
+ * offering PROTOCOL (may be NULL); C->ws NULL and C->error set when
+ * refused. */
+static void
+ws_open(const server *s, const char *path, const char *auth, const char *protocol, ws_client *c)
+{
+  static SoupSession *session;
+  if (session == NULL)
+    session = soup_session_new();
+  g_autofree char *url = g_strdup_printf("ws://127.0.0.1:%d%s", s->port, path);
+  g_autoptr(SoupMessage) msg = soup_message_new("GET", url);
+  if (auth != NULL) {
+    g_auto(GStrv) header = g_strsplit(auth, ": ", 2);
+    soup_message_headers_replace(soup_message_get_request_headers(msg), header[0], header[1]);
+  }
+  char *protocols[] = { (char *)protocol, NULL };
+  *c = (ws_client){ .received = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref) };
+  soup_session_websocket_connect_async(session, msg, NULL, protocol != NULL ? protocols : NULL,
+                                       G_PRIORITY_DEFAULT, NULL, ws_connected, c);
+  while (!c->done)
+    g_main_context_iteration(NULL, TRUE);
+  if (c->ws != NULL)
+    g_signal_connect(c->ws, "message", G_CALLBACK(ws_message), c);
+}
+
+static void
+ws_close(ws_client *c)
+{
+  if (c->ws != NULL) {
+    g_signal_handlers_disconnect_by_data(c->ws, c);
+    soup_websocket_connection_close(c->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+    g_clear_object(&c->ws);
+  }
+  g_clear_error(&c->error);
+  g_ptr_array_unref(c->received);
+}
+
+/* Whether a kernel_info_reply came within 20 s: waits for it. */
+static gboolean
+kernel_info_answered(ws_client *c)
+{
+  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time() < deadline) {
+    for (guint i = 0; i < c->received->len; i++) {
+      gsize len;
+      const char *data = g_bytes_get_data(c->received->pdata[i], &len);
+      /* Either framing: the reply's type is in its header's JSON (a v1
+       * frame's offsets hold NUL bytes: memmem, not a string search). */
+      static const char type[] = "\"kernel_info_reply\"";
+      if (memmem(data, len, type, strlen(type)) != NULL)
+        return TRUE;
+    }
+    g_main_context_iteration(NULL, FALSE);
+    g_usleep(10 * 1000);
+  }
+  return FALSE;
+}
+
+static const char KERNEL_INFO[] =
+  "{\"header\": {\"msg_id\": \"k1\", \"msg_type\": \"kernel_info_request\", \"session\": \"s\","
+  " \"username\": \"u\", \"version\": \"5.3\", \"date\": \"\"}, \"parent_header\": {},"
+  " \"metadata\": {}, \"content\": {}, \"channel\": \"shell\", \"buffers\": []}";
+
+static void
+test_serve_websockets_need_the_token_and_survive_garbage(void)
+{
+  server *s = shared_server();
+  g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL_FATAL(kernel.status, 201);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels", member_string(kernel.body, "id"));
+  /* The upgrade without the token: refused, as every route. */
+  ws_client refused;
+  ws_open(s, path, NULL, NULL, &refused);
+  CU_ASSERT_PTR_NULL(refused.ws);
+  CU_ASSERT_PTR_NOT_NULL(refused.error);
+  ws_close(&refused);
+  /* JSON text: garbage dropped (and said in the log), the kernel answers after. */
+  ws_client text;
+  ws_open(s, path, AUTH, NULL, &text);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text.ws);
+  CU_ASSERT_PTR_NULL(soup_websocket_connection_get_protocol(text.ws));
+  soup_websocket_connection_send_text(text.ws, "not json at all");
+  soup_websocket_connection_send_text(text.ws, "{\"header\": {}, \"channel\": \"shell\"}");
+  g_autofree char *deep = cx_test_nested_json(20000, "1");
+  soup_websocket_connection_send_text(text.ws, deep);
+  static const guint8 junk[] = { 0xff, 0x00, 0x01 };
+  soup_websocket_connection_send_binary(text.ws, junk, sizeof junk);
+  soup_websocket_connection_send_text(text.ws, KERNEL_INFO);
+  CU_ASSERT_TRUE(kernel_info_answered(&text));
+  ws_close(&text);
+  /* The binary subprotocol: a frame whose offsets run past its end, one
+   * with an absurd count, then a good one. */
+  ws_client binary;
+  ws_open(s, path, AUTH, "v1.kernel.websocket.jupyter.org", &binary);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(binary.ws);
+  CU_ASSERT_STRING_EQUAL(soup_websocket_connection_get_protocol(binary.ws),
+                         "v1.kernel.websocket.jupyter.org");
+  guint64 lying[8] = { GUINT64_TO_LE(6), GUINT64_TO_LE(56), GUINT64_TO_LE(1u << 30) };
+  soup_websocket_connection_send_binary(binary.ws, lying, sizeof lying);
+  guint64 huge[2] = { GUINT64_TO_LE(G_MAXUINT64), 0 };
+  soup_websocket_connection_send_binary(binary.ws, huge, sizeof huge);
+  soup_websocket_connection_send_text(binary.ws, KERNEL_INFO); /* text on a binary socket */
+  /* A real v1 frame: the offsets table, "shell", the four parts. */
+  const char *parts[] = { "shell",
+    "{\"msg_id\": \"k2\", \"msg_type\": \"kernel_info_request\", \"session\": \"s\","
+    " \"username\": \"u\", \"version\": \"5.3\", \"date\": \"\"}", "{}", "{}", "{}" };
+  GByteArray *frame = g_byte_array_new();
+  guint64 word = GUINT64_TO_LE(6);
+  g_byte_array_append(frame, (const guint8 *)&word, 8);
+  guint64 offset = 8 * 7;
+  for (int i = 0; i <= 5; i++) {
+    word = GUINT64_TO_LE(offset);
+    g_byte_array_append(frame, (const guint8 *)&word, 8);
+    if (i < 5)
+      offset += strlen(parts[i]);
+  }
+  for (int i = 0; i < 5; i++)
+    g_byte_array_append(frame, (const guint8 *)parts[i], strlen(parts[i]));
+  soup_websocket_connection_send_binary(binary.ws, frame->data, frame->len);
+  g_byte_array_unref(frame);
+  CU_ASSERT_TRUE(kernel_info_answered(&binary));
+  ws_close(&binary);
+  g_autofree char *kernel_path = g_strdup_printf("/api/kernels/%s", member_string(kernel.body, "id"));
+  g_auto(reply) deleted = call(s, "DELETE", kernel_path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 204);
+  g_autofree char *log = NULL;
+  g_file_get_contents(s->log, &log, NULL, NULL);
+  CX_ASSERT_CONTAINS(log, "no Jupyter message (JSON text) was dropped");
+  CX_ASSERT_CONTAINS(log, "no Jupyter message (v1.kernel.websocket.jupyter.org) was dropped");
 }
 
 /* E2B's /execute: the cell's outputs as JSON lines, in order, then the
@@ -625,6 +782,8 @@ cx_test_register(void)
     { "test_serve_bad_input_gets_4xx_and_stops_nothing",
       test_serve_bad_input_gets_4xx_and_stops_nothing },
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
+    { "test_serve_websockets_need_the_token_and_survive_garbage",
+      test_serve_websockets_need_the_token_and_survive_garbage },
     { "test_serve_32_clients_each_get_their_own_output",
       test_serve_32_clients_each_get_their_own_output },
     { "test_serve_200_kernels_leave_no_process_behind",
