@@ -23,9 +23,10 @@ packages="build-essential autoconf automake libtool pkg-config
   python3-pytest python3-xmltodict python3-nbconvert python3-testpath python3-ipywidgets
   libsoup-3.0-dev python3-jupyter-server python3-zmq libseccomp-dev clang"
 
+# Install those of the Debian packages named as arguments that are missing.
 install_missing() {
   missing=""
-  for p in $packages; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
       missing="$missing $p"
   done
@@ -43,7 +44,7 @@ install_missing() {
 # lock changed.
 install_clients() {
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    packages="nodejs npm" install_missing
+    install_missing nodejs npm
   fi
   lock=tests/node/package-lock.json installed=tests/node/node_modules/.package-lock.json
   if [ ! -f "$installed" ] || [ "$lock" -nt "$installed" ]; then
@@ -148,7 +149,7 @@ fuzz_in() {
 
 case "${1:-}" in
 demo)
-  install_missing
+  install_missing $packages
   build _build
   echo "setup: running a cell on the default backend:"
   echo "  _build/tools/cellexec run --json -c \"print('hello')\\n1 + 1\""
@@ -160,7 +161,7 @@ demo)
 1 + 1"
   ;;
 test)
-  install_missing
+  install_missing $packages
   install_clients
   rm -rf "$harness_dir"
   stage build build _build
