@@ -145,7 +145,11 @@ call(const server *s, const char *method, const char *path, const char *auth, co
     gsize len;
     const char *data = g_bytes_get_data(answer, &len);
     r.text = g_strndup(data, len);
-    if (len > 0)
+    /* One JSON document, not /execute's lines (json-glib would leak the
+     * first value of several when it fails on the second). */
+    const char *type = soup_message_headers_get_content_type(
+      soup_message_get_response_headers(msg), NULL);
+    if (len > 0 && g_strcmp0(type, "application/json") == 0)
       r.body = json_from_string(r.text, NULL);
   }
   return r;
