@@ -22,6 +22,7 @@ jp_message_free(jp_message *message)
   g_clear_pointer(&message->parent, json_object_unref);
   g_clear_pointer(&message->metadata, json_object_unref);
   g_clear_pointer(&message->content, json_object_unref);
+  g_clear_pointer(&message->header_json, g_bytes_unref);
   g_clear_pointer(&message->identities, g_ptr_array_unref);
   g_free(message);
 }
@@ -75,18 +76,19 @@ jp_header_new(const char *session, const char *username, const char *msg_type, c
 }
 
 GPtrArray *
-jp_message_encode(const char *key, GPtrArray *identities, JsonObject *header, JsonObject *parent,
+jp_message_encode(const char *key, GPtrArray *identities, JsonObject *header, GBytes *parent_json,
                   JsonObject *metadata, JsonObject *content)
 {
   GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
   for (guint i = 0; identities != NULL && i < identities->len; i++)
     g_ptr_array_add(frames, g_bytes_ref(identities->pdata[i]));
   g_ptr_array_add(frames, g_bytes_new_static(JP_DELIMITER, strlen(JP_DELIMITER)));
-  JsonObject *parts[4] = { header, parent, metadata, content };
+  JsonObject *parts[4] = { header, NULL, metadata, content };
   GBytes *json[4];
   for (int i = 0; i < 4; i++) {
     g_autoptr(JsonObject) empty = parts[i] == NULL ? json_object_new() : NULL;
-    json[i] = jp_json_bytes(parts[i] != NULL ? parts[i] : empty);
+    json[i] = i == 1 && parent_json != NULL ? g_bytes_ref(parent_json)
+                                            : jp_json_bytes(parts[i] != NULL ? parts[i] : empty);
   }
   char *signature = *key ? jp_sign(key, (const GBytes *const *)json) : g_strdup("");
   g_ptr_array_add(frames, g_bytes_new_take(signature, strlen(signature)));
@@ -240,6 +242,7 @@ jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters, jp_
     g_atomic_int_inc(&counters->malformed);
     return JP_RECV_DROPPED;
   }
+  m->header_json = g_bytes_ref((GBytes *)json[0]);
   gsize content_len;
   const char *content = g_bytes_get_data((GBytes *)json[3], &content_len);
   keep_nul_of_content(m, content, content_len, NULL);
@@ -255,10 +258,19 @@ object_member(JsonObject *object, const char *name)
 }
 
 char *
-jp_websocket_text_of_parts(int channel, GBytes *const parts[4])
+jp_websocket_text_of_parts(int channel, GBytes *const parts[4], const char *msg_id,
+                           const char *msg_type)
 {
   static const char *const names[4] = { "header", "parent_header", "metadata", "content" };
   GString *text = g_string_new("{");
+  /* The ids are JSON strings already made safe by the header's writer;
+   * written again here through json-glib's escaping all the same. */
+  for (int i = 0; i < 2; i++) {
+    g_autoptr(JsonNode) value = json_node_init_string(json_node_alloc(),
+                                                      i == 0 ? msg_id : msg_type);
+    g_autofree char *json = cx_json_to_string(value, FALSE);
+    g_string_append_printf(text, "\"%s\":%s,", i == 0 ? "msg_id" : "msg_type", json);
+  }
   for (int i = 0; i < 4; i++) {
     gsize len;
     const char *json = g_bytes_get_data(parts[i], &len);
@@ -312,7 +324,9 @@ jp_message_to_websocket(int channel, JsonObject *header, JsonObject *parent, Jso
 {
   GBytes *parts[4];
   parts_of(header, parent, metadata, content, parts);
-  char *text = jp_websocket_text_of_parts(channel, parts);
+  char *text = jp_websocket_text_of_parts(channel, parts,
+                                          cx__peer_get_string(header, "msg_id", ""),
+                                          cx__peer_get_string(header, "msg_type", ""));
   for (int i = 0; i < 4; i++)
     g_bytes_unref(parts[i]);
   return text;
@@ -367,6 +381,7 @@ jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counter
     g_atomic_int_inc(&counters->malformed);
     return NULL;
   }
+  m->header_json = jp_json_bytes(m->header);
   return g_steal_pointer(&m);
 }
 
@@ -393,6 +408,7 @@ jp_message_from_websocket(const char *text, gsize len, jp_counters *counters)
     g_atomic_int_inc(&counters->malformed);
     return NULL;
   }
+  m->header_json = jp_json_bytes(m->header);
   keep_nul_of_content(m, text, len, "content");
   return g_steal_pointer(&m);
 }

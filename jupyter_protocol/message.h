@@ -39,11 +39,17 @@ typedef struct {
 } jp_counters;
 
 typedef struct {
-  int channel;               /* WebSocket: the channel it came on; else -1 */
+  int channel;               /* WebSocket: the channel it came on; a request a
+                              * kernel queued from control: JP_CONTROL; else -1 */
   char *msg_type;
   char *msg_id;
   char *parent_id;           /* "" when none */
   JsonObject *header, *parent, *metadata, *content;
+  /* HEADER as JSON, written when the message came: the parent_header of
+   * what answers it.  Threads answering one request share these bytes,
+   * never the JsonObject, whose references json-glib does not count
+   * atomically. */
+  GBytes *header_json;
   GPtrArray *identities;     /* ZeroMQ routing ids before the delimiter (GBytes) */
   gboolean nul_replaced;     /* content held a NUL, read as U+FFFD (see below) */
 } jp_message;
@@ -62,10 +68,10 @@ typedef enum {
 JsonObject *jp_header_new(const char *session, const char *username, const char *msg_type,
                           char **msg_id);
 /* The frames of a message (GBytes): IDENTITIES (may be NULL), the
- * delimiter, the signature with KEY, HEADER, PARENT, METADATA and CONTENT
- * (each may be NULL: {}). */
+ * delimiter, the signature with KEY, HEADER, PARENT_JSON (the parent's
+ * header_json), METADATA and CONTENT (each may be NULL: {}). */
 GPtrArray *jp_message_encode(const char *key, GPtrArray *identities, JsonObject *header,
-                             JsonObject *parent, JsonObject *metadata, JsonObject *content);
+                             GBytes *parent_json, JsonObject *metadata, JsonObject *content);
 /* The message in FRAMES (GBytes, as received: routing ids, delimiter,
  * signature, the four JSON frames, buffers), its signature checked with
  * KEY ("": unsigned); JP_RECV_DROPPED, counted in COUNTERS, when it is
@@ -82,8 +88,10 @@ jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters
 jp_message *jp_message_from_websocket(const char *text, gsize len, jp_counters *counters);
 
 /* A message as a WebSocket text frame: JSON with its CHANNEL's name and
- * HEADER, PARENT, METADATA and CONTENT (each may be NULL: {}), no buffers.
- * New. */
+ * HEADER, PARENT, METADATA and CONTENT (each may be NULL: {}), no buffers,
+ * and the header's msg_id and msg_type at the top too, as Jupyter Server
+ * writes them (clients such as E2B's server and jupyter_server's gateway
+ * client read them there).  New. */
 char *jp_message_to_websocket(int channel, JsonObject *header, JsonObject *parent,
                               JsonObject *metadata, JsonObject *content);
 
@@ -103,7 +111,8 @@ GBytes *jp_message_to_websocket_v1(int channel, JsonObject *header, JsonObject *
  * (header, parent, metadata, content; jp_json_bytes()): text made on one
  * thread can be framed on another, where json-glib's objects, whose
  * references are not atomic, could not be shared. */
-char *jp_websocket_text_of_parts(int channel, GBytes *const parts[4]);
+char *jp_websocket_text_of_parts(int channel, GBytes *const parts[4], const char *msg_id,
+                                 const char *msg_type);
 GBytes *jp_websocket_v1_of_parts(int channel, GBytes *const parts[4]);
 /* The message in a v1 binary frame, or NULL, counted as malformed in
  * COUNTERS: a table that does not fit the frame, parts out of order, a

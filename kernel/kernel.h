@@ -53,10 +53,12 @@ void cxk_kernel_submit(cxk_kernel *kernel, jp_message *request);
 /* MESSAGE (taken), which came on the stdin channel: an input_reply for
  * the cell waiting in input(), if one is. */
 void cxk_kernel_stdin(cxk_kernel *kernel, jp_message *message);
-/* Answer REQUEST (borrowed), which came on the control channel, now, on
- * the caller's thread: interrupt_request, shutdown_request,
- * kernel_info_request and the rest as on shell. */
-void cxk_kernel_control(cxk_kernel *kernel, const jp_message *request);
+/* REQUEST (taken), which came on the control channel: interrupt_request,
+ * shutdown_request and kernel_info_request answered now, on the caller's
+ * thread, which never waits for the session; the rest (what the session
+ * answers: completion, inspection, ...) queued for the kernel's thread and
+ * answered on control in turn. */
+void cxk_kernel_control(cxk_kernel *kernel, jp_message *request);
 /* Tell a front end that just subscribed to IOPub the kernel's state: a
  * status with no parent, "busy" while a shell request is being answered,
  * else "idle". */

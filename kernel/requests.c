@@ -497,17 +497,23 @@ shell_thread(gpointer data)
       return NULL;
     g_atomic_int_set(&kernel->busy, 1);
     g_autoptr(GPtrArray) behind = NULL;
-    answer(kernel, JP_SHELL, request, &behind);
+    if (request->channel == JP_CONTROL)
+      answer(kernel, JP_CONTROL, request, NULL); /* cxk_kernel_control() queued it */
+    else
+      answer(kernel, JP_SHELL, request, &behind);
     g_atomic_int_set(&kernel->busy, 0);
     jp_message_free(request);
-    /* Abort what was queued when the cell failed; what came later runs. */
+    /* Abort the shell requests queued when the cell failed (what came later
+     * runs); control's are answered, as they are not the cell's. */
     gboolean stop = FALSE;
     for (guint i = 0; behind != NULL && i < behind->len; i++) {
       jp_message *next = g_ptr_array_index(behind, i);
       if (next == &stop_marker) {
         stop = TRUE;
       } else {
-        if (!stop)
+        if (!stop && next->channel == JP_CONTROL)
+          answer(kernel, JP_CONTROL, next, NULL);
+        else if (!stop)
           abort_request(kernel, next);
         jp_message_free(next);
       }
@@ -596,15 +602,25 @@ cxk_kernel_stdin(cxk_kernel *kernel, jp_message *message)
 }
 
 void
-cxk_kernel_control(cxk_kernel *kernel, const jp_message *request)
+cxk_kernel_control(cxk_kernel *kernel, jp_message *request)
 {
-  if (g_str_equal(request->msg_type, "execute_request")) {
+  const char *type = request->msg_type;
+  if (g_str_equal(type, "execute_request")) {
     /* Code on control would run beside the shell's cell: not here. */
     g_autoptr(JsonObject) content = json_object_new();
     set_error_fields(content, "CellexecError", "cellexec runs code sent on shell, not control", NULL,
                      NULL);
     reply_framed(kernel, JP_CONTROL, request, content);
-    return;
+    jp_message_free(request);
+  } else if (g_str_equal(type, "interrupt_request") || g_str_equal(type, "shutdown_request") ||
+             g_str_equal(type, "kernel_info_request")) {
+    answer(kernel, JP_CONTROL, request, NULL);
+    jp_message_free(request);
+  } else {
+    /* What the session answers waits for its lock, which a running cell
+     * holds: the kernel's thread answers it, in turn, not the caller's,
+     * which must go on reading (an input_reply, an interrupt). */
+    request->channel = JP_CONTROL;
+    g_async_queue_push(kernel->shell, request);
   }
-  answer(kernel, JP_CONTROL, request, NULL);
 }

@@ -119,8 +119,8 @@ sink_send(gpointer data, int channel, const jp_message *parent, const char *msg_
     identities = topic;
   }
   g_autoptr(GPtrArray) frames = jp_message_encode(s->key, identities, header,
-                                                  parent != NULL ? parent->header : NULL, NULL,
-                                                  content);
+                                                  parent != NULL ? parent->header_json : NULL,
+                                                  NULL, content);
   if (g_thread_self() == s->io_thread) {
     jp_zmq_send_frames(s->sockets[channel], frames);
     return;
@@ -263,7 +263,6 @@ serve(zmq_kernel *s, cxk_kernel *kernel, int signal_fd)
     if (items[1].revents & ZMQ_POLLIN)
       while (!s->stopping && (m = receive(s, JP_CONTROL)) != NULL) {
         cxk_kernel_control(kernel, m);
-        jp_message_free(m);
       }
     if (items[0].revents & ZMQ_POLLIN)
       while ((m = receive(s, JP_SHELL)) != NULL)

@@ -64,6 +64,7 @@ typedef struct {
   guint32 to;                   /* a connection's id; 0: every connection */
   int channel;
   GBytes *parts[4];             /* header, parent, metadata, content: JSON */
+  char *msg_id, *msg_type;
 } outgoing;
 
 static gboolean
@@ -84,13 +85,15 @@ send_on_main(gpointer data)
       soup_websocket_connection_send_message(c->ws, SOUP_WEBSOCKET_DATA_BINARY, binary);
     } else {
       if (text == NULL)
-        text = jp_websocket_text_of_parts(out->channel, out->parts);
+        text = jp_websocket_text_of_parts(out->channel, out->parts, out->msg_id, out->msg_type);
       soup_websocket_connection_send_text(c->ws, text);
     }
   }
   cxs_kernel_unref(out->kernel);
   for (int i = 0; i < 4; i++)
     g_bytes_unref(out->parts[i]);
+  g_free(out->msg_id);
+  g_free(out->msg_type);
   g_free(out);
   return G_SOURCE_REMOVE;
 }
@@ -113,17 +116,18 @@ sink_send(gpointer data, int channel, const jp_message *parent, const char *msg_
   served_kernel *kernel = data;
   if (channel == JP_IOPUB && g_str_equal(msg_type, "status"))
     cxs_kernel_set_state(kernel, cx__peer_get_string(content, "execution_state", "idle"));
-  g_autofree char *msg_id = NULL;
   outgoing *out = g_new0(outgoing, 1);
   out->kernel = cxs_kernel_ref(kernel);
   out->to = channel == JP_IOPUB ? 0 : sender_of(parent);
   out->channel = channel;
   /* Written here, on the caller's thread: json-glib's objects must not
    * cross to the main loop's. */
-  g_autoptr(JsonObject) header = jp_header_new(kernel->id, "kernel", msg_type, &msg_id);
+  g_autoptr(JsonObject) header = jp_header_new(kernel->id, "kernel", msg_type, &out->msg_id);
+  out->msg_type = g_strdup(msg_type);
   g_autoptr(JsonObject) none = json_object_new();
   out->parts[0] = jp_json_bytes(header);
-  out->parts[1] = jp_json_bytes(parent != NULL && parent->header != NULL ? parent->header : none);
+  out->parts[1] = parent != NULL && parent->header_json != NULL ? g_bytes_ref(parent->header_json)
+                                                                 : jp_json_bytes(none);
   out->parts[2] = jp_json_bytes(none);
   out->parts[3] = jp_json_bytes(content);
   /* Always through the loop, even from its own thread: in order, and never
@@ -168,10 +172,10 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *frame, gpointer data)
   else
     g_atomic_int_inc(&dropped->malformed);
   if (m == NULL) {
-    g_printerr("cellexec serve: kernel %s: a WebSocket frame that is no Jupyter message (%s) "
-               "was dropped (%d so far)\n",
-               kernel->id, c->v1 ? JP_WEBSOCKET_V1 : "JSON text",
-               g_atomic_int_get(&dropped->malformed));
+    cxs_log("kernel %s: a WebSocket frame that is no Jupyter message (%s) was dropped "
+            "(%d so far)",
+            kernel->id, c->v1 ? JP_WEBSOCKET_V1 : "JSON text",
+            g_atomic_int_get(&dropped->malformed));
     return;
   }
   int channel = m->channel;

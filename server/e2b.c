@@ -30,10 +30,15 @@ struct cxs_context {
   char *cwd;                  /* where its cells run */
   gboolean cwd_given;         /* by the client: else the backend's own, which
                                * a sandbox's view always holds */
-  GMutex lock;                /* session, last_activity, running */
+  GMutex lock;                /* the fields below; held only briefly */
+  GCond changed;              /* users went to 0, or opening ended */
   cx_session *session;        /* NULL until its first cell, and after a restart */
+  gboolean opening;           /* a thread is opening SESSION, outside LOCK */
+  guint users;                /* executions holding SESSION: closing waits for them */
+  struct execution *running;  /* the execution whose cell runs, or NULL */
+  GMutex turn;                /* held by the execution whose turn it is, in order */
   gint64 last_activity;
-  guint running;              /* executions under way */
+  guint executions;           /* executions under way, queued or running */
   gboolean removed;
 };
 
@@ -52,6 +57,8 @@ cxs_context_unref(cxs_context *context)
   if (context->session != NULL)
     cx_session_close(context->session);
   g_mutex_clear(&context->lock);
+  g_cond_clear(&context->changed);
+  g_mutex_clear(&context->turn);
   g_free(context->id);
   g_free(context->cwd);
   g_free(context);
@@ -90,6 +97,8 @@ new_context(cxs_server *server, SoupServerMessage *msg, const char *cwd)
   context->cwd = cwd != NULL ? g_strdup(cwd) : g_get_current_dir();
   context->cwd_given = cwd != NULL;
   g_mutex_init(&context->lock);
+  g_cond_init(&context->changed);
+  g_mutex_init(&context->turn);
   context->last_activity = g_get_real_time();
   g_hash_table_insert(server->contexts, context->id, context);
   return context;
@@ -125,7 +134,7 @@ language_ok(SoupServerMessage *msg, const char *language)
 
 /* ---- An execution ----------------------------------------------------------------- */
 
-typedef struct {
+typedef struct execution {
   gint refs;
   cxs_server *server;
   SoupServerMessage *msg;
@@ -138,6 +147,7 @@ typedef struct {
   gboolean flush_scheduled;
   gboolean gone;              /* main loop: the response is over (sent, or the client left) */
   gboolean done;              /* main loop: the end was written */
+  gint cancelled;             /* atomic: its client left before its turn: skip it */
   guint keepalive;
 } execution;
 
@@ -175,7 +185,7 @@ flush_on_main(gpointer data)
   gboolean ended = e->ended;
   e->flush_scheduled = FALSE;
   g_mutex_unlock(&e->lock);
-  if (!e->gone) {
+  if (!e->gone && !e->server->stopping) {
     SoupMessageBody *body = soup_server_message_get_response_body(e->msg);
     if (len > 0)
       soup_message_body_append(body, SOUP_MEMORY_TAKE, g_steal_pointer(&lines), len);
@@ -338,18 +348,85 @@ on_output(JsonObject *output, gpointer data)
   /* update_display_data, clear_output, comm messages: E2B has none. */
 }
 
-/* The context's session, opened now if it has none; NULL with ERROR. */
+/* The context's session for a cell (opened now if it has none, outside
+ * the lock: opening may take seconds, and the main loop takes the lock);
+ * it stays open until context_release().  NULL with ERROR when the
+ * context was removed or no session opened. */
 static cx_session *
-context_session(cxs_server *server, cxs_context *context, GError **error)
+context_acquire(cxs_server *server, cxs_context *context, GError **error)
 {
   g_mutex_lock(&context->lock);
-  if (context->session == NULL && !context->removed)
-    context->session = cx_session_open(server->options.backend, error);
-  else if (context->removed)
+  while (context->opening)
+    g_cond_wait(&context->changed, &context->lock);
+  if (context->session == NULL && !context->removed) {
+    context->opening = TRUE;
+    g_mutex_unlock(&context->lock);
+    cx_session *opened = cx_session_open(server->options.backend, error);
+    g_mutex_lock(&context->lock);
+    context->opening = FALSE;
+    g_cond_broadcast(&context->changed);
+    if (context->removed) {
+      g_mutex_unlock(&context->lock);
+      if (opened != NULL)
+        cx_session_close(opened);
+      g_mutex_lock(&context->lock);
+    } else {
+      context->session = opened;
+    }
+  }
+  cx_session *session = context->removed ? NULL : context->session;
+  if (session != NULL)
+    context->users++;
+  else if (context->removed && (error == NULL || *error == NULL))
     g_set_error_literal(error, CX_ERROR, CX_ERROR_BACKEND, "the context was removed");
-  cx_session *session = context->session;
   g_mutex_unlock(&context->lock);
   return session;
+}
+
+static void
+context_release(cxs_context *context)
+{
+  g_mutex_lock(&context->lock);
+  if (--context->users == 0)
+    g_cond_broadcast(&context->changed);
+  g_mutex_unlock(&context->lock);
+}
+
+/* The execution's turn in its context (cells of a context run one at a
+ * time, in the order they came); FALSE when it is to be skipped instead:
+ * its client left, or the context went or restarted meanwhile. */
+static gboolean
+take_turn(execution *e, cx_session *session)
+{
+  cxs_context *context = e->context;
+  g_mutex_lock(&context->turn);
+  g_mutex_lock(&context->lock);
+  gboolean go = !g_atomic_int_get(&e->cancelled) && !context->removed &&
+                context->session == session;
+  context->running = go ? e : NULL;
+  g_mutex_unlock(&context->lock);
+  if (!go)
+    g_mutex_unlock(&context->turn);
+  return go;
+}
+
+static void
+end_turn(execution *e)
+{
+  cxs_context *context = e->context;
+  g_mutex_lock(&context->lock);
+  context->running = NULL;
+  g_mutex_unlock(&context->lock);
+  g_mutex_unlock(&context->turn);
+}
+
+/* The last reference of a thread goes on the main loop: the message it
+ * holds belongs there. */
+static gboolean
+unref_on_main(gpointer data)
+{
+  execution_unref(data);
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -359,9 +436,10 @@ execute_in_thread(gpointer data, gpointer pool_data)
   execution *e = data;
   cxs_context *context = e->context;
   g_autoptr(GError) error = NULL;
-  cx_session *session = context_session(e->server, context, &error);
+  cx_session *session = context_acquire(e->server, context, &error);
   g_autoptr(cx_result) result = NULL;
-  if (session != NULL) {
+  gboolean skipped = FALSE;
+  if (session != NULL && take_turn(e, session)) {
     g_autoptr(cx_run_options) run = cx_run_options_new();
     cx_run_options_set_output_callback(run, on_output, e);
     if (context->cwd_given)
@@ -369,8 +447,17 @@ execute_in_thread(gpointer data, gpointer pool_data)
     for (guint i = 0; i < e->env->len; i++)
       cx_run_options_add_env(run, g_ptr_array_index(e->env, i));
     result = cx_session_run_cell(session, e->code, run, &error);
+    end_turn(e);
+  } else if (session != NULL) {
+    skipped = TRUE;
+    g_set_error_literal(&error, CX_ERROR, CX_ERROR_BACKEND,
+                        "the context was restarted or removed before this cell's turn");
   }
-  if (result == NULL) {
+  if (session != NULL)
+    context_release(context);
+  if (skipped && g_atomic_int_get(&e->cancelled)) {
+    /* Nobody is left to read it. */
+  } else if (result == NULL) {
     JsonObject *line = typed("error");
     json_object_set_string_member(line, "name", "CellexecError");
     json_object_set_string_member(line, "value", error->message);
@@ -387,11 +474,14 @@ execute_in_thread(gpointer data, gpointer pool_data)
   send_line(e, typed("end_of_execution"));
   send_line(e, NULL);
   g_mutex_lock(&context->lock);
-  context->running--;
+  context->executions--;
   context->last_activity = g_get_real_time();
   g_mutex_unlock(&context->lock);
   cxs_server *server = e->server;
-  execution_unref(e);
+  GSource *source = g_idle_source_new();
+  g_source_set_callback(source, unref_on_main, e, NULL);
+  g_source_attach(source, server->context);
+  g_source_unref(source);
   cxs_server_worker_end(server);
 }
 
@@ -405,22 +495,35 @@ keep_alive(gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* E's client is gone (or the server is): its cell is interrupted if it
+ * runs, skipped if it waits for its turn; never another client's. */
+static void
+abandon(execution *e)
+{
+  e->gone = TRUE;
+  if (e->done)
+    return;
+  g_atomic_int_set(&e->cancelled, 1);
+  cxs_context *context = e->context;
+  g_mutex_lock(&context->lock);
+  gboolean running = context->running == e;
+  if (running && context->session != NULL)
+    cx_session_interrupt(context->session, NULL);
+  g_mutex_unlock(&context->lock);
+  cxs_log("context %s: the client left %s: %s", context->id,
+          running ? "during its cell" : "before its cell's turn",
+          running ? "interrupted" : "not run");
+}
+
 /* The response ended: sent, or the client went away before the cell
- * ended, whose cell is then interrupted. */
+ * ended. */
 static void
 on_finished(SoupServerMessage *msg, gpointer data)
 {
   execution *e = data;
   g_signal_handlers_disconnect_by_data(msg, e);
-  e->gone = TRUE;
-  if (!e->done) {
-    g_printerr("cellexec serve: context %s: the client left during its cell: interrupted\n",
-               e->context->id);
-    g_mutex_lock(&e->context->lock);
-    if (e->context->session != NULL)
-      cx_session_interrupt(e->context->session, NULL);
-    g_mutex_unlock(&e->context->lock);
-  }
+  g_hash_table_remove(e->server->executions, e);
+  abandon(e);
   execution_unref(e); /* the reference the message's end held */
 }
 
@@ -486,9 +589,10 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   g_mutex_init(&e->lock);
   e->pending = g_string_new(NULL);
   g_mutex_lock(&context->lock);
-  context->running++;
+  context->executions++;
   context->last_activity = g_get_real_time();
   g_mutex_unlock(&context->lock);
+  g_hash_table_add(server->executions, e);
   SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
   soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED);
   soup_message_headers_set_content_type(headers, "application/x-ndjson", NULL);
@@ -520,15 +624,25 @@ close_in_thread(gpointer data)
   context_job *job = data;
   cxs_context *context = job->context;
   g_mutex_lock(&context->lock);
+  while (context->opening)
+    g_cond_wait(&context->changed, &context->lock);
   cx_session *old = g_steal_pointer(&context->session);
-  g_mutex_unlock(&context->lock);
-  if (old != NULL) {
+  /* The cell running is interrupted; cells waiting for their turn see the
+   * session gone and are skipped; the session closes once none holds it. */
+  if (old != NULL)
     cx_session_interrupt(old, NULL);
-    cx_session_close(old); /* waits for a cell still running */
-  }
+  while (old != NULL && context->users > 0)
+    g_cond_wait(&context->changed, &context->lock);
+  g_mutex_unlock(&context->lock);
+  if (old != NULL)
+    cx_session_close(old);
   g_autoptr(GError) error = NULL;
-  if (job->restart)
-    (void)context_session(job->server, context, &error); /* opened again now, not at the next cell */
+  if (job->restart) {
+    /* Opened again now, not at the next cell. */
+    cx_session *session = context_acquire(job->server, context, &error);
+    if (session != NULL)
+      context_release(context);
+  }
   return job;
 }
 
@@ -536,11 +650,11 @@ static gboolean
 closed_on_main(gpointer data)
 {
   context_job *job = data;
-  if (job->msg != NULL) {
+  if (job->msg != NULL && !job->server->stopping) {
     cxs_reply_json(job->msg, SOUP_STATUS_OK, json_node_init_null(json_node_alloc()));
     soup_server_message_unpause(job->msg);
-    g_object_unref(job->msg);
   }
+  g_clear_object(&job->msg);
   cxs_context_unref(job->context);
   g_free(job);
   return G_SOURCE_REMOVE;
@@ -580,7 +694,9 @@ run_context_job(cxs_server *server, cxs_context *context, SoupServerMessage *msg
 void
 cxs_context_remove(cxs_server *server, cxs_context *context, SoupServerMessage *msg)
 {
+  g_mutex_lock(&context->lock);
   context->removed = TRUE;
+  g_mutex_unlock(&context->lock);
   if (g_strcmp0(server->default_context, context->id) == 0)
     g_clear_pointer(&server->default_context, g_free);
   run_context_job(server, context, msg, FALSE);
@@ -635,7 +751,7 @@ gboolean
 cxs_context_is_idle(cxs_context *context, gint64 since)
 {
   g_mutex_lock(&context->lock);
-  gboolean idle = context->running == 0 && context->last_activity < since;
+  gboolean idle = context->executions == 0 && context->last_activity < since;
   g_mutex_unlock(&context->lock);
   return idle;
 }
@@ -649,6 +765,16 @@ cxs_context_id(cxs_context *context)
 void
 cxs_contexts_end_all(cxs_server *server)
 {
+  /* The responses under way: their connections went with the server
+   * (without "finished"), so their cells are abandoned here. */
+  g_autoptr(GList) live = g_hash_table_get_keys(server->executions);
+  for (GList *l = live; l != NULL; l = l->next) {
+    execution *e = l->data;
+    g_signal_handlers_disconnect_by_data(e->msg, e);
+    abandon(e);
+    execution_unref(e); /* on_finished's, which will not come */
+  }
+  g_hash_table_remove_all(server->executions);
   g_autoptr(GList) contexts = g_hash_table_get_values(server->contexts);
   for (GList *l = contexts; l != NULL; l = l->next) {
     cxs_context *context = l->data;

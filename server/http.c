@@ -3,14 +3,44 @@
  * per request, and JSON replies. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/peer_json.h"
 #include "server/server-private.h"
 
 /* Connections waiting to be accepted, at most (listen(2)'s backlog). */
 #define LISTEN_BACKLOG 512
+
+/* ---- The log ------------------------------------------------------------------- */
+
+static int log_fd = -1; /* a copy of fd 2, made before any cell runs */
+
+static void
+open_log(void)
+{
+  if (log_fd < 0)
+    log_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+}
+
+void
+cxs_log(const char *format, ...)
+{
+  va_list args;
+  va_start(args, format);
+  g_autofree char *text = g_strdup_vprintf(format, args);
+  va_end(args);
+  g_autofree char *line = g_strdup_printf("cellexec serve: %s\n", text);
+  int fd = log_fd >= 0 ? log_fd : STDERR_FILENO;
+  for (gsize done = 0, len = strlen(line); done < len;) {
+    ssize_t n = write(fd, line + done, len - done);
+    if (n <= 0)
+      break;
+    done += (gsize)n;
+  }
+}
 
 /* ---- Replies -------------------------------------------------------------------- */
 
@@ -118,21 +148,81 @@ tokens_equal(const char *expected, const char *given)
 /* Before the body is read: a request without the token is refused (401
  * when it presented none, 403 when a wrong one) and one whose body would
  * be too large gets 413, so neither costs more than its headers. */
+/* REFUSED after answering MSG: its body, if it announced one, is read and
+ * dropped, not kept, and the connection closed after the answer. */
+static void
+refused(SoupServerMessage *msg)
+{
+  soup_message_body_set_accumulate(soup_server_message_get_request_body(msg), FALSE);
+  soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Connection",
+                               "close");
+}
+
+/* HOST (a Host header's, or an Origin's host part) names this machine's
+ * loopback: localhost, 127.0.0.0/8 or ::1, with any port. */
+static gboolean
+host_is_loopback(const char *host)
+{
+  g_autofree char *name = NULL;
+  if (host[0] == '[') {
+    const char *end = strchr(host, ']');
+    name = end != NULL ? g_strndup(host + 1, end - host - 1) : g_strdup(host);
+  } else {
+    const char *colon = strchr(host, ':');
+    name = colon != NULL ? g_strndup(host, colon - host) : g_strdup(host);
+  }
+  if (g_ascii_strcasecmp(name, "localhost") == 0)
+    return TRUE;
+  g_autoptr(GInetAddress) address = g_inet_address_new_from_string(name);
+  return address != NULL && g_inet_address_get_is_loopback(address);
+}
+
+/* Without a token only this machine's own programs may run code: not a web
+ * page the user's browser shows (its cross-site requests carry another
+ * Origin, or, rebound by DNS, another Host) nor a form it posts (a body that
+ * is not JSON: browsers send text/plain and form types without asking). */
+static gboolean
+local_caller(SoupServerMessage *msg)
+{
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers(msg);
+  const char *host = soup_message_headers_get_one(headers, "Host");
+  if (host == NULL || !host_is_loopback(host))
+    return FALSE;
+  const char *origin = soup_message_headers_get_one(headers, "Origin");
+  if (origin != NULL) {
+    g_autoptr(GUri) uri = g_uri_parse(origin, G_URI_FLAGS_NONE, NULL);
+    if (uri == NULL || g_uri_get_host(uri) == NULL || !host_is_loopback(g_uri_get_host(uri)))
+      return FALSE;
+  }
+  goffset length = soup_message_headers_get_content_length(headers);
+  const char *type = soup_message_headers_get_content_type(headers, NULL);
+  return length <= 0 || g_strcmp0(type, "application/json") == 0;
+}
+
 static void
 check_request(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
               gpointer data)
 {
   (void)soup, (void)path, (void)query;
   cxs_server *server = data;
+  if (server->token == NULL && !local_caller(msg)) {
+    cxs_reply_error(msg, SOUP_STATUS_FORBIDDEN,
+                    "a server without a token takes requests from this machine only: Host and "
+                    "Origin on loopback, bodies as application/json");
+    refused(msg);
+    return;
+  }
   if (server->token != NULL) {
     g_autofree char *token = presented_token(msg);
     if (token == NULL) {
       cxs_reply_error(msg, SOUP_STATUS_UNAUTHORIZED,
                       "this server needs a token: send \"Authorization: token TOKEN\"");
+      refused(msg);
       return;
     }
     if (!tokens_equal(server->token, token)) {
       cxs_reply_error(msg, SOUP_STATUS_FORBIDDEN, "wrong token");
+      refused(msg);
       return;
     }
   }
@@ -140,14 +230,17 @@ check_request(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   if (soup_message_headers_get_encoding(headers) == SOUP_ENCODING_CHUNKED) {
     cxs_reply_error(msg, SOUP_STATUS_LENGTH_REQUIRED,
                     "send the request body with a Content-Length, not chunked");
+    refused(msg);
     return;
   }
   goffset length = soup_message_headers_get_content_length(headers);
-  if (length > 0 && (guint64)length > server->options.max_body)
+  if (length > 0 && (guint64)length > server->options.max_body) {
     cxs_reply_error(msg, SOUP_STATUS_REQUEST_ENTITY_TOO_LARGE,
                     "the request body has %" G_GINT64_FORMAT " bytes, more than the %" G_GSIZE_FORMAT
                     " bytes this server takes (--max-body)",
                     (gint64)length, server->options.max_body);
+    refused(msg);
+  }
 }
 
 static void
@@ -157,8 +250,8 @@ log_request(SoupServer *soup, SoupServerMessage *msg, gpointer data)
   GUri *uri = soup_server_message_get_uri(msg);
   guint status = soup_server_message_get_status(msg);
   const char *remote = soup_server_message_get_remote_host(msg);
-  g_printerr("cellexec serve: %s %s %s %u\n", remote != NULL ? remote : "-",
-             soup_server_message_get_method(msg), g_uri_get_path(uri), status);
+  cxs_log("%s %s %s %u", remote != NULL ? remote : "-", soup_server_message_get_method(msg),
+          g_uri_get_path(uri), status);
 }
 
 /* Anything no route serves. */
@@ -209,6 +302,7 @@ cxs_server_has_room(cxs_server *server, SoupServerMessage *msg)
 cxs_server *
 cxs_server_new(const cxs_options *options)
 {
+  open_log();
   cxs_server *server = g_new0(cxs_server, 1);
   server->options = *options;
   server->token = options->token != NULL && *options->token != '\0' ? g_strdup(options->token)
@@ -221,6 +315,7 @@ cxs_server_new(const cxs_options *options)
                                            (GDestroyNotify)json_object_unref);
   server->contexts = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
                                            (GDestroyNotify)cxs_context_unref);
+  server->executions = g_hash_table_new(NULL, NULL);
   g_mutex_init(&server->workers_lock);
   g_cond_init(&server->workers_done);
   server->soup = soup_server_new("server-header", "cellexec/" PACKAGE_VERSION " ", NULL);
@@ -282,6 +377,7 @@ cxs_server_free(cxs_server *server)
 {
   if (server == NULL)
     return;
+  server->stopping = TRUE;
   soup_server_disconnect(server->soup);
   if (server->cull_source != 0)
     g_source_remove(server->cull_source);
@@ -300,6 +396,7 @@ cxs_server_free(cxs_server *server)
   g_hash_table_unref(server->kernels);
   g_hash_table_unref(server->sessions);
   g_hash_table_unref(server->contexts);
+  g_hash_table_unref(server->executions);
   g_free(server->default_context);
   g_mutex_clear(&server->workers_lock);
   g_cond_clear(&server->workers_done);

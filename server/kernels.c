@@ -69,7 +69,6 @@ deliver_now(served_kernel *kernel, int channel, jp_message *request)
     cxk_kernel_stdin(kernel->kernel, request);
   } else {
     cxk_kernel_control(kernel->kernel, request);
-    jp_message_free(request);
   }
 }
 
@@ -149,8 +148,9 @@ start_in_thread(GTask *task, gpointer source, gpointer data, GCancellable *cance
   cxk_sink sink = cxs_channels_sink(k);
   GError *error = NULL;
   cxk_kernel *kernel = cxk_kernel_new(k->server->options.backend, &sink, &error);
-  cxs_kernel_set_state(k, kernel != NULL ? "idle" : "dead");
   g_mutex_lock(&k->lock);
+  /* Deleted while it started: the new session goes, never to be reached. */
+  cxk_kernel *unwanted = k->ended ? g_steal_pointer(&kernel) : NULL;
   k->kernel = kernel;
   /* What came meanwhile, in order. */
   jp_message *request;
@@ -161,6 +161,10 @@ start_in_thread(GTask *task, gpointer source, gpointer data, GCancellable *cance
       jp_message_free(request);
   }
   g_mutex_unlock(&k->lock);
+  cxs_kernel_set_state(k, kernel != NULL ? "idle" : "dead");
+  cxk_kernel_free(unwanted);
+  if (unwanted != NULL)
+    g_set_error_literal(&error, CX_ERROR, CX_ERROR_BACKEND, "the kernel was deleted as it started");
   if (kernel == NULL)
     g_task_return_error(task, error);
   else
@@ -177,7 +181,13 @@ started(GObject *source, GAsyncResult *result, gpointer data)
   kernel_job *job = g_task_get_task_data(G_TASK(result));
   g_autoptr(GError) error = NULL;
   gboolean ok = g_task_propagate_boolean(G_TASK(result), &error);
-  if (job->msg != NULL) {
+  job->kernel->starting = FALSE;
+  if (job->msg != NULL && job->kernel->server->stopping) {
+    /* The server is going: its connections are gone. */
+  } else if (job->msg != NULL && job->kernel->ended) {
+    cxs_reply_error(job->msg, SOUP_STATUS_NOT_FOUND, "the kernel was deleted as it started");
+    soup_server_message_unpause(job->msg);
+  } else if (job->msg != NULL) {
     cxs_server *server = job->kernel->server;
     JsonObject *record = job->session_id != NULL
                            ? g_hash_table_lookup(server->sessions, job->session_id) : NULL;
@@ -197,7 +207,7 @@ started(GObject *source, GAsyncResult *result, gpointer data)
     soup_server_message_unpause(job->msg);
   }
   job->kernel->server->starting--;
-  if (!ok)
+  if (!ok && !job->kernel->server->stopping)
     end_kernel(job->kernel->server, job->kernel);
 }
 
@@ -208,6 +218,7 @@ static void
 run_start(served_kernel *kernel, SoupServerMessage *msg, guint ok_status, gboolean restart,
           const char *session_id)
 {
+  kernel->starting = TRUE;
   kernel_job *job = g_new0(kernel_job, 1);
   job->kernel = cxs_kernel_ref(kernel);
   job->session_id = g_strdup(session_id);
@@ -248,7 +259,9 @@ end_kernel(cxs_server *server, served_kernel *kernel)
 {
   if (kernel->ended)
     return;
-  kernel->ended = TRUE;
+  g_mutex_lock(&kernel->lock);
+  kernel->ended = TRUE; /* under the lock: a start on its way reads it there */
+  g_mutex_unlock(&kernel->lock);
   cxs_kernel_set_state(kernel, "dead");
   g_clear_pointer(&kernel->connections, cxs_connections_free);
   cxs_kernel_ref(kernel);
@@ -273,7 +286,9 @@ cxs_kernels_end_all(cxs_server *server)
   g_autoptr(GList) kernels = g_hash_table_get_values(server->kernels);
   for (GList *l = kernels; l != NULL; l = l->next) {
     served_kernel *kernel = l->data;
+    g_mutex_lock(&kernel->lock);
     kernel->ended = TRUE;
+    g_mutex_unlock(&kernel->lock);
     g_clear_pointer(&kernel->connections, cxs_connections_free);
     g_mutex_lock(&kernel->lock);
     cxk_kernel *gone = g_steal_pointer(&kernel->kernel);
@@ -294,9 +309,9 @@ shutdown_on_main(gpointer data)
   shutdown_call *call = data;
   served_kernel *kernel = call->kernel;
   if (!kernel->ended) {
-    if (call->restart)
+    if (call->restart && !kernel->starting)
       run_start(kernel, NULL, 0, TRUE, NULL);
-    else
+    else if (!call->restart)
       end_kernel(kernel->server, kernel);
   }
   cxs_kernel_unref(kernel);
@@ -332,16 +347,16 @@ cull_idle(gpointer data)
                     kernel->last_activity < limit;
     g_mutex_unlock(&kernel->state_lock);
     if (idle && cxs_connections_count(kernel->connections) == 0) {
-      g_printerr("cellexec serve: kernel %s idle for more than %u s: ended\n", kernel->id,
-                 server->options.idle_timeout);
+      cxs_log("kernel %s idle for more than %u s: ended", kernel->id,
+              server->options.idle_timeout);
       end_kernel(server, kernel);
     }
   }
   g_autoptr(GList) contexts = g_hash_table_get_values(server->contexts);
   for (GList *l = contexts; l != NULL; l = l->next) {
     if (cxs_context_is_idle(l->data, limit)) {
-      g_printerr("cellexec serve: context %s idle for more than %u s: ended\n",
-                 cxs_context_id(l->data), server->options.idle_timeout);
+      cxs_log("context %s idle for more than %u s: ended", cxs_context_id(l->data),
+              server->options.idle_timeout);
       cxs_context_remove(server, l->data, NULL);
     }
   }
@@ -438,7 +453,11 @@ kernels_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
     g_mutex_unlock(&kernel->lock);
     cxs_reply_json(msg, SOUP_STATUS_NO_CONTENT, NULL);
   } else if (g_str_equal(action, "restart")) {
-    run_start(kernel, msg, SOUP_STATUS_OK, TRUE, NULL);
+    if (kernel->starting)
+      cxs_reply_error(msg, SOUP_STATUS_CONFLICT, "kernel %s is starting already: wait for it",
+                      kernel->id);
+    else
+      run_start(kernel, msg, SOUP_STATUS_OK, TRUE, NULL);
   } else {
     cxs_reply_error(msg, SOUP_STATUS_NOT_FOUND, "no such route: %s %s", method, path);
   }
@@ -537,6 +556,19 @@ session_model(cxs_server *server, JsonObject *record)
   return node;
 }
 
+/* Whether a session names the kernel ID. */
+static gboolean
+kernel_in_a_session(cxs_server *server, const char *id)
+{
+  GHashTableIter iter;
+  gpointer key, record;
+  g_hash_table_iter_init(&iter, server->sessions);
+  while (g_hash_table_iter_next(&iter, &key, &record))
+    if (g_strcmp0(cx__peer_get_string(record, "kernel_id", NULL), id) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 static JsonNode *
 listed_session(gpointer record, gpointer server)
 {
@@ -628,9 +660,15 @@ sessions_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHash
       served_kernel *kernel = session_kernel(server, msg, body, &is_new);
       if (kernel == NULL)
         return;
+      g_autofree char *old_id = g_strdup(cx__peer_get_string(record, "kernel_id", ""));
       json_object_set_string_member(record, "kernel_id", kernel->id);
       if (is_new)
         run_start(kernel, NULL, 0, FALSE, NULL);
+      /* The kernel it leaves ends, unless another session has it (as
+       * JupyterLab's "Change kernel" expects of Jupyter Server). */
+      served_kernel *old = cxs_kernel_lookup(server, old_id);
+      if (old != NULL && old != kernel && !kernel_in_a_session(server, old_id))
+        end_kernel(server, old);
     }
     update_session(record, body);
     cxs_reply_json(msg, SOUP_STATUS_OK, session_model(server, record));

@@ -22,11 +22,13 @@ struct cxs_server {
   GHashTable *contexts;       /* id -> cxs_context (a reference): E2B's contexts */
   char *default_context;      /* the id of E2B's default context, once made */
   GThreadPool *cell_threads;  /* where E2B's cells run (e2b.c) */
+  GHashTable *executions;     /* E2B executions whose response is under way */
   guint cull_source;
   GMutex workers_lock;
   GCond workers_done;
   guint workers;              /* threads of the server's own still running */
   guint starting;             /* kernels (re)starting on worker threads */
+  gboolean stopping;          /* cxs_server_free() began: requests are gone */
 };
 
 /* A thread of the server's own begins / ends: cxs_server_free() waits for
@@ -108,7 +110,8 @@ struct served_kernel {
   const char *execution_state;/* "starting", "idle", "busy", "restarting", "dead" */
   gint64 last_activity;       /* g_get_real_time() */
   cxs_connections *connections; /* main thread only */
-  gboolean ended;             /* deleted: nothing more is sent */
+  gboolean ended;             /* deleted: nothing more is sent (set under LOCK) */
+  gboolean starting;          /* main thread: a start or restart is on its way */
 };
 
 served_kernel *cxs_kernel_ref(served_kernel *kernel);

@@ -30,6 +30,12 @@ typedef struct {
 
 typedef struct cxs_server cxs_server;
 
+/* One line of the server's log, "cellexec serve: " and printf's FORMAT, on
+ * the standard error the process had when the first server was made: a
+ * local backend's cell captures the process's own file descriptor 2 while
+ * it runs, and must not get another client's log lines. */
+void cxs_log(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
 /* A server with OPTIONS (copied), serving nothing until it listens. */
 cxs_server *cxs_server_new(const cxs_options *options);
 /* Listen on HOST (a numeric address, or "localhost") and PORT (0: any

@@ -75,7 +75,9 @@ test_encoded_message_decodes_and_tampering_is_dropped(void)
   json_object_set_string_member(content, "status", "ok");
   g_autoptr(GPtrArray) identities = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
   g_ptr_array_add(identities, g_bytes_new_static("client-1", 8));
-  g_autoptr(GPtrArray) frames = jp_message_encode("a key", identities, header, parent, NULL, content);
+  g_autoptr(GBytes) parent_json = jp_json_bytes(parent);
+  g_autoptr(GPtrArray) frames = jp_message_encode("a key", identities, header, parent_json, NULL,
+                                                  content);
   jp_counters counters = { 0 };
   g_autoptr(jp_message) m = NULL;
   CU_ASSERT_EQUAL_FATAL(jp_message_decode("a key", frames, &counters, &m), JP_RECV_OK);

@@ -460,6 +460,142 @@ test_serve_websockets_need_the_token_and_survive_garbage(void)
   CX_ASSERT_CONTAINS(log, "no Jupyter message (v1.kernel.websocket.jupyter.org) was dropped");
 }
 
+/* A message of TYPE on CHANNEL with CONTENT (JSON text), id ID, as text. */
+static char *
+ws_request(const char *channel, const char *type, const char *id, const char *content)
+{
+  return g_strdup_printf("{\"header\": {\"msg_id\": \"%s\", \"msg_type\": \"%s\", \"session\": \"s\","
+                         " \"username\": \"u\", \"version\": \"5.3\", \"date\": \"\"},"
+                         " \"parent_header\": {}, \"metadata\": {}, \"content\": %s,"
+                         " \"channel\": \"%s\", \"buffers\": []}", id, type, content, channel);
+}
+
+/* Whether a message whose text holds NEEDLE came within 20 s. */
+static gboolean
+ws_received(ws_client *c, const char *needle)
+{
+  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time() < deadline) {
+    for (guint i = 0; i < c->received->len; i++) {
+      gsize len;
+      const char *data = g_bytes_get_data(c->received->pdata[i], &len);
+      if (memmem(data, len, needle, strlen(needle)) != NULL)
+        return TRUE;
+    }
+    g_main_context_iteration(NULL, FALSE);
+    g_usleep(10 * 1000);
+  }
+  return FALSE;
+}
+
+/* What the session answers, asked on control while a cell runs, waits for
+ * the cell on the kernel's thread: the server goes on serving meanwhile. */
+static void
+test_serve_control_requests_never_block_the_server(void)
+{
+  server *s = shared_server();
+  g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
+  const char *id = member_string(kernel.body, "id");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels", id);
+  ws_client c;
+  ws_open(s, path, AUTH, NULL, &c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
+  g_autofree char *sleep_cell = ws_request("shell", "execute_request", "cell-1",
+    "{\"code\": \"import time\\ntime.sleep(3)\", \"silent\": false}");
+  soup_websocket_connection_send_text(c.ws, sleep_cell);
+  g_usleep(500 * 1000);
+  g_autofree char *complete = ws_request("control", "complete_request", "complete-1",
+                                         "{\"code\": \"pri\", \"cursor_pos\": 3}");
+  soup_websocket_connection_send_text(c.ws, complete);
+  g_usleep(200 * 1000);
+  gint64 began = g_get_monotonic_time();
+  g_auto(reply) health = call(s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+  CU_ASSERT_TRUE(cx_test_seconds_since(began) < 1.0 * cx_test_slowdown());
+  /* The completion comes, after the cell, on control; frames in JSON carry
+   * msg_type at their top, as Jupyter Server's do. */
+  CU_ASSERT_TRUE(ws_received(&c, "\"msg_type\":\"complete_reply\""));
+  CU_ASSERT_TRUE(ws_received(&c, "\"channel\":\"control\""));
+  ws_close(&c);
+  g_autofree char *kernel_path = g_strdup_printf("/api/kernels/%s", id);
+  g_auto(reply) deleted = call(s, "DELETE", kernel_path, AUTH, NULL);
+}
+
+/* Changing a session's kernel ends the kernel it leaves. */
+static void
+test_serve_session_kernel_change_ends_the_old_kernel(void)
+{
+  server *s = shared_server();
+  g_auto(reply) opened = call(s, "POST", "/api/sessions", AUTH,
+                              "{\"path\": \"c.ipynb\", \"kernel\": {\"name\": \"python3\"}}");
+  CU_ASSERT_EQUAL_FATAL(opened.status, 201);
+  g_autofree char *path = g_strdup_printf("/api/sessions/%s", member_string(opened.body, "id"));
+  g_auto(reply) changed = call(s, "PATCH", path, AUTH, "{\"kernel\": {\"name\": \"python3\"}}");
+  CU_ASSERT_EQUAL(changed.status, 200);
+  gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  guint kernels = 0;
+  do {
+    g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
+    kernels = array_length(listed.body);
+  } while (kernels != 1 && g_get_monotonic_time() < deadline);
+  CU_ASSERT_EQUAL(kernels, 1);
+  g_auto(reply) closed = call(s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(closed.status, 204);
+}
+
+typedef struct {
+  const server *s;
+  const char *body;
+  char *answer;
+} e2b_call;
+
+static gpointer
+e2b_call_run(gpointer data)
+{
+  e2b_call *c = data;
+  g_auto(reply) r = call(c->s, "POST", "/execute", AUTH, c->body);
+  c->answer = g_steal_pointer(&r.text);
+  return NULL;
+}
+
+/* A client that leaves while its cell waits for its turn does not
+ * interrupt the cell running before it (another client's).  The server
+ * notices the departure when its keepalive (every 5 s) fails to write:
+ * the first cell runs past that. */
+static void
+test_serve_a_leaving_client_interrupts_only_its_own_cell(void)
+{
+  server *s = shared_server();
+  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{}");
+  const char *id = member_string(context.body, "id");
+  g_autofree char *first_body = g_strdup_printf(
+    "{\"code\": \"import time\\ntime.sleep(6.5)\\nprint('first done')\", \"context_id\": \"%s\"}", id);
+  e2b_call first = { s, first_body, NULL };
+  GThread *runner = g_thread_new("first", e2b_call_run, &first);
+  g_usleep(300 * 1000);
+  /* The second client: its request queued behind the first, then gone. */
+  g_autofree char *second_body = g_strdup_printf("{\"code\": \"print('second')\", \"context_id\": \"%s\"}", id);
+  g_autoptr(GSocketClient) client = g_socket_client_new();
+  g_autoptr(GSocketConnection) connection = g_socket_client_connect_to_host(
+    client, "127.0.0.1", (guint16)s->port, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(connection);
+  g_autofree char *request = g_strdup_printf(
+    "POST /execute HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
+    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+    strlen(second_body), second_body);
+  GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(connection));
+  CU_ASSERT_TRUE(g_output_stream_write_all(out, request, strlen(request), NULL, NULL, NULL));
+  g_usleep(300 * 1000);
+  g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
+  g_thread_join(runner);
+  CX_ASSERT_CONTAINS(first.answer, "first done");
+  CU_ASSERT_PTR_NULL(strstr(first.answer != NULL ? first.answer : "", "KeyboardInterrupt"));
+  g_free(first.answer);
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
+}
+
 /* E2B's /execute: the cell's outputs as JSON lines, in order, then the
  * end; its context keeps the state. */
 static void
@@ -752,6 +888,36 @@ test_serve_sandbox_holds_through_the_server(void)
   g_rmdir(host_dir);
 }
 
+/* Without a token, only this machine's own programs: a web page's
+ * request (another Origin, another Host, a body that is not JSON) is
+ * refused and runs nothing. */
+static void
+test_serve_without_a_token_refuses_browsers(void)
+{
+  server s = start_server("-b", "subprocess", "--no-token", NULL);
+  g_auto(reply) plain = call(&s, "GET", "/health", NULL, NULL);
+  CU_ASSERT_EQUAL(plain.status, 200);
+  g_auto(reply) origin = call(&s, "GET", "/api/kernels", "Origin: http://evil.example", NULL);
+  CU_ASSERT_EQUAL(origin.status, 403);
+  g_auto(reply) host = call(&s, "GET", "/api/kernels", "Host: evil.example", NULL);
+  CU_ASSERT_EQUAL(host.status, 403);
+  g_auto(reply) local_origin = call(&s, "GET", "/api/kernels", "Origin: http://localhost:8888", NULL);
+  CU_ASSERT_EQUAL(local_origin.status, 200);
+  /* A form's body: text/plain, as a cross-site POST sends it. */
+  g_autofree char *url = g_strdup_printf("http://127.0.0.1:%d/execute", s.port);
+  g_autoptr(SoupSession) session = soup_session_new();
+  g_autoptr(SoupMessage) form = soup_message_new("POST", url);
+  static const char code[] = "{\"code\": \"open('/tmp/cellexec-form-ran', 'w')\"}";
+  g_autoptr(GBytes) body = g_bytes_new_static(code, strlen(code));
+  soup_message_set_request_body_from_bytes(form, "text/plain", body);
+  g_autoptr(GBytes) answer = soup_session_send_and_read(session, form, NULL, NULL);
+  CU_ASSERT_EQUAL(soup_message_get_status(form), 403);
+  g_auto(reply) listed = call(&s, "GET", "/contexts", NULL, NULL);
+  CU_ASSERT_EQUAL(array_length(listed.body), 0); /* nothing ran, no context made */
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
 static void
 test_serve_command_line_errors(void)
 {
@@ -759,6 +925,9 @@ test_serve_command_line_errors(void)
                                                   "0.0.0.0:1", NULL);
   CU_ASSERT_EQUAL(open.status, 2);
   CX_ASSERT_CONTAINS(open.err, "not a loopback address");
+  g_auto(cx_test_cli_run) empty = cx_test_cellexec(NULL, "serve", "--token", "", NULL);
+  CU_ASSERT_EQUAL(empty.status, 2);
+  CX_ASSERT_CONTAINS(empty.err, "--token is empty");
   g_auto(cx_test_cli_run) both = cx_test_cellexec(NULL, "serve", "--no-token", "--token", "x", NULL);
   CU_ASSERT_EQUAL(both.status, 2);
   CX_ASSERT_CONTAINS(both.err, "exclude each other");
@@ -788,6 +957,12 @@ cx_test_register(void)
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
     { "test_serve_websockets_need_the_token_and_survive_garbage",
       test_serve_websockets_need_the_token_and_survive_garbage },
+    { "test_serve_control_requests_never_block_the_server",
+      test_serve_control_requests_never_block_the_server },
+    { "test_serve_session_kernel_change_ends_the_old_kernel",
+      test_serve_session_kernel_change_ends_the_old_kernel },
+    { "test_serve_a_leaving_client_interrupts_only_its_own_cell",
+      test_serve_a_leaving_client_interrupts_only_its_own_cell },
     { "test_serve_32_clients_each_get_their_own_output",
       test_serve_32_clients_each_get_their_own_output },
     { "test_serve_200_kernels_leave_no_process_behind",
@@ -796,6 +971,7 @@ cx_test_register(void)
       test_serve_runs_cells_for_the_jupyter_backend },
     { "test_serve_limits_kernels_and_ends_idle_ones", test_serve_limits_kernels_and_ends_idle_ones },
     { "test_serve_sandbox_holds_through_the_server", test_serve_sandbox_holds_through_the_server },
+    { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
     { NULL }
   };

@@ -1,7 +1,9 @@
 /* cellexec serve: the backends as an HTTP service (server/server.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <glib-unix.h>
 #include <gio/gio.h>
@@ -99,6 +101,11 @@ choose_token(const serve_args *a, gboolean *generated, GError **error)
   }
   if (a->no_token)
     return g_strdup("");
+  if (a->token != NULL && *a->token == '\0') {
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_OPTION,
+                        "--token is empty: give a token, or --no-token to serve without one");
+    return NULL;
+  }
   if (a->token != NULL)
     return g_strdup(a->token);
   if (a->token_file != NULL) {
@@ -118,8 +125,11 @@ choose_token(const serve_args *a, gboolean *generated, GError **error)
   }
   *generated = TRUE;
   guint8 random[24];
-  for (gsize i = 0; i < sizeof random; i++)
-    random[i] = (guint8)g_random_int_range(0, 256);
+  if (getrandom(random, sizeof random, 0) != (ssize_t)sizeof random) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot make a token: getrandom: %s",
+                g_strerror(errno));
+    return NULL;
+  }
   GString *hex = g_string_new(NULL);
   for (gsize i = 0; i < sizeof random; i++)
     g_string_append_printf(hex, "%02x", random[i]);
@@ -186,16 +196,16 @@ serve(serve_args *a)
   g_auto(GStrv) uris = cxs_server_get_uris(server);
   for (char **uri = uris; *uri != NULL; uri++) {
     if (generated)
-      g_printerr("cellexec serve: listening on %s (token %s)\n", *uri, token);
+      cxs_log("listening on %s (token %s)", *uri, token);
     else
-      g_printerr("cellexec serve: listening on %s\n", *uri);
+      cxs_log("listening on %s", *uri);
   }
   guint on_int = g_unix_signal_add(SIGINT, quit_loop, loop);
   guint on_term = g_unix_signal_add(SIGTERM, quit_loop, loop);
   g_main_loop_run(loop);
   g_source_remove(on_int);
   g_source_remove(on_term);
-  g_printerr("cellexec serve: stopping: ending every kernel\n");
+  cxs_log("stopping: ending every kernel");
   cxs_server_free(server);
   return EXIT_CELL_OK;
 }
@@ -214,27 +224,33 @@ cmd_serve(int argc, char **argv)
     { "no-token", 0, 0, G_OPTION_ARG_NONE, &a.no_token, "Serve without a token (loopback addresses only)", NULL },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &a.max_sessions, "Kernels at once (default 0: no limit)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &a.idle_timeout, "End a kernel idle and unconnected for S seconds (default 0: never)", "S" },
-    { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "The largest request body or WebSocket message taken (default " DEFAULT_MAX_BODY ")", "SIZE" },
+    { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "The largest request body or WebSocket frame taken (default " DEFAULT_MAX_BODY ")", "SIZE" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
   g_option_context_set_summary(context,
-    "Serve the backends over HTTP: Jupyter Server's kernels API (REST and the\n"
-    "kernels' channels on WebSockets), so that JupyterLab, jupyter_server's gateway\n"
-    "client and cellexec's own jupyter backend run kernels on this server, each a\n"
-    "session of the configured backend (the sandbox included).");
+    "Serve the backend over HTTP with two APIs: Jupyter Server's kernels API (REST\n"
+    "and the kernels' channels on WebSockets), so that JupyterLab, jupyter_server's\n"
+    "gateway client and cellexec's own jupyter backend run kernels here; and E2B's\n"
+    "code-interpreter API, so that agents and E2B's SDKs run code here.  Each kernel\n"
+    "or context is a session of the configured backend, the sandbox included.");
   g_option_context_set_description(context,
-    "Routes: GET /api, GET /api/kernelspecs[/NAME], GET and POST /api/kernels,\n"
-    "GET and DELETE /api/kernels/ID, POST /api/kernels/ID/interrupt and /restart,\n"
-    "/api/kernels/ID/channels (WebSocket: one Jupyter message in JSON per text\n"
-    "frame), GET and POST /api/sessions, GET, PATCH and DELETE /api/sessions/ID.\n"
+    "Jupyter Server's routes: GET /api, GET /api/kernelspecs[/NAME], GET and POST\n"
+    "/api/kernels, GET and DELETE /api/kernels/ID, POST /api/kernels/ID/interrupt and\n"
+    "/restart, GET and POST /api/sessions, GET, PATCH and DELETE /api/sessions/ID, and\n"
+    "/api/kernels/ID/channels: a WebSocket, one Jupyter message per frame, as JSON\n"
+    "text or in the binary subprotocol v1.kernel.websocket.jupyter.org.\n"
+    "E2B's: POST /execute (the cell's outputs as JSON lines), GET and POST /contexts,\n"
+    "POST /contexts/ID/restart, DELETE /contexts/ID, GET /health.\n"
     "\n"
     "Every route and WebSocket upgrade needs the token, as \"Authorization: token T\",\n"
     "\"?token=T\" or \"X-Access-Token: T\": without one, 401; a wrong one, 403; nothing\n"
-    "runs.  Bad input (malformed JSON, a body over --max-body, an unknown kernel) gets\n"
-    "a 4xx with {\"message\", \"reason\"} and stops nothing else.  One line per request\n"
-    "on stderr.  SIGINT and SIGTERM stop the server: every kernel's session ends, its\n"
-    "workers with it.\n"
+    "runs.  With --no-token (loopback only), a request must come as a program on this\n"
+    "machine sends it, not as a web page does: Host and Origin on loopback, a body as\n"
+    "application/json; else 403.  Bad input (malformed JSON, a body over --max-body,\n"
+    "an unknown kernel or context) gets a 4xx with {\"message\", \"reason\"} and stops\n"
+    "nothing else.  One line per request on stderr.  SIGINT and SIGTERM stop the\n"
+    "server: every kernel's and context's session ends, its workers with it.\n"
     "\n"
     "Examples:\n"
     "  cellexec serve -b subprocess -o isolation=sandbox --token-file ~/.cellexec-token\n"
