@@ -23,6 +23,11 @@
 /* A line every few seconds while a cell is quiet, as E2B's server sends:
  * writing is how a client that went away is noticed. */
 #define KEEPALIVE_SECONDS 5
+/* At most this many bytes of a response wait to be written: past it, the
+ * thread that makes the next line waits for the client to read, and so,
+ * through its output, does the cell.  A client that stops reading holds
+ * its cell, not the server's memory. */
+#define MAX_UNWRITTEN (4 * 1024 * 1024)
 
 struct cxs_context {
   gint refs;
@@ -141,8 +146,10 @@ typedef struct execution {
   cxs_context *context;
   char *code;
   GPtrArray *env;             /* "KEY=VALUE" */
-  GMutex lock;                /* pending, ended, flush_scheduled */
+  GMutex lock;                /* pending, ended, flush_scheduled, unwritten, gone */
+  GCond written;              /* UNWRITTEN went down, or the client left */
   GString *pending;           /* lines not yet handed to the response */
+  gsize unwritten;            /* bytes handed to the response, not yet written */
   gboolean ended;             /* the last line is in PENDING */
   gboolean flush_scheduled;
   gboolean gone;              /* main loop: the response is over (sent, or the client left) */
@@ -169,6 +176,7 @@ execution_unref(execution *e)
   g_ptr_array_unref(e->env);
   g_string_free(e->pending, TRUE);
   g_mutex_clear(&e->lock);
+  g_cond_clear(&e->written);
   g_free(e);
 }
 
@@ -184,8 +192,11 @@ flush_on_main(gpointer data)
   e->pending = g_string_new(NULL);
   gboolean ended = e->ended;
   e->flush_scheduled = FALSE;
+  gboolean gone = e->gone;
+  if (!gone)
+    e->unwritten += len;
   g_mutex_unlock(&e->lock);
-  if (!e->gone && !e->server->stopping) {
+  if (!gone && !e->server->stopping) {
     SoupMessageBody *body = soup_server_message_get_response_body(e->msg);
     if (len > 0)
       soup_message_body_append(body, SOUP_MEMORY_TAKE, g_steal_pointer(&lines), len);
@@ -205,6 +216,16 @@ flush_on_main(gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Whether CONTEXT is being removed, or restarted (its session taken). */
+static gboolean
+context_closing(cxs_context *context)
+{
+  g_mutex_lock(&context->lock);
+  gboolean closing = context->removed || context->session == NULL;
+  g_mutex_unlock(&context->lock);
+  return closing;
+}
+
 /* Any thread: OBJECT (taken) as the next line, or the end when NULL. */
 static void
 send_line(execution *e, JsonObject *object)
@@ -216,6 +237,11 @@ send_line(execution *e, JsonObject *object)
     text = cx_json_to_string(node, FALSE);
   }
   g_mutex_lock(&e->lock);
+  /* Not on the main loop (keepalives), which is what writes; and not for a
+   * context being removed or restarted, whose closing waits for this cell. */
+  while (text != NULL && !e->gone && e->unwritten + e->pending->len > MAX_UNWRITTEN &&
+         !g_main_context_is_owner(e->server->context) && !context_closing(e->context))
+    g_cond_wait_until(&e->written, &e->lock, g_get_monotonic_time() + G_USEC_PER_SEC);
   if (text != NULL) {
     g_string_append(e->pending, text);
     g_string_append_c(e->pending, '\n');
@@ -500,7 +526,10 @@ keep_alive(gpointer data)
 static void
 abandon(execution *e)
 {
+  g_mutex_lock(&e->lock);
   e->gone = TRUE;
+  g_cond_broadcast(&e->written); /* a thread waiting to write goes on */
+  g_mutex_unlock(&e->lock);
   if (e->done)
     return;
   g_atomic_int_set(&e->cancelled, 1);
@@ -513,6 +542,18 @@ abandon(execution *e)
   cxs_log("context %s: the client left %s: %s", context->id,
           running ? "during its cell" : "before its cell's turn",
           running ? "interrupted" : "not run");
+}
+
+/* Some of the response reached the client. */
+static void
+on_wrote_body_data(SoupServerMessage *msg, guint size, gpointer data)
+{
+  (void)msg;
+  execution *e = data;
+  g_mutex_lock(&e->lock);
+  e->unwritten -= MIN(e->unwritten, size);
+  g_cond_broadcast(&e->written);
+  g_mutex_unlock(&e->lock);
 }
 
 /* The response ended: sent, or the client went away before the cell
@@ -587,6 +628,7 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   e->code = g_strdup(code);
   e->env = env;
   g_mutex_init(&e->lock);
+  g_cond_init(&e->written);
   e->pending = g_string_new(NULL);
   g_mutex_lock(&context->lock);
   context->executions++;
@@ -599,6 +641,7 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   soup_message_body_set_accumulate(soup_server_message_get_response_body(msg), FALSE);
   soup_server_message_set_status(msg, SOUP_STATUS_OK, NULL);
   g_signal_connect(msg, "finished", G_CALLBACK(on_finished), e);
+  g_signal_connect(msg, "wrote-body-data", G_CALLBACK(on_wrote_body_data), e);
   soup_server_message_pause(msg);
   e->keepalive = g_timeout_add_seconds(KEEPALIVE_SECONDS, keep_alive, e);
   cxs_server_worker_begin(server);

@@ -753,8 +753,10 @@ test_serve_200_kernels_leave_no_process_behind(void)
 {
   server *s = shared_server();
   GPid pid = (GPid)g_ascii_strtoll(g_subprocess_get_identifier(s->process), NULL, 10);
-  /* What the server runs with no kernel: the backend's fork server. */
-  guint before = descendants_of(pid);
+  /* What the server runs with no kernel: the subprocess backend's fork
+   * server and its spares, forked ahead of need, 4 and up to 16 under load
+   * (plugins/subprocess/README.md); a burst grows them and they stay. */
+  const guint most_at_rest = 1 + 16;
   guint started = 0;
   for (int i = 0; i < 200; i++) {
     g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
@@ -767,13 +769,15 @@ test_serve_200_kernels_leave_no_process_behind(void)
     CU_ASSERT_EQUAL(deleted.status, 204);
   }
   CU_ASSERT_EQUAL(started, 200);
+  /* The 200 sessions end (each was a process of its own): what is left is
+   * the fork server and its spares. */
   gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
   guint after = descendants_of(pid);
-  while (after > before && g_get_monotonic_time() < deadline) {
+  while (after > most_at_rest && g_get_monotonic_time() < deadline) {
     g_usleep(100 * 1000);
     after = descendants_of(pid);
   }
-  CU_ASSERT_EQUAL(after, before);
+  CU_ASSERT_TRUE(after <= most_at_rest);
   g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
   CU_ASSERT_EQUAL(array_length(listed.body), 0);
 }
@@ -888,6 +892,70 @@ test_serve_sandbox_holds_through_the_server(void)
   g_rmdir(host_dir);
 }
 
+/* The resident memory of process PID, in bytes. */
+static guint64
+resident_bytes(GPid pid)
+{
+  g_autofree char *path = g_strdup_printf("/proc/%d/status", (int)pid);
+  g_autofree char *status = NULL;
+  if (!g_file_get_contents(path, &status, NULL, NULL))
+    return 0;
+  const char *line = strstr(status, "VmRSS:");
+  return line != NULL ? g_ascii_strtoull(line + 6, NULL, 10) * 1024 : 0;
+}
+
+/* A client that stops reading its /execute answer holds its cell, not the
+ * server's memory: the cell waits to write once 4 MiB wait to be sent. */
+static void
+test_serve_a_client_that_stops_reading_holds_its_cell_not_memory(void)
+{
+  /* In the sanitizer build, ASan would keep what the server frees in its
+   * quarantine (256 MB), which is no memory the server holds. */
+  const char *asan = g_getenv("ASAN_OPTIONS");
+  g_autofree char *saved = g_strdup(asan);
+  g_autofree char *small = g_strdup_printf("%s%squarantine_size_mb=1", asan != NULL ? asan : "",
+                                           asan != NULL && *asan != '\0' ? ":" : "");
+  g_setenv("ASAN_OPTIONS", small, TRUE);
+  /* Output kept whole (no output-limit cut), so that all of it streams. */
+  server s = start_server("-b", "subprocess", "-o", "output-limit=1G", "--token", TOKEN, NULL);
+  if (saved != NULL)
+    g_setenv("ASAN_OPTIONS", saved, TRUE);
+  else
+    g_unsetenv("ASAN_OPTIONS");
+  GPid pid = (GPid)g_ascii_strtoll(g_subprocess_get_identifier(s.process), NULL, 10);
+  guint64 before = resident_bytes(pid);
+  static const char body[] =
+    "{\"code\": \"import sys\\nline = 'x' * 1000000\\nfor i in range(200): sys.stdout.write(line)\"}";
+  g_autoptr(GSocketClient) client = g_socket_client_new();
+  g_autoptr(GSocketConnection) connection = g_socket_client_connect_to_host(
+    client, "127.0.0.1", (guint16)s.port, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(connection);
+  g_autofree char *request = g_strdup_printf(
+    "POST /execute HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
+    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", strlen(body), body);
+  GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(connection));
+  CU_ASSERT_TRUE(g_output_stream_write_all(out, request, strlen(request), NULL, NULL, NULL));
+  /* 200 MB to write, nobody reading: the server holds a few. */
+  g_usleep((gulong)(4 * G_USEC_PER_SEC * cx_test_slowdown()));
+  guint64 during = resident_bytes(pid);
+  CU_ASSERT_TRUE(during < before + 64 * 1024 * 1024);
+  g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
+  /* Still serving; and the cell, its client gone, ends. */
+  g_auto(reply) health = call(&s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  gboolean ended = FALSE;
+  while (!ended && g_get_monotonic_time() < deadline) {
+    g_autofree char *log = NULL;
+    g_file_get_contents(s.log, &log, NULL, NULL);
+    ended = log != NULL && strstr(log, "the client left during its cell: interrupted") != NULL;
+    g_usleep(100 * 1000);
+  }
+  CU_ASSERT_TRUE(ended);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
 /* Without a token, only this machine's own programs: a web page's
  * request (another Origin, another Host, a body that is not JSON) is
  * refused and runs nothing. */
@@ -971,6 +1039,8 @@ cx_test_register(void)
       test_serve_runs_cells_for_the_jupyter_backend },
     { "test_serve_limits_kernels_and_ends_idle_ones", test_serve_limits_kernels_and_ends_idle_ones },
     { "test_serve_sandbox_holds_through_the_server", test_serve_sandbox_holds_through_the_server },
+    { "test_serve_a_client_that_stops_reading_holds_its_cell_not_memory",
+      test_serve_a_client_that_stops_reading_holds_its_cell_not_memory },
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
     { NULL }
