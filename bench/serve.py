@@ -35,6 +35,9 @@ import uuid
 import cellexec
 from tornado.websocket import websocket_connect
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel import tree_memory  # noqa: E402  (bench/kernel.py: PSS of a process tree)
+
 CELL = "print('hello')\n1 + 1"
 TOKEN = "cellexec-bench-token"
 
@@ -66,41 +69,6 @@ def request(port, method, path, body=None):
     data = response.read()
     connection.close()
     return json.loads(data) if data else None
-
-
-def descendants(pid):
-    """PID and every process under it."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    stat = f.read()
-                parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
-            except (OSError, ValueError):
-                pass
-    found = {pid}
-    changed = True
-    while changed:
-        changed = False
-        for child, parent in parents.items():
-            if parent in found and child not in found:
-                found.add(child)
-                changed = True
-    return found
-
-
-def pss_bytes(pids):
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-        except OSError:
-            pass
-    return total
 
 
 # ---- WebSocket round trips ---------------------------------------------------------------
@@ -229,24 +197,25 @@ def library_throughput(backend, clients, seconds):
 
 def serve_memory_per_kernel(port, server_pid, kernels):
     time.sleep(0.5)
-    before = pss_bytes(descendants(server_pid))
+    before = tree_memory(server_pid)
     ids = [request(port, "POST", "/api/kernels", {"name": "python3"})["id"] for _ in range(kernels)]
     time.sleep(1.0)
-    after = pss_bytes(descendants(server_pid))
+    after = tree_memory(server_pid)
     for kernel_id in ids:
         request(port, "DELETE", f"/api/kernels/{kernel_id}")
     return (after - before) / kernels
 
 
 def ipykernel_memory(port, server_pid):
+    """What one idle ipykernel adds to jupyter_server's process tree: the
+    kernel and its children."""
+    time.sleep(0.5)
+    before = tree_memory(server_pid)
     kernel = request(port, "POST", "/api/kernels", {"name": "python3"})
     time.sleep(1.0)
-    mine = descendants(server_pid)
-    # The kernel is the server's child running ipykernel_launcher.
-    kernel_pids = [pid for pid in mine if pid != server_pid]
-    total = pss_bytes(set().union(*(descendants(p) for p in kernel_pids))) if kernel_pids else 0
+    after = tree_memory(server_pid)
     request(port, "DELETE", f"/api/kernels/{kernel['id']}")
-    return total
+    return after - before
 
 
 def main():

@@ -132,11 +132,7 @@ sink_send(gpointer data, int channel, const jp_message *parent, const char *msg_
   out->parts[3] = jp_json_bytes(content);
   /* Always through the loop, even from its own thread: in order, and never
    * while the caller holds the kernel's lock. */
-  GSource *source = g_idle_source_new();
-  g_source_set_priority(source, G_PRIORITY_DEFAULT);
-  g_source_set_callback(source, send_on_main, out, NULL);
-  g_source_attach(source, kernel->server->context);
-  g_source_unref(source);
+  cxs_server_defer(kernel->server, G_PRIORITY_DEFAULT, send_on_main, out);
 }
 
 static void

@@ -253,11 +253,7 @@ send_line(execution *e, JsonObject *object)
   g_mutex_unlock(&e->lock);
   if (!schedule)
     return; /* a flush is on its way, and takes this line too */
-  GSource *source = g_idle_source_new();
-  g_source_set_priority(source, G_PRIORITY_DEFAULT);
-  g_source_set_callback(source, flush_on_main, execution_ref(e), NULL);
-  g_source_attach(source, e->server->context);
-  g_source_unref(source);
+  cxs_server_defer(e->server, G_PRIORITY_DEFAULT, flush_on_main, execution_ref(e));
 }
 
 static JsonObject *
@@ -504,10 +500,7 @@ execute_in_thread(gpointer data, gpointer pool_data)
   context->last_activity = g_get_real_time();
   g_mutex_unlock(&context->lock);
   cxs_server *server = e->server;
-  GSource *source = g_idle_source_new();
-  g_source_set_callback(source, unref_on_main, e, NULL);
-  g_source_attach(source, server->context);
-  g_source_unref(source);
+  cxs_server_defer(server, G_PRIORITY_DEFAULT_IDLE, unref_on_main, e);
   cxs_server_worker_end(server);
 }
 
@@ -708,10 +701,7 @@ job_thread(gpointer data)
 {
   context_job *job = close_in_thread(data);
   cxs_server *server = job->server;
-  GSource *source = g_idle_source_new();
-  g_source_set_callback(source, closed_on_main, job, NULL);
-  g_source_attach(source, server->context);
-  g_source_unref(source);
+  cxs_server_defer(server, G_PRIORITY_DEFAULT_IDLE, closed_on_main, job);
   cxs_server_worker_end(server);
   return NULL;
 }

@@ -287,6 +287,16 @@ cxs_server_worker_end(cxs_server *server)
   g_mutex_unlock(&server->workers_lock);
 }
 
+void
+cxs_server_defer(cxs_server *server, gint priority, GSourceFunc func, gpointer data)
+{
+  GSource *source = g_idle_source_new();
+  g_source_set_priority(source, priority);
+  g_source_set_callback(source, func, data, NULL);
+  g_source_attach(source, server->context);
+  g_source_unref(source);
+}
+
 gboolean
 cxs_server_has_room(cxs_server *server, SoupServerMessage *msg)
 {

@@ -326,10 +326,7 @@ cxs_kernel_shutdown_requested(served_kernel *kernel, gboolean restart)
   call->kernel = cxs_kernel_ref(kernel);
   call->restart = restart;
   /* Always later: the caller may hold the kernel's lock. */
-  GSource *source = g_idle_source_new();
-  g_source_set_callback(source, shutdown_on_main, call, NULL);
-  g_source_attach(source, kernel->server->context);
-  g_source_unref(source);
+  cxs_server_defer(kernel->server, G_PRIORITY_DEFAULT_IDLE, shutdown_on_main, call);
 }
 
 /* Every few seconds: end the kernels idle with no connection, and the

@@ -35,6 +35,11 @@ struct cxs_server {
  * them all.  Any thread. */
 void cxs_server_worker_begin(cxs_server *server);
 void cxs_server_worker_end(cxs_server *server);
+/* Run FUNC(DATA) on SERVER's main loop, later, at PRIORITY (messages at
+ * G_PRIORITY_DEFAULT, so they keep their order and go before what waits
+ * at G_PRIORITY_DEFAULT_IDLE), even when called from it: the caller may
+ * hold a lock FUNC takes.  Any thread. */
+void cxs_server_defer(cxs_server *server, gint priority, GSourceFunc func, gpointer data);
 /* Whether another kernel or context may start (--max-sessions); when not,
  * MSG is answered 503 saying so. */
 gboolean cxs_server_has_room(cxs_server *server, SoupServerMessage *msg);

@@ -544,6 +544,23 @@ test_serve_session_kernel_change_ends_the_old_kernel(void)
   CU_ASSERT_EQUAL(closed.status, 204);
 }
 
+/* A client that POSTs BODY (JSON) to PATH on S and reads nothing: the
+ * connection, for the caller to close when it leaves. */
+static GSocketConnection *
+post_unread(const server *s, const char *path, const char *body)
+{
+  g_autoptr(GSocketClient) client = g_socket_client_new();
+  GSocketConnection *connection = g_socket_client_connect_to_host(client, "127.0.0.1",
+                                                                  (guint16)s->port, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(connection);
+  g_autofree char *request = g_strdup_printf(
+    "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
+    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", path, strlen(body), body);
+  GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(connection));
+  CU_ASSERT_TRUE(g_output_stream_write_all(out, request, strlen(request), NULL, NULL, NULL));
+  return connection;
+}
+
 typedef struct {
   const server *s;
   const char *body;
@@ -576,16 +593,7 @@ test_serve_a_leaving_client_interrupts_only_its_own_cell(void)
   g_usleep(300 * 1000);
   /* The second client: its request queued behind the first, then gone. */
   g_autofree char *second_body = g_strdup_printf("{\"code\": \"print('second')\", \"context_id\": \"%s\"}", id);
-  g_autoptr(GSocketClient) client = g_socket_client_new();
-  g_autoptr(GSocketConnection) connection = g_socket_client_connect_to_host(
-    client, "127.0.0.1", (guint16)s->port, NULL, NULL);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(connection);
-  g_autofree char *request = g_strdup_printf(
-    "POST /execute HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
-    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-    strlen(second_body), second_body);
-  GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(connection));
-  CU_ASSERT_TRUE(g_output_stream_write_all(out, request, strlen(request), NULL, NULL, NULL));
+  g_autoptr(GSocketConnection) connection = post_unread(s, "/execute", second_body);
   g_usleep(300 * 1000);
   g_io_stream_close(G_IO_STREAM(connection), NULL, NULL);
   g_thread_join(runner);
@@ -926,15 +934,7 @@ test_serve_a_client_that_stops_reading_holds_its_cell_not_memory(void)
   guint64 before = resident_bytes(pid);
   static const char body[] =
     "{\"code\": \"import sys\\nline = 'x' * 1000000\\nfor i in range(200): sys.stdout.write(line)\"}";
-  g_autoptr(GSocketClient) client = g_socket_client_new();
-  g_autoptr(GSocketConnection) connection = g_socket_client_connect_to_host(
-    client, "127.0.0.1", (guint16)s.port, NULL, NULL);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(connection);
-  g_autofree char *request = g_strdup_printf(
-    "POST /execute HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
-    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", strlen(body), body);
-  GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(connection));
-  CU_ASSERT_TRUE(g_output_stream_write_all(out, request, strlen(request), NULL, NULL, NULL));
+  g_autoptr(GSocketConnection) connection = post_unread(&s, "/execute", body);
   /* 200 MB to write, nobody reading: the server holds a few. */
   g_usleep((gulong)(4 * G_USEC_PER_SEC * cx_test_slowdown()));
   guint64 during = resident_bytes(pid);
