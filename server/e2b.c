@@ -28,6 +28,10 @@
  * through its output, does the cell.  A client that stops reading holds
  * its cell, not the server's memory. */
 #define MAX_UNWRITTEN (4 * 1024 * 1024)
+/* Lines made within this long of the first leave together: a quick cell's
+ * lines and its end go out as one chunk, for one wake of the main loop,
+ * while a long cell's output still streams. */
+#define FLUSH_DELAY_USEC 1000
 
 struct cxs_context {
   gint refs;
@@ -146,30 +150,27 @@ typedef struct execution {
   cxs_context *context;
   char *code;
   GPtrArray *env;             /* "KEY=VALUE" */
-  GMutex lock;                /* pending, ended, flush_scheduled, unwritten, gone */
+  GMutex lock;                /* pending, ended, flush_due, unwritten, gone */
   GCond written;              /* UNWRITTEN went down, or the client left */
   GString *pending;           /* lines not yet handed to the response */
   gsize unwritten;            /* bytes handed to the response, not yet written */
   gboolean ended;             /* the last line is in PENDING */
-  gboolean flush_scheduled;
+  GSource *flush;             /* on the main loop, its ready time set by whoever adds lines */
+  gboolean flush_due;         /* FLUSH has a ready time */
   gboolean gone;              /* main loop: the response is over (sent, or the client left) */
+  gboolean started;           /* main loop: the response's headers are on their way */
   gboolean done;              /* main loop: the end was written */
   gint cancelled;             /* atomic: its client left before its turn: skip it */
   guint keepalive;
 } execution;
-
-static execution *
-execution_ref(execution *e)
-{
-  g_atomic_int_inc(&e->refs);
-  return e;
-}
 
 static void
 execution_unref(execution *e)
 {
   if (!g_atomic_int_dec_and_test(&e->refs))
     return;
+  g_source_destroy(e->flush);
+  g_source_unref(e->flush);
   g_object_unref(e->msg);
   cxs_context_unref(e->context);
   g_free(e->code);
@@ -181,7 +182,9 @@ execution_unref(execution *e)
 }
 
 /* On the main loop: what waits goes to the response as one chunk (the
- * lines of a quick cell, all of them), then its end once it came. */
+ * lines of a quick cell, all of them), then its end once it came.  The
+ * flush that takes the end drops the reference of the thread that made
+ * it: the message that reference holds belongs to this loop. */
 static gboolean
 flush_on_main(gpointer data)
 {
@@ -191,13 +194,20 @@ flush_on_main(gpointer data)
   char *lines = g_string_free(e->pending, FALSE);
   e->pending = g_string_new(NULL);
   gboolean ended = e->ended;
-  e->flush_scheduled = FALSE;
+  e->flush_due = FALSE;
+  g_source_set_ready_time(e->flush, -1);
   gboolean gone = e->gone;
   if (!gone)
     e->unwritten += len;
   g_mutex_unlock(&e->lock);
   if (!gone && !e->server->stopping) {
     SoupMessageBody *body = soup_server_message_get_response_body(e->msg);
+    /* A cell that ended before anything was sent is one plain body: fewer
+     * writes, and fewer wakes of the client, than chunks. */
+    if (ended && !e->started)
+      soup_message_headers_set_content_length(
+        soup_server_message_get_response_headers(e->msg), len);
+    e->started = TRUE;
     if (len > 0)
       soup_message_body_append(body, SOUP_MEMORY_TAKE, g_steal_pointer(&lines), len);
     if (ended)
@@ -206,15 +216,24 @@ flush_on_main(gpointer data)
   }
   g_free(lines);
   if (ended && !e->done) {
-    /* Before the thread's last reference goes: the timer holds none. */
     e->done = TRUE;
     if (e->keepalive != 0)
       g_source_remove(e->keepalive);
     e->keepalive = 0;
+    execution_unref(e); /* the thread's: E may be gone now */
   }
-  execution_unref(e);
-  return G_SOURCE_REMOVE;
+  return G_SOURCE_CONTINUE;
 }
+
+static gboolean
+dispatch_callback(GSource *source, GSourceFunc callback, gpointer data)
+{
+  (void)source;
+  return callback(data);
+}
+
+/* Ready only when its ready time says: no prepare or check of its own. */
+static GSourceFuncs flush_source_funcs = { .dispatch = dispatch_callback };
 
 /* Whether CONTEXT is being removed, or restarted (its session taken). */
 static gboolean
@@ -226,7 +245,8 @@ context_closing(cxs_context *context)
   return closing;
 }
 
-/* Any thread: OBJECT (taken) as the next line, or the end when NULL. */
+/* Any thread: OBJECT (taken) as the next line, or the end when NULL,
+ * which hands over the calling thread's reference to E. */
 static void
 send_line(execution *e, JsonObject *object)
 {
@@ -248,12 +268,14 @@ send_line(execution *e, JsonObject *object)
   } else {
     e->ended = TRUE;
   }
-  gboolean schedule = !e->flush_scheduled;
-  e->flush_scheduled = TRUE;
+  /* The end goes now; a line waits a moment for the next ones, unless a
+   * flush is on its way already and takes it too. */
+  if (text == NULL)
+    g_source_set_ready_time(e->flush, 0);
+  else if (!e->flush_due)
+    g_source_set_ready_time(e->flush, g_get_monotonic_time() + FLUSH_DELAY_USEC);
+  e->flush_due = TRUE;
   g_mutex_unlock(&e->lock);
-  if (!schedule)
-    return; /* a flush is on its way, and takes this line too */
-  cxs_server_defer(e->server, G_PRIORITY_DEFAULT, flush_on_main, execution_ref(e));
 }
 
 static JsonObject *
@@ -442,15 +464,6 @@ end_turn(execution *e)
   g_mutex_unlock(&context->turn);
 }
 
-/* The last reference of a thread goes on the main loop: the message it
- * holds belongs there. */
-static gboolean
-unref_on_main(gpointer data)
-{
-  execution_unref(data);
-  return G_SOURCE_REMOVE;
-}
-
 static void
 execute_in_thread(gpointer data, gpointer pool_data)
 {
@@ -493,14 +506,13 @@ execute_in_thread(gpointer data, gpointer pool_data)
       send_line(e, line);
     }
   }
-  send_line(e, typed("end_of_execution"));
-  send_line(e, NULL);
   g_mutex_lock(&context->lock);
   context->executions--;
   context->last_activity = g_get_real_time();
   g_mutex_unlock(&context->lock);
   cxs_server *server = e->server;
-  cxs_server_defer(server, G_PRIORITY_DEFAULT_IDLE, unref_on_main, e);
+  send_line(e, typed("end_of_execution"));
+  send_line(e, NULL); /* E is no longer this thread's to touch */
   cxs_server_worker_end(server);
 }
 
@@ -623,6 +635,9 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   g_mutex_init(&e->lock);
   g_cond_init(&e->written);
   e->pending = g_string_new(NULL);
+  e->flush = g_source_new(&flush_source_funcs, sizeof(GSource));
+  g_source_set_callback(e->flush, flush_on_main, e, NULL);
+  g_source_attach(e->flush, server->context);
   g_mutex_lock(&context->lock);
   context->executions++;
   context->last_activity = g_get_real_time();
@@ -640,8 +655,10 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   cxs_server_worker_begin(server);
   /* Threads kept for the next cells: a cell blocks its thread, so the pool
    * grows to as many as run at once, and creating one per call costs. */
-  if (server->cell_threads == NULL)
+  if (server->cell_threads == NULL) {
     server->cell_threads = g_thread_pool_new(execute_in_thread, NULL, -1, FALSE, NULL);
+    g_thread_pool_set_max_unused_threads(-1);
+  }
   g_thread_pool_push(server->cell_threads, e, NULL);
 }
 
