@@ -6,13 +6,18 @@
  * Several front ends may connect to one kernel: each gets the replies to
  * its own requests, and all get IOPub.  The kernel's threads send through
  * the sink below, which hands each message to the main loop, where
- * libsoup's connections live. */
+ * libsoup's connections live.  A client that stops reading is dropped
+ * once MAX_BACKLOG bytes wait for it; it may connect again. */
 #include "config.h"
 
 #include <string.h>
 
 #include "lib/peer_json.h"
 #include "server/server-private.h"
+
+/* What may wait in the server for one client's WebSocket: a few large
+ * outputs (images, tables), not an endless stream nobody reads. */
+#define MAX_BACKLOG (32 * 1024 * 1024)
 
 typedef struct {
   SoupWebsocketConnection *ws;
@@ -72,21 +77,32 @@ send_on_main(gpointer data)
 {
   outgoing *out = data;
   cxs_connections *connections = out->kernel->connections;
-  g_autofree char *text = NULL;     /* made once, for the connections that take it */
+  g_autoptr(GBytes) text = NULL;    /* made once, for the connections that take it */
   g_autoptr(GBytes) binary = NULL;
   for (guint i = 0; !out->kernel->ended && connections != NULL && i < connections->all->len; i++) {
     connection *c = g_ptr_array_index(connections->all, i);
     if ((out->to != 0 && out->to != c->id) ||
         soup_websocket_connection_get_state(c->ws) != SOUP_WEBSOCKET_STATE_OPEN)
       continue;
+    guint64 backlog = cxs_websocket_backlog(c->ws);
+    if (backlog > MAX_BACKLOG) {
+      cxs_log("kernel %s: a client left %" G_GUINT64_FORMAT " bytes unread on its WebSocket: "
+              "disconnected (it may connect again)", out->kernel->id, backlog);
+      soup_websocket_connection_close(c->ws, SOUP_WEBSOCKET_CLOSE_POLICY_VIOLATION,
+                                      "too many messages unread");
+      continue;
+    }
     if (c->v1) {
       if (binary == NULL)
         binary = jp_websocket_v1_of_parts(out->channel, out->parts);
-      soup_websocket_connection_send_message(c->ws, SOUP_WEBSOCKET_DATA_BINARY, binary);
+      cxs_websocket_send(c->ws, SOUP_WEBSOCKET_DATA_BINARY, binary);
     } else {
-      if (text == NULL)
-        text = jp_websocket_text_of_parts(out->channel, out->parts, out->msg_id, out->msg_type);
-      soup_websocket_connection_send_text(c->ws, text);
+      if (text == NULL) {
+        char *json = jp_websocket_text_of_parts(out->channel, out->parts, out->msg_id,
+                                                out->msg_type);
+        text = g_bytes_new_take(json, strlen(json));
+      }
+      cxs_websocket_send(c->ws, SOUP_WEBSOCKET_DATA_TEXT, text);
     }
   }
   cxs_kernel_unref(out->kernel);
@@ -185,6 +201,14 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *frame, gpointer data)
 }
 
 static void
+on_error(SoupWebsocketConnection *ws, GError *error, gpointer data)
+{
+  (void)ws;
+  connection *c = data;
+  cxs_log("kernel %s: a WebSocket client dropped: %s", c->kernel->id, error->message);
+}
+
+static void
 on_closed(SoupWebsocketConnection *ws, gpointer data)
 {
   (void)ws;
@@ -194,10 +218,9 @@ on_closed(SoupWebsocketConnection *ws, gpointer data)
 }
 
 static void
-channels_route(SoupServer *soup, SoupServerMessage *msg, const char *path,
-               SoupWebsocketConnection *ws, gpointer data)
+opened(SoupServerMessage *msg, const char *path, SoupWebsocketConnection *ws, gpointer data)
 {
-  (void)soup, (void)msg;
+  (void)msg;
   cxs_server *server = data;
   static guint32 next_id;
   g_auto(GStrv) parts = g_strsplit(path, "/", -1); /* "", api, kernels, ID, channels */
@@ -212,9 +235,8 @@ channels_route(SoupServer *soup, SoupServerMessage *msg, const char *path,
   c->id = ++next_id != 0 ? next_id : ++next_id;
   c->v1 = g_strcmp0(soup_websocket_connection_get_protocol(ws), JP_WEBSOCKET_V1) == 0;
   c->kernel = kernel;
-  /* Kernels' messages can be large (images, DataFrames as HTML). */
-  soup_websocket_connection_set_max_incoming_payload_size(ws, server->options.max_body);
   g_signal_connect(ws, "message", G_CALLBACK(on_message), c);
+  g_signal_connect(ws, "error", G_CALLBACK(on_error), c);
   g_signal_connect(ws, "closed", G_CALLBACK(on_closed), c);
   g_ptr_array_add(kernel->connections->all, c);
   cxs_kernel_touch(kernel);
@@ -225,11 +247,10 @@ channels_route(SoupServer *soup, SoupServerMessage *msg, const char *path,
 }
 
 void
-cxs_channels_add_route(cxs_server *server)
+cxs_channels_accept(cxs_server *server, SoupServerMessage *msg)
 {
   /* A client that offers the binary subprotocol gets it; one that offers
-   * none, JSON text. */
+   * none, JSON text.  A message as large as a request body may be. */
   char *protocols[] = { (char *)JP_WEBSOCKET_V1, NULL };
-  soup_server_add_websocket_handler(server->soup, "/api/kernels", NULL, protocols,
-                                    channels_route, server, NULL);
+  cxs_websocket_accept(msg, protocols, server->options.max_body, opened, server);
 }

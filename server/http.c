@@ -333,7 +333,6 @@ cxs_server_new(const cxs_options *options)
     soup_server_add_early_handler(server->soup, *path, check_request, server, NULL);
   soup_server_add_handler(server->soup, "/", not_found, server, NULL);
   cxs_kernels_add_routes(server);
-  cxs_channels_add_route(server);
   cxs_e2b_add_routes(server);
   g_signal_connect(server->soup, "request-finished", G_CALLBACK(log_request), server);
   return server;

@@ -226,9 +226,8 @@ run_start(served_kernel *kernel, SoupServerMessage *msg, guint ok_status, gboole
   job->ok_status = ok_status;
   job->restart = restart;
   if (msg != NULL) {
-    /* A status now, replaced before the message goes on: a request left
-     * without one would be taken for a WebSocket handshake (channels.c
-     * shares the path) once the handler returns. */
+    /* A status now, replaced before the message goes on: the answer
+     * should the job end without one. */
     soup_server_message_set_status(msg, SOUP_STATUS_INTERNAL_SERVER_ERROR, NULL);
     soup_server_message_pause(msg);
   }
@@ -440,7 +439,7 @@ kernels_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
                       path);
     }
   } else if (g_str_equal(action, "channels") && n == 3) {
-    /* Left to the WebSocket handler (channels.c). */
+    cxs_channels_accept(server, msg);
   } else if (!g_str_equal(method, "POST") || n != 3) {
     cxs_reply_error(msg, SOUP_STATUS_NOT_FOUND, "no such route: %s %s", method, path);
   } else if (g_str_equal(action, "interrupt")) {

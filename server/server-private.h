@@ -87,10 +87,28 @@ void cxs_context_remove(cxs_server *server, cxs_context *context, SoupServerMess
 /* Interrupt every context's cell and drop them (cxs_server_free). */
 void cxs_contexts_end_all(cxs_server *server);
 
+/* ---- WebSockets (websocket.c) -------------------------------------------- */
+
+typedef void (*cxs_websocket_opened)(SoupServerMessage *msg, const char *path,
+                                     SoupWebsocketConnection *ws, gpointer data);
+/* On a route: answer MSG's WebSocket handshake for PROTOCOLS (NULL: no
+ * subprotocol; no extension either) and call OPENED once the 101 is
+ * written, with a connection that drops a client whose message passes
+ * MAX_MESSAGE bytes in all its frames.  FALSE, MSG answered 400, if MSG
+ * is no handshake. */
+gboolean cxs_websocket_accept(SoupServerMessage *msg, char **protocols, guint64 max_message,
+                              cxs_websocket_opened opened, gpointer data);
+/* soup_websocket_connection_send_message(), counted for the backlog. */
+void cxs_websocket_send(SoupWebsocketConnection *ws, SoupWebsocketDataType type,
+                        GBytes *message);
+/* Bytes sent on WS (cxs_websocket_send) that have not left for its socket:
+ * what a client that does not read leaves in the server. */
+guint64 cxs_websocket_backlog(SoupWebsocketConnection *ws);
+
 /* ---- Channels (channels.c) ---------------------------------------------- */
 
-/* The WebSocket route /api/kernels/ID/channels. */
-void cxs_channels_add_route(cxs_server *server);
+/* GET /api/kernels/ID/channels: the WebSocket of KERNEL's channels. */
+void cxs_channels_accept(cxs_server *server, SoupServerMessage *msg);
 /* A sink (kernel.h) that sends KERNEL's messages to its WebSockets. */
 cxk_sink cxs_channels_sink(served_kernel *kernel);
 /* What channels.c keeps per kernel: its open WebSockets. */

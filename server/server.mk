@@ -8,6 +8,7 @@ server_libcxserver_la_SOURCES = \
 	server/server-private.h \
 	server/http.c \
 	server/kernels.c \
+	server/websocket.c \
 	server/channels.c \
 	server/e2b.c
 server_libcxserver_la_CFLAGS = $(AM_CFLAGS) $(SOUP_CFLAGS) $(ZMQ_CFLAGS)

@@ -81,6 +81,12 @@ stop_server(server *s)
   return status;
 }
 
+static GPid
+pid_of(const server *s)
+{
+  return (GPid)g_ascii_strtoll(g_subprocess_get_identifier(s->process), NULL, 10);
+}
+
 static void
 stop_main_server(void)
 {
@@ -544,21 +550,29 @@ test_serve_session_kernel_change_ends_the_old_kernel(void)
   CU_ASSERT_EQUAL(closed.status, 204);
 }
 
-/* A client that POSTs BODY (JSON) to PATH on S and reads nothing: the
- * connection, for the caller to close when it leaves. */
+/* A connection to S that writes REQUEST (bytes by hand: what no client
+ * library would send). */
 static GSocketConnection *
-post_unread(const server *s, const char *path, const char *body)
+connect_raw(const server *s, const char *request)
 {
   g_autoptr(GSocketClient) client = g_socket_client_new();
   GSocketConnection *connection = g_socket_client_connect_to_host(client, "127.0.0.1",
                                                                   (guint16)s->port, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL_FATAL(connection);
-  g_autofree char *request = g_strdup_printf(
-    "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
-    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", path, strlen(body), body);
   GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(connection));
   CU_ASSERT_TRUE(g_output_stream_write_all(out, request, strlen(request), NULL, NULL, NULL));
   return connection;
+}
+
+/* A client that POSTs BODY (JSON) to PATH on S and reads nothing: the
+ * connection, for the caller to close when it leaves. */
+static GSocketConnection *
+post_unread(const server *s, const char *path, const char *body)
+{
+  g_autofree char *request = g_strdup_printf(
+    "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
+    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", path, strlen(body), body);
+  return connect_raw(s, request);
 }
 
 typedef struct {
@@ -760,7 +774,7 @@ static void
 test_serve_200_kernels_leave_no_process_behind(void)
 {
   server *s = shared_server();
-  GPid pid = (GPid)g_ascii_strtoll(g_subprocess_get_identifier(s->process), NULL, 10);
+  GPid pid = pid_of(s);
   /* What the server runs with no kernel: the subprocess backend's fork
    * server and its spares, forked ahead of need, 4 and up to 16 under load
    * (plugins/subprocess/README.md); a burst grows them and they stay. */
@@ -912,10 +926,10 @@ resident_bytes(GPid pid)
   return line != NULL ? g_ascii_strtoull(line + 6, NULL, 10) * 1024 : 0;
 }
 
-/* A client that stops reading its /execute answer holds its cell, not the
- * server's memory: the cell waits to write once 4 MiB wait to be sent. */
-static void
-test_serve_a_client_that_stops_reading_holds_its_cell_not_memory(void)
+/* A server whose memory a test follows: cells' output kept whole (no
+ * output-limit cut), so that all of it streams. */
+static server
+start_memory_server(void)
 {
   /* In the sanitizer build, ASan would keep what the server frees in its
    * quarantine (256 MB), which is no memory the server holds. */
@@ -924,13 +938,21 @@ test_serve_a_client_that_stops_reading_holds_its_cell_not_memory(void)
   g_autofree char *small = g_strdup_printf("%s%squarantine_size_mb=1", asan != NULL ? asan : "",
                                            asan != NULL && *asan != '\0' ? ":" : "");
   g_setenv("ASAN_OPTIONS", small, TRUE);
-  /* Output kept whole (no output-limit cut), so that all of it streams. */
   server s = start_server("-b", "subprocess", "-o", "output-limit=1G", "--token", TOKEN, NULL);
   if (saved != NULL)
     g_setenv("ASAN_OPTIONS", saved, TRUE);
   else
     g_unsetenv("ASAN_OPTIONS");
-  GPid pid = (GPid)g_ascii_strtoll(g_subprocess_get_identifier(s.process), NULL, 10);
+  return s;
+}
+
+/* A client that stops reading its /execute answer holds its cell, not the
+ * server's memory: the cell waits to write once 4 MiB wait to be sent. */
+static void
+test_serve_a_client_that_stops_reading_holds_its_cell_not_memory(void)
+{
+  server s = start_memory_server();
+  GPid pid = pid_of(&s);
   guint64 before = resident_bytes(pid);
   static const char body[] =
     "{\"code\": \"import sys\\nline = 'x' * 1000000\\nfor i in range(200): sys.stdout.write(line)\"}";
@@ -952,6 +974,192 @@ test_serve_a_client_that_stops_reading_holds_its_cell_not_memory(void)
     g_usleep(100 * 1000);
   }
   CU_ASSERT_TRUE(ended);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
+/* ---- WebSocket clients below libsoup --------------------------------------------------- */
+
+/* A WebSocket to PATH on S by hand, offering permessage-deflate: the
+ * connection once the server's 101 is read, its headers in *HEADERS. */
+static GSocketConnection *
+raw_ws_open(const server *s, const char *path, char **headers)
+{
+  g_autofree char *request = g_strdup_printf(
+    "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n" AUTH "\r\nUpgrade: websocket\r\n"
+    "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n", path);
+  GSocketConnection *connection = connect_raw(s, request);
+  GInputStream *in = g_io_stream_get_input_stream(G_IO_STREAM(connection));
+  GString *text = g_string_new(NULL);
+  char c;
+  while (!g_str_has_suffix(text->str, "\r\n\r\n") &&
+         g_input_stream_read(in, &c, 1, NULL, NULL) == 1)
+    g_string_append_c(text, c);
+  *headers = g_string_free(text, FALSE);
+  CU_ASSERT_TRUE(g_str_has_prefix(*headers, "HTTP/1.1 101"));
+  return connection;
+}
+
+/* One frame from a client to CONNECTION: masked, as the protocol wants
+ * (with a zero mask, which leaves PAYLOAD as it is).  FALSE once the
+ * server is gone. */
+static gboolean
+raw_ws_send(GSocketConnection *connection, guint8 opcode, gboolean fin, const void *payload,
+            gsize len)
+{
+  guint8 head[14];
+  gsize n = 0;
+  head[n++] = (guint8)((fin ? 0x80 : 0) | opcode);
+  if (len < 126) {
+    head[n++] = (guint8)(0x80 | len);
+  } else if (len <= 0xffff) {
+    head[n++] = 0x80 | 126;
+    head[n++] = (guint8)(len >> 8);
+    head[n++] = (guint8)len;
+  } else {
+    head[n++] = 0x80 | 127;
+    for (int shift = 56; shift >= 0; shift -= 8)
+      head[n++] = (guint8)((guint64)len >> shift);
+  }
+  memset(head + n, 0, 4);
+  n += 4;
+  GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(connection));
+  return g_output_stream_write_all(out, head, n, NULL, NULL, NULL) &&
+         g_output_stream_write_all(out, payload, len, NULL, NULL, NULL);
+}
+
+/* Reads CONNECTION, for up to 30 s, until NEEDLE has come (TRUE) or the
+ * connection ends (FALSE; *CLOSED TRUE if the server closed it, FALSE if
+ * the time ran out).  What it reads is dropped: the frames from the server
+ * are not masked, so a text message shows as it is. */
+static gboolean
+raw_read(GSocketConnection *connection, const char *needle, gboolean *closed)
+{
+  GSocket *socket = g_socket_connection_get_socket(connection);
+  g_socket_set_timeout(socket, 30);
+  GInputStream *in = g_io_stream_get_input_stream(G_IO_STREAM(connection));
+  g_autofree char *buffer = g_malloc(1 << 16);
+  gsize keep = needle != NULL ? strlen(needle) : 0, have = 0;
+  for (;;) {
+    g_autoptr(GError) error = NULL;
+    gssize n = g_input_stream_read(in, buffer + have, (1 << 16) - have, NULL, &error);
+    if (n <= 0) {
+      *closed = !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+      return FALSE;
+    }
+    have += (gsize)n;
+    if (needle != NULL && memmem(buffer, have, needle, keep) != NULL)
+      return TRUE;
+    /* The tail a needle could start in stays for the next read. */
+    gsize tail = MIN(have, keep);
+    memmove(buffer, buffer + have - tail, tail);
+    have = tail;
+  }
+}
+
+static gboolean
+raw_read_until(GSocketConnection *connection, const char *needle)
+{
+  gboolean closed;
+  return raw_read(connection, needle, &closed);
+}
+
+/* Whether the server closes CONNECTION within 30 s (what it sent first is
+ * read and dropped). */
+static gboolean
+raw_closed_by_server(GSocketConnection *connection)
+{
+  gboolean closed = FALSE;
+  raw_read(connection, NULL, &closed);
+  return closed;
+}
+
+/* A kernel of S, and the path of its channels. */
+static char *
+channels_of_new_kernel(const server *s)
+{
+  g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL_FATAL(kernel.status, 201);
+  return g_strdup_printf("/api/kernels/%s/channels", member_string(kernel.body, "id"));
+}
+
+/* libsoup bounds a frame, not a message: one sent as fragments without an
+ * end is dropped once it passes --max-body (64K here), while messages
+ * below it go on however many there are.  No compression is agreed, which
+ * would let a small frame inflate past the bound. */
+static void
+test_serve_a_websocket_message_is_bounded_as_a_whole(void)
+{
+  server *s = shared_server();
+  g_autofree char *path = channels_of_new_kernel(s);
+  g_autofree char *headers = NULL;
+  g_autoptr(GSocketConnection) connection = raw_ws_open(s, path, &headers);
+  CU_ASSERT_PTR_NULL(strcasestr(headers, "Sec-WebSocket-Extensions"));
+  g_autofree char *spaces = g_malloc(40 * 1024);
+  memset(spaces, ' ', 40 * 1024);
+  /* Two messages of 40K in two fragments each: 80K in all, each below the
+   * bound; not Jupyter messages, so dropped, and the connection stays. */
+  for (int i = 0; i < 2; i++) {
+    CU_ASSERT_TRUE(raw_ws_send(connection, 0x1, FALSE, spaces, 20 * 1024));
+    CU_ASSERT_TRUE(raw_ws_send(connection, 0x0, TRUE, spaces + 20 * 1024, 20 * 1024));
+  }
+  CU_ASSERT_TRUE(raw_ws_send(connection, 0x1, TRUE, KERNEL_INFO, strlen(KERNEL_INFO)));
+  CU_ASSERT_TRUE(raw_read_until(connection, "\"kernel_info_reply\""));
+  /* One message of 16K fragments that never ends: the server hangs up. */
+  gboolean sent = raw_ws_send(connection, 0x1, FALSE, spaces, 16 * 1024);
+  for (int i = 0; sent && i < 64; i++)
+    sent = raw_ws_send(connection, 0x0, FALSE, spaces, 16 * 1024);
+  CU_ASSERT_TRUE(!sent || raw_closed_by_server(connection));
+  g_autofree char *log = NULL;
+  g_file_get_contents(s->log, &log, NULL, NULL);
+  CU_ASSERT_PTR_NOT_NULL(log != NULL ? strstr(log, "a WebSocket message passed the 65536 bytes")
+                                     : NULL);
+  g_auto(reply) health = call(s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+}
+
+/* A front end that stops reading its kernel's WebSocket is dropped once
+ * 32 MiB wait for it, where the server used to keep all the kernel sent
+ * (here 256 MB of output, with the copies on the way); the kernel goes on
+ * for other clients. */
+static void
+test_serve_a_websocket_client_that_stops_reading_is_dropped(void)
+{
+  server s = start_memory_server();
+  GPid pid = pid_of(&s);
+  g_autofree char *path = channels_of_new_kernel(&s);
+  g_autofree char *headers = NULL;
+  g_autoptr(GSocketConnection) connection = raw_ws_open(&s, path, &headers);
+  guint64 before = resident_bytes(pid);
+  g_autofree char *flood = ws_request(
+    "shell", "execute_request", "flood",
+    "{\"code\": \"import sys\\nline = 'x' * 1000000\\n"
+    "for i in range(256): sys.stdout.write(line)\", \"silent\": false}");
+  CU_ASSERT_TRUE(raw_ws_send(connection, 0x1, TRUE, flood, strlen(flood)));
+  /* Read nothing until the cell is over. */
+  g_autofree char *log = NULL;
+  gint64 deadline = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time() < deadline) {
+    g_clear_pointer(&log, g_free);
+    g_file_get_contents(s.log, &log, NULL, NULL);
+    if (log != NULL && strstr(log, "bytes unread on its WebSocket: disconnected") != NULL)
+      break;
+    g_usleep(100 * 1000);
+  }
+  CU_ASSERT_PTR_NOT_NULL(log != NULL ? strstr(log, "unread on its WebSocket: disconnected")
+                                     : NULL);
+  /* Not all of it (with no bound, 250 MB more here): half at most. */
+  CU_ASSERT_TRUE(resident_bytes(pid) < before + 128 * 1024 * 1024);
+  /* What had been sent, then the end. */
+  CU_ASSERT_TRUE(raw_closed_by_server(connection));
+  /* The kernel still answers a client that reads. */
+  ws_client c;
+  ws_open(&s, path, AUTH, NULL, &c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
+  soup_websocket_connection_send_text(c.ws, KERNEL_INFO);
+  CU_ASSERT_TRUE(kernel_info_answered(&c));
+  ws_close(&c);
   CU_ASSERT_EQUAL(stop_server(&s), 0);
   g_free(s.log);
 }
@@ -1041,6 +1249,10 @@ cx_test_register(void)
     { "test_serve_sandbox_holds_through_the_server", test_serve_sandbox_holds_through_the_server },
     { "test_serve_a_client_that_stops_reading_holds_its_cell_not_memory",
       test_serve_a_client_that_stops_reading_holds_its_cell_not_memory },
+    { "test_serve_a_websocket_message_is_bounded_as_a_whole",
+      test_serve_a_websocket_message_is_bounded_as_a_whole },
+    { "test_serve_a_websocket_client_that_stops_reading_is_dropped",
+      test_serve_a_websocket_client_that_stops_reading_is_dropped },
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
     { NULL }
