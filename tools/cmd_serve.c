@@ -224,7 +224,7 @@ cmd_serve(int argc, char **argv)
     { "no-token", 0, 0, G_OPTION_ARG_NONE, &a.no_token, "Serve without a token (loopback addresses only)", NULL },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &a.max_sessions, "Kernels at once (default 0: no limit)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &a.idle_timeout, "End a kernel idle and unconnected for S seconds (default 0: never)", "S" },
-    { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "The largest request body or WebSocket frame taken (default " DEFAULT_MAX_BODY ")", "SIZE" },
+    { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "The largest request body or WebSocket message taken (default " DEFAULT_MAX_BODY ")", "SIZE" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
