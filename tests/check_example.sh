@@ -152,6 +152,7 @@ if CC="${CC:-cc}" CFLAGS="${EXAMPLE_CFLAGS:-} -O2 -g" make -s -C "$tmp/hello" >"
   if [ $status -eq 0 ] && grep -q '^[0-9]* passed, 0 failed, [0-9]* skipped$' "$tmp/check.log" &&
      grep -q '^ok - session_keeps_state_across_cells$' "$tmp/check.log" &&
      grep -q '^ok - sessions_are_isolated$' "$tmp/check.log" &&
+     grep -q '^ok - unstored_cells_take_no_number$' "$tmp/check.log" &&
      grep -q '^ok - interrupt_with_nothing_running_is_harmless$' "$tmp/check.log" &&
      grep -q '^ok - query_info_is_a_json_object$' "$tmp/check.log"; then
     echo "ok   test_example_hello_plugin_passes_the_conformance_check"; passed=$((passed + 1))

@@ -204,6 +204,37 @@ session_keeps_state_across_cells(conformance_check *c)
     conformance_expect_stdout(c, second, "42\n");
 }
 
+/* ABI 1.2's store_history, optional: a backend that numbers its cells and
+ * honours it leaves a cell kept out of history unnumbered (it carries the
+ * last number, as IPython's reply does), so the next cell is the next
+ * number. */
+static void
+unstored_cells_take_no_number(conformance_check *c)
+{
+  g_autoptr(cx_session) session = conformance_open_session(c);
+  CONFORMANCE_RETURN_IF_DONE(c);
+  g_autoptr(cx_run_options) unstored = cx_run_options_new();
+  cx_run_options_set_store_history(unstored, FALSE);
+  g_autoptr(cx_result) first = conformance_run_cell(c, session, "kept = 1", NULL);
+  g_autoptr(cx_result) aside = conformance_run_cell(c, session, "aside = 2", unstored);
+  g_autoptr(cx_result) next = conformance_run_cell(c, session, "kept = 3", NULL);
+  CONFORMANCE_RETURN_IF_DONE(c);
+  gint64 a = execution_count(first), b = execution_count(aside), n = execution_count(next);
+  if (a < 0 || n < 0) {
+    conformance_skip(c, "the plugin numbers no cells (no \"execution_count\" extra)");
+    return;
+  }
+  if (n == a + 2) {
+    conformance_skip(c, "the plugin numbers a cell run with store_history FALSE as any other "
+                        "(optional, ABI 1.2)");
+    return;
+  }
+  CONFORMANCE_CHECK(c, n == a + 1 && (b < 0 || b == a),
+                    "cells numbered %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT " (store_history "
+                    "FALSE), %" G_GINT64_FORMAT ": expected %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                    " or none, %" G_GINT64_FORMAT, a, b, n, a, a, a + 1);
+}
+
 static void
 sessions_are_isolated(conformance_check *c)
 {
@@ -340,6 +371,7 @@ const conformance_case conformance_backend_cases[] = {
   { "each_call_gets_a_fresh_namespace", CONFORMANCE_NEEDS_PYTHON, each_call_gets_a_fresh_namespace },
   { "session_keeps_state_across_cells", CONFORMANCE_NEEDS_SESSIONS, session_keeps_state_across_cells },
   { "sessions_are_isolated", CONFORMANCE_NEEDS_SESSIONS, sessions_are_isolated },
+  { "unstored_cells_take_no_number", CONFORMANCE_NEEDS_SESSIONS, unstored_cells_take_no_number },
   { "interrupt_with_nothing_running_is_harmless", CONFORMANCE_NEEDS_INTERRUPT,
     interrupt_with_nothing_running_is_harmless },
   { "interrupt_stops_a_running_cell", CONFORMANCE_NEEDS_INTERRUPT | CONFORMANCE_NEEDS_PYTHON,

@@ -2,8 +2,8 @@
  * evaluates to the length of its code.  It runs no Python, yet it keeps
  * the whole contract of a backend, which `cellexec plugins --check hello.so`
  * verifies: well-formed result bundles, sessions that keep state (here, a
- * count of their cells) and are isolated from each other, interrupt, and
- * query("info").  Build it against an installed cellexec with the Makefile
+ * count of their cells, which cells kept out of history do not advance)
+ * and are isolated from each other, interrupt, and query("info").  Build it against an installed cellexec with the Makefile
  * beside it (pkg-config only). */
 #include <string.h>
 
@@ -90,9 +90,13 @@ hello_session_run_cell(cx_session_instance *instance, const char *code,
 {
   hello_session *session = (hello_session *)instance; /* the core runs one cell of a session at a time */
   cx_result *result = greet(session->backend, code);
-  /* The cell's number in its session, as a kernel counts. */
+  /* The cell's number in its session, as a kernel counts: a cell kept out
+   * of the history (ABI 1.2; a kernel's silent request) takes none, and
+   * carries the last one. */
+  if (cx_run_options_get_store_history(run))
+    session->execution_count++;
   cx_result_set_extra(result, "execution_count",
-                      json_node_init_int(json_node_alloc(), ++session->execution_count));
+                      json_node_init_int(json_node_alloc(), session->execution_count));
   return result;
 }
 
