@@ -6,104 +6,339 @@
  * and unseen, when a client stops reading.  So the handshake is answered
  * here and the connection's stream runs through two counters:
  *
- *   in:  bytes read since the last whole message; past the limit, the read
- *        fails and libsoup drops the connection;
- *   out: bytes that left the queue for the socket, from which
- *        cxs_websocket_backlog() tells what still waits.
+ *   in:  bytes read since the last whole message; past --max-body (and
+ *        SLACK for framing) the client gets a close 1009 and is dropped;
+ *   out: bytes the socket took, from which cxs_websocket_backlog() tells
+ *        what still waits.
  *
  * No extension is offered: with permessage-deflate a small frame could
  * inflate past any bound, unseen by the counters. */
 #include "config.h"
 
-#include <string.h>
-
 #include "server/server-private.h"
 
-/* ---- A GConverter that passes bytes on, counting them --------------------------------- */
+/* Allowed past --max-body for what is not the message: a frame's header
+ * (at most 14 bytes), and the start of the next message read with the end
+ * of this one (libsoup reads 1024 bytes at a time). */
+#define SLACK (14 + 1024)
 
-#define CXS_TYPE_BYTE_COUNTER (cxs_byte_counter_get_type())
-G_DECLARE_FINAL_TYPE(CxsByteCounter, cxs_byte_counter, CXS, BYTE_COUNTER, GObject)
+/* ---- Streams that pass bytes on, counting them ------------------------------------------
+ *
+ * Filters of the stolen connection's own streams, pollable as libsoup's
+ * WebSocket needs, with no buffer of their own: a byte counted out is a
+ * byte the socket took. */
 
-struct _CxsByteCounter {
-  GObject parent;
-  guint64 count;
-  guint64 limit;                /* 0: none */
+#define CXS_TYPE_COUNTED_INPUT (cxs_counted_input_get_type())
+G_DECLARE_FINAL_TYPE(CxsCountedInput, cxs_counted_input, CXS, COUNTED_INPUT, GFilterInputStream)
+
+struct _CxsCountedInput {
+  GFilterInputStream parent;
+  guint64 count;                /* bytes since the last whole message */
+  guint64 limit;                /* what COUNT may reach; 0: no limit */
+  guint64 max_message;          /* the limit the user gave, for the message */
+  SoupWebsocketConnection *ws;  /* weak: told to close past the limit */
 };
 
-static GConverterResult
-counter_convert(GConverter *converter, const void *inbuf, gsize inbuf_size, void *outbuf,
-                gsize outbuf_size, GConverterFlags flags, gsize *bytes_read,
-                gsize *bytes_written, GError **error)
+static GPollableInputStream *
+base_input(gpointer stream)
 {
-  CxsByteCounter *counter = CXS_BYTE_COUNTER(converter);
-  gsize n = MIN(inbuf_size, outbuf_size);
-  if (n == 0 && inbuf_size > 0) {
-    g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, "no room to copy into");
-    return G_CONVERTER_ERROR;
-  }
-  if (counter->limit > 0 && counter->count + n > counter->limit) {
-    /* Its domain and code make libsoup's close say 1009, "too big". */
-    g_set_error(error, SOUP_WEBSOCKET_ERROR, SOUP_WEBSOCKET_CLOSE_TOO_BIG,
-                "a WebSocket message passed the %" G_GUINT64_FORMAT
-                " bytes this server takes (--max-body)", counter->limit);
-    return G_CONVERTER_ERROR;
-  }
-  if (n > 0) /* a flush or the end brings no bytes (and maybe no buffer) */
-    memcpy(outbuf, inbuf, n);
-  counter->count += n;
-  *bytes_read = *bytes_written = n;
-  if (n == inbuf_size && (flags & G_CONVERTER_INPUT_AT_END))
-    return G_CONVERTER_FINISHED;
-  if (n == inbuf_size && (flags & G_CONVERTER_FLUSH))
-    return G_CONVERTER_FLUSHED;
-  return G_CONVERTER_CONVERTED;
+  return G_POLLABLE_INPUT_STREAM(g_filter_input_stream_get_base_stream(stream));
+}
+
+/* N bytes were read (or -1, ERROR set): past the limit, the client is
+ * told why (1009, before the connection drops) and the read fails. */
+static gssize
+counted_read(CxsCountedInput *in, gssize n, GError **error)
+{
+  if (n <= 0 || in->limit == 0)
+    return n;
+  in->count += (guint64)n;
+  if (in->count <= in->limit)
+    return n;
+  if (in->ws != NULL && soup_websocket_connection_get_state(in->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+    soup_websocket_connection_close(in->ws, SOUP_WEBSOCKET_CLOSE_TOO_BIG, "message too big");
+  g_set_error(error, SOUP_WEBSOCKET_ERROR, SOUP_WEBSOCKET_CLOSE_TOO_BIG,
+              "a WebSocket message passed the %" G_GUINT64_FORMAT
+              " bytes this server takes (--max-body)", in->max_message);
+  return -1;
+}
+
+static gssize
+counted_input_read(GInputStream *stream, void *buffer, gsize count, GCancellable *cancellable,
+                   GError **error)
+{
+  gssize n = g_input_stream_read(G_INPUT_STREAM(base_input(stream)), buffer, count, cancellable,
+                                 error);
+  return counted_read(CXS_COUNTED_INPUT(stream), n, error);
+}
+
+static gssize
+counted_input_read_nonblocking(GPollableInputStream *stream, void *buffer, gsize count,
+                               GError **error)
+{
+  gssize n = g_pollable_input_stream_read_nonblocking(base_input(stream), buffer, count, NULL,
+                                                      error);
+  return counted_read(CXS_COUNTED_INPUT(stream), n, error);
+}
+
+static gboolean
+counted_input_can_poll(GPollableInputStream *stream)
+{
+  return g_pollable_input_stream_can_poll(base_input(stream));
+}
+
+static gboolean
+counted_input_is_readable(GPollableInputStream *stream)
+{
+  return g_pollable_input_stream_is_readable(base_input(stream));
+}
+
+/* A source of STREAM that fires when BASE (taken), its base stream's,
+ * does. */
+static GSource *
+pollable_source(gpointer stream, GSource *base, GCancellable *cancellable)
+{
+  GSource *source = g_pollable_source_new_full(stream, base, cancellable);
+  g_source_unref(base);
+  return source;
+}
+
+static GSource *
+counted_input_create_source(GPollableInputStream *stream, GCancellable *cancellable)
+{
+  return pollable_source(stream, g_pollable_input_stream_create_source(base_input(stream), NULL),
+                         cancellable);
 }
 
 static void
-counter_reset(GConverter *converter)
+cxs_counted_input_pollable_init(GPollableInputStreamInterface *iface)
 {
-  (void)converter; /* the count goes on: it is the stream's, not a conversion's */
+  iface->can_poll = counted_input_can_poll;
+  iface->is_readable = counted_input_is_readable;
+  iface->create_source = counted_input_create_source;
+  iface->read_nonblocking = counted_input_read_nonblocking;
+}
+
+G_DEFINE_TYPE_WITH_CODE(CxsCountedInput, cxs_counted_input, G_TYPE_FILTER_INPUT_STREAM,
+                        G_IMPLEMENT_INTERFACE(G_TYPE_POLLABLE_INPUT_STREAM,
+                                              cxs_counted_input_pollable_init))
+
+static void
+cxs_counted_input_finalize(GObject *object)
+{
+  CxsCountedInput *in = CXS_COUNTED_INPUT(object);
+  g_clear_weak_pointer(&in->ws);
+  G_OBJECT_CLASS(cxs_counted_input_parent_class)->finalize(object);
 }
 
 static void
-cxs_byte_counter_converter_init(GConverterIface *iface)
+cxs_counted_input_class_init(CxsCountedInputClass *class)
 {
-  iface->convert = counter_convert;
-  iface->reset = counter_reset;
-}
-
-G_DEFINE_TYPE_WITH_CODE(CxsByteCounter, cxs_byte_counter, G_TYPE_OBJECT,
-                        G_IMPLEMENT_INTERFACE(G_TYPE_CONVERTER, cxs_byte_counter_converter_init))
-
-static void
-cxs_byte_counter_class_init(CxsByteCounterClass *class)
-{
-  (void)class;
+  G_OBJECT_CLASS(class)->finalize = cxs_counted_input_finalize;
+  G_INPUT_STREAM_CLASS(class)->read_fn = counted_input_read;
 }
 
 static void
-cxs_byte_counter_init(CxsByteCounter *counter)
+cxs_counted_input_init(CxsCountedInput *in)
 {
-  (void)counter;
+  (void)in;
+}
+
+#define CXS_TYPE_COUNTED_OUTPUT (cxs_counted_output_get_type())
+G_DECLARE_FINAL_TYPE(CxsCountedOutput, cxs_counted_output, CXS, COUNTED_OUTPUT,
+                     GFilterOutputStream)
+
+struct _CxsCountedOutput {
+  GFilterOutputStream parent;
+  guint64 count;                /* bytes the socket took */
+};
+
+static GPollableOutputStream *
+base_output(gpointer stream)
+{
+  return G_POLLABLE_OUTPUT_STREAM(g_filter_output_stream_get_base_stream(stream));
+}
+
+static gssize
+counted_written(gpointer stream, gssize n)
+{
+  if (n > 0)
+    CXS_COUNTED_OUTPUT(stream)->count += (guint64)n;
+  return n;
+}
+
+static gssize
+counted_output_write(GOutputStream *stream, const void *buffer, gsize count,
+                     GCancellable *cancellable, GError **error)
+{
+  return counted_written(stream, g_output_stream_write(G_OUTPUT_STREAM(base_output(stream)),
+                                                       buffer, count, cancellable, error));
+}
+
+static gssize
+counted_output_write_nonblocking(GPollableOutputStream *stream, const void *buffer, gsize count,
+                                 GError **error)
+{
+  return counted_written(stream, g_pollable_output_stream_write_nonblocking(
+                                   base_output(stream), buffer, count, NULL, error));
+}
+
+static gboolean
+counted_output_can_poll(GPollableOutputStream *stream)
+{
+  return g_pollable_output_stream_can_poll(base_output(stream));
+}
+
+static gboolean
+counted_output_is_writable(GPollableOutputStream *stream)
+{
+  return g_pollable_output_stream_is_writable(base_output(stream));
+}
+
+static GSource *
+counted_output_create_source(GPollableOutputStream *stream, GCancellable *cancellable)
+{
+  return pollable_source(
+    stream, g_pollable_output_stream_create_source(base_output(stream), NULL), cancellable);
+}
+
+static void
+cxs_counted_output_pollable_init(GPollableOutputStreamInterface *iface)
+{
+  iface->can_poll = counted_output_can_poll;
+  iface->is_writable = counted_output_is_writable;
+  iface->create_source = counted_output_create_source;
+  iface->write_nonblocking = counted_output_write_nonblocking;
+}
+
+G_DEFINE_TYPE_WITH_CODE(CxsCountedOutput, cxs_counted_output, G_TYPE_FILTER_OUTPUT_STREAM,
+                        G_IMPLEMENT_INTERFACE(G_TYPE_POLLABLE_OUTPUT_STREAM,
+                                              cxs_counted_output_pollable_init))
+
+static void
+cxs_counted_output_class_init(CxsCountedOutputClass *class)
+{
+  G_OUTPUT_STREAM_CLASS(class)->write_fn = counted_output_write;
+}
+
+static void
+cxs_counted_output_init(CxsCountedOutput *out)
+{
+  (void)out;
+}
+
+/* ---- The connection: both, closed as the socket ----------------------------------------- */
+
+#define CXS_TYPE_COUNTED_STREAM (cxs_counted_stream_get_type())
+G_DECLARE_FINAL_TYPE(CxsCountedStream, cxs_counted_stream, CXS, COUNTED_STREAM, GIOStream)
+
+struct _CxsCountedStream {
+  GIOStream parent;
+  GIOStream *socket;            /* the connection stolen from the HTTP server */
+  CxsCountedInput *in;
+  CxsCountedOutput *out;
+  guint64 queued;               /* bytes handed to cxs_websocket_send() */
+};
+
+G_DEFINE_TYPE(CxsCountedStream, cxs_counted_stream, G_TYPE_IO_STREAM)
+
+static GInputStream *
+counted_stream_get_input(GIOStream *stream)
+{
+  return G_INPUT_STREAM(CXS_COUNTED_STREAM(stream)->in);
+}
+
+static GOutputStream *
+counted_stream_get_output(GIOStream *stream)
+{
+  return G_OUTPUT_STREAM(CXS_COUNTED_STREAM(stream)->out);
+}
+
+/* The socket itself, at once, with nothing to flush: closing never waits
+ * for a client that does not read. */
+static gboolean
+counted_stream_close(GIOStream *stream, GCancellable *cancellable, GError **error)
+{
+  GIOStream *socket = CXS_COUNTED_STREAM(stream)->socket;
+  return socket == NULL || g_io_stream_close(socket, cancellable, error); /* NULL: disposed */
+}
+
+/* As GSocketConnection does, on the caller's thread: closing a socket
+ * does not block. */
+static void
+counted_stream_close_async(GIOStream *stream, int priority, GCancellable *cancellable,
+                           GAsyncReadyCallback callback, gpointer data)
+{
+  (void)priority;
+  g_autoptr(GTask) task = g_task_new(stream, cancellable, callback, data);
+  GError *error = NULL;
+  if (counted_stream_close(stream, cancellable, &error))
+    g_task_return_boolean(task, TRUE);
+  else
+    g_task_return_error(task, error);
+}
+
+static gboolean
+counted_stream_close_finish(GIOStream *stream, GAsyncResult *result, GError **error)
+{
+  (void)stream;
+  return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+static void
+cxs_counted_stream_dispose(GObject *object)
+{
+  CxsCountedStream *stream = CXS_COUNTED_STREAM(object);
+  g_clear_object(&stream->in);
+  g_clear_object(&stream->out);
+  /* Closed whatever happened: a connection freed unclosed must not leave
+   * its socket open. */
+  if (stream->socket != NULL)
+    g_io_stream_close(stream->socket, NULL, NULL);
+  g_clear_object(&stream->socket);
+  G_OBJECT_CLASS(cxs_counted_stream_parent_class)->dispose(object);
+}
+
+static void
+cxs_counted_stream_class_init(CxsCountedStreamClass *class)
+{
+  G_OBJECT_CLASS(class)->dispose = cxs_counted_stream_dispose;
+  GIOStreamClass *io = G_IO_STREAM_CLASS(class);
+  io->get_input_stream = counted_stream_get_input;
+  io->get_output_stream = counted_stream_get_output;
+  io->close_fn = counted_stream_close;
+  io->close_async = counted_stream_close_async;
+  io->close_finish = counted_stream_close_finish;
+}
+
+static void
+cxs_counted_stream_init(CxsCountedStream *stream)
+{
+  (void)stream;
+}
+
+/* SOCKET with its bytes counted both ways: reads fail past MAX_MESSAGE
+ * bytes since the last whole message (0: no limit), framing included
+ * (SLACK bytes allowed for it). */
+static CxsCountedStream *
+counted_stream_new(GIOStream *socket, guint64 max_message)
+{
+  CxsCountedStream *stream = g_object_new(CXS_TYPE_COUNTED_STREAM, NULL);
+  stream->socket = g_object_ref(socket);
+  stream->in = g_object_new(CXS_TYPE_COUNTED_INPUT, "base-stream",
+                            g_io_stream_get_input_stream(socket), "close-base-stream", FALSE,
+                            NULL);
+  stream->in->max_message = max_message;
+  stream->in->limit = max_message > 0 ? max_message + SLACK : 0;
+  stream->out = g_object_new(CXS_TYPE_COUNTED_OUTPUT, "base-stream",
+                             g_io_stream_get_output_stream(socket), "close-base-stream", FALSE,
+                             NULL);
+  return stream;
 }
 
 /* ---- A connection's counts -------------------------------------------------------- */
 
-typedef struct {
-  CxsByteCounter *in, *out;
-  guint64 queued;               /* bytes handed to cxs_websocket_send() */
-} counts;
-
-static const char COUNTS_KEY[] = "cxs-websocket-counts";
-
-static void
-counts_free(gpointer data)
-{
-  counts *c = data;
-  g_object_unref(c->in);
-  g_object_unref(c->out);
-  g_free(c);
-}
+static const char STREAM_KEY[] = "cxs-websocket-stream";
 
 /* A whole message arrived: the next one counts from nothing.  Connected
  * before the route's own handler, so this runs first. */
@@ -111,26 +346,27 @@ static void
 on_message(SoupWebsocketConnection *ws, gint type, GBytes *message, gpointer data)
 {
   (void)ws, (void)type, (void)message;
-  counts *c = data;
-  c->in->count = 0;
+  CxsCountedStream *stream = data;
+  stream->in->count = 0;
 }
 
 void
 cxs_websocket_send(SoupWebsocketConnection *ws, SoupWebsocketDataType type, GBytes *message)
 {
-  counts *c = g_object_get_data(G_OBJECT(ws), COUNTS_KEY);
-  if (c != NULL)
-    c->queued += g_bytes_get_size(message);
+  CxsCountedStream *stream = g_object_get_data(G_OBJECT(ws), STREAM_KEY);
+  if (stream != NULL)
+    stream->queued += g_bytes_get_size(message);
   soup_websocket_connection_send_message(ws, type, message);
 }
 
 guint64
 cxs_websocket_backlog(SoupWebsocketConnection *ws)
 {
-  counts *c = g_object_get_data(G_OBJECT(ws), COUNTS_KEY);
+  CxsCountedStream *stream = g_object_get_data(G_OBJECT(ws), STREAM_KEY);
   /* Frame headers and control frames count out, not queued: at worst the
    * backlog reads a little low. */
-  return c != NULL && c->queued > c->out->count ? c->queued - c->out->count : 0;
+  return stream != NULL && stream->queued > stream->out->count
+           ? stream->queued - stream->out->count : 0;
 }
 
 /* ---- The upgrade ---------------------------------------------------------------- */
@@ -148,39 +384,6 @@ upgrade_free(gpointer data, GClosure *closure)
   g_free(data);
 }
 
-/* SOCKET with its bytes counted both ways into a new C; the returned
- * stream holds SOCKET, but closing it does not close SOCKET. */
-static GIOStream *
-counted_stream(GIOStream *socket, guint64 max_message, counts **out)
-{
-  counts *c = g_new0(counts, 1);
-  c->in = g_object_new(CXS_TYPE_BYTE_COUNTER, NULL);
-  c->in->limit = max_message;
-  c->out = g_object_new(CXS_TYPE_BYTE_COUNTER, NULL);
-  g_autoptr(GInputStream) in =
-    g_converter_input_stream_new(g_io_stream_get_input_stream(socket), G_CONVERTER(c->in));
-  g_autoptr(GOutputStream) output =
-    g_converter_output_stream_new(g_io_stream_get_output_stream(socket), G_CONVERTER(c->out));
-  GIOStream *stream = g_simple_io_stream_new(in, output);
-  g_object_set_data_full(G_OBJECT(stream), "cxs-socket", g_object_ref(socket), g_object_unref);
-  *out = c;
-  return stream;
-}
-
-static void
-close_socket(SoupWebsocketConnection *ws, gpointer data)
-{
-  (void)ws;
-  g_io_stream_close(data, NULL, NULL);
-}
-
-static void
-unref_socket(gpointer data, GClosure *closure)
-{
-  (void)closure;
-  g_object_unref(data);
-}
-
 /* The 101 is written: the connection is the WebSocket's now. */
 static void
 on_wrote_informational(SoupServerMessage *msg, gpointer data)
@@ -191,21 +394,18 @@ on_wrote_informational(SoupServerMessage *msg, gpointer data)
   g_object_ref(msg);
   GUri *uri = soup_server_message_get_uri(msg);
   g_autoptr(GIOStream) socket = soup_server_message_steal_connection(msg);
-  counts *c;
-  g_autoptr(GIOStream) stream = counted_stream(socket, u->max_message, &c);
+  CxsCountedStream *stream = counted_stream_new(socket, u->max_message);
   SoupMessageHeaders *request = soup_server_message_get_request_headers(msg);
   SoupMessageHeaders *response = soup_server_message_get_response_headers(msg);
   SoupWebsocketConnection *ws = soup_websocket_connection_new(
-    stream, uri, SOUP_WEBSOCKET_CONNECTION_SERVER,
+    G_IO_STREAM(stream), uri, SOUP_WEBSOCKET_CONNECTION_SERVER,
     soup_message_headers_get_one(request, "Origin"),
     soup_message_headers_get_one(response, "Sec-WebSocket-Protocol"), NULL);
-  g_object_set_data_full(G_OBJECT(ws), COUNTS_KEY, c, counts_free);
+  g_object_set_data_full(G_OBJECT(ws), STREAM_KEY, stream, g_object_unref);
+  g_set_weak_pointer(&stream->in->ws, ws);
   /* Its own frame bound too, checked before a frame is read whole. */
   soup_websocket_connection_set_max_incoming_payload_size(ws, u->max_message);
-  g_signal_connect(ws, "message", G_CALLBACK(on_message), c);
-  /* Closing the counted stream leaves the socket open: this closes it. */
-  g_signal_connect_data(ws, "closed", G_CALLBACK(close_socket), g_object_ref(socket),
-                        unref_socket, 0);
+  g_signal_connect(ws, "message", G_CALLBACK(on_message), stream);
   u->opened(msg, g_uri_get_path(uri), ws, u->data);
   g_object_unref(ws);
   g_object_unref(msg);
@@ -219,6 +419,10 @@ cxs_websocket_accept(SoupServerMessage *msg, char **protocols, guint64 max_messa
   if (!soup_websocket_server_check_handshake(msg, NULL, protocols, NULL, &error)) {
     cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST, "%s: this path takes a WebSocket handshake",
                     error->message);
+    /* As libsoup's own handshake answers: a client that asked to upgrade
+     * must not send more on this connection. */
+    soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Connection",
+                                 "close");
     return FALSE;
   }
   soup_websocket_server_process_handshake(msg, NULL, protocols, NULL, NULL);

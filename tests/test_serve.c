@@ -1075,13 +1075,28 @@ raw_closed_by_server(GSocketConnection *connection)
   return closed;
 }
 
-/* A kernel of S, and the path of its channels. */
+/* A new kernel of S: its id, and the path of its channels in *CHANNELS. */
 static char *
-channels_of_new_kernel(const server *s)
+new_kernel(const server *s, char **channels)
 {
   g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
   CU_ASSERT_EQUAL_FATAL(kernel.status, 201);
-  return g_strdup_printf("/api/kernels/%s/channels", member_string(kernel.body, "id"));
+  const char *id = member_string(kernel.body, "id");
+  *channels = g_strdup_printf("/api/kernels/%s/channels", id);
+  return g_strdup(id);
+}
+
+/* The WebSockets connected to kernel ID of S, as its model says; -1 when
+ * there is no such kernel. */
+static gint64
+connections_of(const server *s, const char *id)
+{
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  g_auto(reply) model = call(s, "GET", path, AUTH, NULL);
+  if (model.status != 200 || model.body == NULL || !JSON_NODE_HOLDS_OBJECT(model.body))
+    return -1;
+  return json_object_get_int_member_with_default(json_node_get_object(model.body),
+                                                 "connections", -1);
 }
 
 /* libsoup bounds a frame, not a message: one sent as fragments without an
@@ -1092,7 +1107,8 @@ static void
 test_serve_a_websocket_message_is_bounded_as_a_whole(void)
 {
   server *s = shared_server();
-  g_autofree char *path = channels_of_new_kernel(s);
+  g_autofree char *path = NULL;
+  g_autofree char *id = new_kernel(s, &path);
   g_autofree char *headers = NULL;
   g_autoptr(GSocketConnection) connection = raw_ws_open(s, path, &headers);
   CU_ASSERT_PTR_NULL(strcasestr(headers, "Sec-WebSocket-Extensions"));
@@ -1106,17 +1122,36 @@ test_serve_a_websocket_message_is_bounded_as_a_whole(void)
   }
   CU_ASSERT_TRUE(raw_ws_send(connection, 0x1, TRUE, KERNEL_INFO, strlen(KERNEL_INFO)));
   CU_ASSERT_TRUE(raw_read_until(connection, "\"kernel_info_reply\""));
-  /* One message of 16K fragments that never ends: the server hangs up. */
+  /* One message of 16K fragments that does not end, 128K so far: the
+   * server says why (close 1009, "message too big") and hangs up. */
   gboolean sent = raw_ws_send(connection, 0x1, FALSE, spaces, 16 * 1024);
-  for (int i = 0; sent && i < 64; i++)
+  for (int i = 0; sent && i < 7; i++)
     sent = raw_ws_send(connection, 0x0, FALSE, spaces, 16 * 1024);
-  CU_ASSERT_TRUE(!sent || raw_closed_by_server(connection));
+  CU_ASSERT_TRUE(raw_read_until(connection, "\x03\xf1message too big"));
+  CU_ASSERT_TRUE(raw_closed_by_server(connection));
   g_autofree char *log = NULL;
   g_file_get_contents(s->log, &log, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL(log != NULL ? strstr(log, "a WebSocket message passed the 65536 bytes")
                                      : NULL);
   g_auto(reply) health = call(s, "GET", "/health", AUTH, NULL);
   CU_ASSERT_EQUAL(health.status, 200);
+}
+
+/* Ending a kernel ends its WebSockets: the clients see the connection
+ * close, not only a close frame. */
+static void
+test_serve_ending_a_kernel_closes_its_websockets(void)
+{
+  server *s = shared_server();
+  g_autofree char *path = NULL;
+  g_autofree char *id = new_kernel(s, &path);
+  g_autofree char *headers = NULL;
+  g_autoptr(GSocketConnection) connection = raw_ws_open(s, path, &headers);
+  CU_ASSERT_EQUAL(connections_of(s, id), 1);
+  g_autofree char *kernel = g_strdup_printf("/api/kernels/%s", id);
+  g_auto(reply) deleted = call(s, "DELETE", kernel, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 204);
+  CU_ASSERT_TRUE(raw_closed_by_server(connection));
 }
 
 /* A front end that stops reading its kernel's WebSocket is dropped once
@@ -1128,7 +1163,8 @@ test_serve_a_websocket_client_that_stops_reading_is_dropped(void)
 {
   server s = start_memory_server();
   GPid pid = pid_of(&s);
-  g_autofree char *path = channels_of_new_kernel(&s);
+  g_autofree char *path = NULL;
+  g_autofree char *id = new_kernel(&s, &path);
   g_autofree char *headers = NULL;
   g_autoptr(GSocketConnection) connection = raw_ws_open(&s, path, &headers);
   guint64 before = resident_bytes(pid);
@@ -1151,6 +1187,15 @@ test_serve_a_websocket_client_that_stops_reading_is_dropped(void)
                                      : NULL);
   /* Not all of it (with no bound, 250 MB more here): half at most. */
   CU_ASSERT_TRUE(resident_bytes(pid) < before + 128 * 1024 * 1024);
+  /* Gone from the kernel, though the client still reads nothing: its
+   * close is not held up by what it never read. */
+  gint64 connections = connections_of(&s, id);
+  deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  while (connections != 0 && g_get_monotonic_time() < deadline) {
+    g_usleep(100 * 1000);
+    connections = connections_of(&s, id);
+  }
+  CU_ASSERT_EQUAL(connections, 0);
   /* What had been sent, then the end. */
   CU_ASSERT_TRUE(raw_closed_by_server(connection));
   /* The kernel still answers a client that reads. */
@@ -1251,6 +1296,8 @@ cx_test_register(void)
       test_serve_a_client_that_stops_reading_holds_its_cell_not_memory },
     { "test_serve_a_websocket_message_is_bounded_as_a_whole",
       test_serve_a_websocket_message_is_bounded_as_a_whole },
+    { "test_serve_ending_a_kernel_closes_its_websockets",
+      test_serve_ending_a_kernel_closes_its_websockets },
     { "test_serve_a_websocket_client_that_stops_reading_is_dropped",
       test_serve_a_websocket_client_that_stops_reading_is_dropped },
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
