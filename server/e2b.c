@@ -636,6 +636,7 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
   g_cond_init(&e->written);
   e->pending = g_string_new(NULL);
   e->flush = g_source_new(&flush_source_funcs, sizeof(GSource));
+  g_source_set_name(e->flush, "cellexec serve: /execute lines");
   g_source_set_callback(e->flush, flush_on_main, e, NULL);
   g_source_attach(e->flush, server->context);
   g_mutex_lock(&context->lock);

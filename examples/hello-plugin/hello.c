@@ -3,8 +3,9 @@
  * the whole contract of a backend, which `cellexec plugins --check hello.so`
  * verifies: well-formed result bundles, sessions that keep state (here, a
  * count of their cells, which cells kept out of history do not advance)
- * and are isolated from each other, interrupt, and query("info").  Build it against an installed cellexec with the Makefile
- * beside it (pkg-config only). */
+ * and are isolated from each other, interrupt, and query("info").  Build
+ * it against an installed cellexec with the Makefile beside it
+ * (pkg-config only). */
 #include <string.h>
 
 #include <cellexec/plugin.h>
@@ -152,5 +153,9 @@ static const cx_backend_vtable hello_vtable = {
   .query = hello_query,
 };
 
-CX_PLUGIN_DEFINE("hello", "1.1", "greets, and evaluates every cell to its length",
-                 hello_options, &hello_vtable, NULL, NULL)
+/* cx_run_options_get_store_history() is ABI 1.2's: an older core refuses
+ * the plugin with a clear reason instead of failing to load it. */
+CX_PLUGIN_DESCRIBE(.name = "hello", .version = "1.2",
+                   .description = "greets, and evaluates every cell to its length",
+                   .options = hello_options, .backend = &hello_vtable,
+                   .min_core_abi_minor = 2)
