@@ -31,6 +31,8 @@
 /* Messages read from one socket before the deadlines are looked at again:
  * a kernel that floods IOPub must not keep the loop from its timeout. */
 #define RECV_BATCH 64
+/* How long a cell's question waits for output still on its way (below). */
+#define INPUT_CATCH_UP_MS 5
 
 /* One execute_request's wait on the kernel's sockets. */
 typedef struct {
@@ -120,10 +122,9 @@ wait_for_sockets(zmq_wait *w, gint64 now)
     g_usleep(1000);
 }
 
-/* What came on IOPub, shell, stdin and the heartbeat, RECV_BATCH at most
- * from each. */
+/* What came on IOPub, RECV_BATCH messages at most. */
 static void
-read_sockets(zmq_wait *w)
+read_iopub(zmq_wait *w)
 {
   jk_kernel *kernel = w->kernel;
   jp_message *m;
@@ -144,6 +145,32 @@ read_sockets(zmq_wait *w)
     jp_message_free(m);
   }
   w->iopub_drained = n_iopub < RECV_BATCH;
+}
+
+/* Before a cell's question goes to a caller that streams output, what the
+ * cell wrote before asking: the kernel flushed it first (ipykernel does,
+ * before any input_request), but on IOPub, another socket, which may not
+ * have been read yet.  A moment's wait keeps output and questions in the
+ * cell's order. */
+static void
+catch_up_on_iopub(zmq_wait *w, const jp_message *m)
+{
+  if (w->exec->run == NULL || jk_input_prompt(m, w->msg_id) == NULL ||
+      cx_run_options_get_output_callback(w->exec->run, NULL) == NULL)
+    return;
+  zmq_pollitem_t item = { w->kernel->sockets[JP_IOPUB], 0, ZMQ_POLLIN, 0 };
+  if (zmq_poll(&item, 1, INPUT_CATCH_UP_MS) > 0)
+    read_iopub(w);
+}
+
+/* What came on IOPub, shell, stdin and the heartbeat, RECV_BATCH at most
+ * from each. */
+static void
+read_sockets(zmq_wait *w)
+{
+  jk_kernel *kernel = w->kernel;
+  jp_message *m;
+  read_iopub(w);
   for (int n = 0;
        n < RECV_BATCH && jk_message_recv(kernel, JP_SHELL, ZMQ_DONTWAIT, &m) != JP_RECV_NONE; n++) {
     if (m == NULL)
@@ -159,6 +186,8 @@ read_sockets(zmq_wait *w)
   }
   for (int n = 0;
        n < RECV_BATCH && jk_message_recv(kernel, JP_STDIN, ZMQ_DONTWAIT, &m) != JP_RECV_NONE; n++) {
+    if (m != NULL && w->exec->on_input != NULL)
+      catch_up_on_iopub(w, m);
     g_autoptr(JsonObject) reply = m != NULL ? jk_exec_input_reply(w->exec, w->msg_id, m) : NULL;
     if (reply != NULL)
       jk_message_send(kernel, JP_STDIN, "input_reply", reply, NULL, NULL);
