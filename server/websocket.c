@@ -7,7 +7,8 @@
  * here and the connection's stream runs through two counters:
  *
  *   in:  bytes read since the last whole message; past --max-body (and
- *        SLACK for framing) the client gets a close 1009 and is dropped;
+ *        SLACK for framing) the connection is closed with 1009, and what
+ *        the client sends meanwhile is dropped unread;
  *   out: bytes the socket took, from which cxs_websocket_backlog() tells
  *        what still waits.
  *
@@ -36,6 +37,7 @@ struct _CxsCountedInput {
   guint64 count;                /* bytes since the last whole message */
   guint64 limit;                /* what COUNT may reach; 0: no limit */
   guint64 max_message;          /* the limit the user gave, for the message */
+  gboolean discarding;          /* past the limit: what comes is dropped */
   SoupWebsocketConnection *ws;  /* weak: told to close past the limit */
 };
 
@@ -45,21 +47,31 @@ base_input(gpointer stream)
   return G_POLLABLE_INPUT_STREAM(g_filter_input_stream_get_base_stream(stream));
 }
 
-/* N bytes were read (or -1, ERROR set): past the limit, the client is
- * told why (1009, before the connection drops) and the read fails. */
+/* N bytes were read (or -1 with ERROR, or 0 at the end).  Past the
+ * limit, the connection is closed as the protocol says (1009 "message too
+ * big", after what is queued for the client, which then has libsoup's
+ * 5 s to answer), and from then on what the client sends is read and
+ * dropped: it reaches libsoup as nothing yet.  Failing the read instead
+ * would be a forced close, which sends no close frame. */
 static gssize
-counted_read(CxsCountedInput *in, gssize n, GError **error)
+counted_read(CxsCountedInput *in, gssize n, gboolean blocking, GError **error)
 {
   if (n <= 0 || in->limit == 0)
     return n;
-  in->count += (guint64)n;
-  if (in->count <= in->limit)
-    return n;
-  if (in->ws != NULL && soup_websocket_connection_get_state(in->ws) == SOUP_WEBSOCKET_STATE_OPEN)
-    soup_websocket_connection_close(in->ws, SOUP_WEBSOCKET_CLOSE_TOO_BIG, "message too big");
-  g_set_error(error, SOUP_WEBSOCKET_ERROR, SOUP_WEBSOCKET_CLOSE_TOO_BIG,
-              "a WebSocket message passed the %" G_GUINT64_FORMAT
-              " bytes this server takes (--max-body)", in->max_message);
+  if (!in->discarding) {
+    in->count += (guint64)n;
+    if (in->count <= in->limit)
+      return n;
+    in->discarding = TRUE;
+    cxs_log("a WebSocket message passed the %" G_GUINT64_FORMAT " bytes this server takes "
+            "(--max-body): its connection is closed (1009)", in->max_message);
+    if (in->ws != NULL &&
+        soup_websocket_connection_get_state(in->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+      soup_websocket_connection_close(in->ws, SOUP_WEBSOCKET_CLOSE_TOO_BIG, "message too big");
+  }
+  if (blocking)
+    return 0; /* nobody reads this way; were it to, the message ends here */
+  g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "dropped: past --max-body");
   return -1;
 }
 
@@ -69,7 +81,7 @@ counted_input_read(GInputStream *stream, void *buffer, gsize count, GCancellable
 {
   gssize n = g_input_stream_read(G_INPUT_STREAM(base_input(stream)), buffer, count, cancellable,
                                  error);
-  return counted_read(CXS_COUNTED_INPUT(stream), n, error);
+  return counted_read(CXS_COUNTED_INPUT(stream), n, TRUE, error);
 }
 
 static gssize
@@ -78,7 +90,7 @@ counted_input_read_nonblocking(GPollableInputStream *stream, void *buffer, gsize
 {
   gssize n = g_pollable_input_stream_read_nonblocking(base_input(stream), buffer, count, NULL,
                                                       error);
-  return counted_read(CXS_COUNTED_INPUT(stream), n, error);
+  return counted_read(CXS_COUNTED_INPUT(stream), n, FALSE, error);
 }
 
 static gboolean
@@ -403,8 +415,9 @@ on_wrote_informational(SoupServerMessage *msg, gpointer data)
     soup_message_headers_get_one(response, "Sec-WebSocket-Protocol"), NULL);
   g_object_set_data_full(G_OBJECT(ws), STREAM_KEY, stream, g_object_unref);
   g_set_weak_pointer(&stream->in->ws, ws);
-  /* Its own frame bound too, checked before a frame is read whole. */
-  soup_websocket_connection_set_max_incoming_payload_size(ws, u->max_message);
+  /* The counter is the bound, for one frame as for many: libsoup's own
+   * (per frame) would close without saying why. */
+  soup_websocket_connection_set_max_incoming_payload_size(ws, 0);
   g_signal_connect(ws, "message", G_CALLBACK(on_message), stream);
   u->opened(msg, g_uri_get_path(uri), ws, u->data);
   g_object_unref(ws);

@@ -1100,9 +1100,10 @@ connections_of(const server *s, const char *id)
 }
 
 /* libsoup bounds a frame, not a message: one sent as fragments without an
- * end is dropped once it passes --max-body (64K here), while messages
- * below it go on however many there are.  No compression is agreed, which
- * would let a small frame inflate past the bound. */
+ * end is closed with 1009 once it passes --max-body (64K here), as is a
+ * single frame past it, while messages below it go on however many there
+ * are.  No compression is agreed, which would let a small frame inflate
+ * past the bound. */
 static void
 test_serve_a_websocket_message_is_bounded_as_a_whole(void)
 {
@@ -1129,6 +1130,14 @@ test_serve_a_websocket_message_is_bounded_as_a_whole(void)
     sent = raw_ws_send(connection, 0x0, FALSE, spaces, 16 * 1024);
   CU_ASSERT_TRUE(raw_read_until(connection, "\x03\xf1message too big"));
   CU_ASSERT_TRUE(raw_closed_by_server(connection));
+  /* One frame past the bound (as a browser sends a message): the same. */
+  g_autofree char *more_headers = NULL;
+  g_autoptr(GSocketConnection) again = raw_ws_open(s, path, &more_headers);
+  g_autofree char *big = g_malloc(128 * 1024);
+  memset(big, ' ', 128 * 1024);
+  raw_ws_send(again, 0x1, TRUE, big, 128 * 1024);
+  CU_ASSERT_TRUE(raw_read_until(again, "\x03\xf1message too big"));
+  CU_ASSERT_TRUE(raw_closed_by_server(again));
   g_autofree char *log = NULL;
   g_file_get_contents(s->log, &log, NULL, NULL);
   CU_ASSERT_PTR_NOT_NULL(log != NULL ? strstr(log, "a WebSocket message passed the 65536 bytes")
