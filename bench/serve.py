@@ -196,8 +196,10 @@ def serve_throughput(port, clients, seconds):
     contexts = [request(port, "POST", "/contexts", {})["id"] for _ in range(clients)]
     try:
         # A cell in each first: the contexts' sessions open on first use.
+        warm = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         for context in contexts:
-            e2b_execute(http.client.HTTPConnection("127.0.0.1", port, timeout=120), CELL, context)
+            e2b_execute(warm, CELL, context)
+        warm.close()
         return wrk(port, "/", clients, seconds, "serve_execute.lua",
                    {f"CONTEXT_{i + 1}": c for i, c in enumerate(contexts)})
     finally:

@@ -35,8 +35,7 @@ G_DECLARE_FINAL_TYPE(CxsCountedInput, cxs_counted_input, CXS, COUNTED_INPUT, GFi
 struct _CxsCountedInput {
   GFilterInputStream parent;
   guint64 count;                /* bytes since the last whole message */
-  guint64 limit;                /* what COUNT may reach; 0: no limit */
-  guint64 max_message;          /* the limit the user gave, for the message */
+  guint64 max_message;          /* --max-body; COUNT may pass it by SLACK; 0: no limit */
   gboolean discarding;          /* past the limit: what comes is dropped */
   SoupWebsocketConnection *ws;  /* weak: told to close past the limit */
 };
@@ -56,11 +55,11 @@ base_input(gpointer stream)
 static gssize
 counted_read(CxsCountedInput *in, gssize n, gboolean blocking, GError **error)
 {
-  if (n <= 0 || in->limit == 0)
+  if (n <= 0 || in->max_message == 0)
     return n;
   if (!in->discarding) {
     in->count += (guint64)n;
-    if (in->count <= in->limit)
+    if (in->count <= in->max_message + SLACK)
       return n;
     in->discarding = TRUE;
     cxs_log("a WebSocket message passed the %" G_GUINT64_FORMAT " bytes this server takes "
@@ -341,7 +340,6 @@ counted_stream_new(GIOStream *socket, guint64 max_message)
                             g_io_stream_get_input_stream(socket), "close-base-stream", FALSE,
                             NULL);
   stream->in->max_message = max_message;
-  stream->in->limit = max_message > 0 ? max_message + SLACK : 0;
   stream->out = g_object_new(CXS_TYPE_COUNTED_OUTPUT, "base-stream",
                              g_io_stream_get_output_stream(socket), "close-base-stream", FALSE,
                              NULL);
