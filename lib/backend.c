@@ -51,20 +51,13 @@ collect_defaults(cx_backend *backend)
 {
   const cx_option_spec *schema = cx_options_get_schema(backend->options);
   backend->defaults = cx_run_options_new();
-  if (schema_has(schema, "cwd", CX_OPTION_PATH) && cx_options_has(backend->options, "cwd")) {
-    cx_run_options_set_cwd(backend->defaults, cx_options_get_string(backend->options, "cwd", NULL));
-    backend->has_defaults = TRUE;
-  }
-  if (schema_has(schema, "env", CX_OPTION_ENV) && cx_options_has(backend->options, "env")) {
-    g_auto(GStrv) env = cx_options_get_env(backend->options, "env");
-    for (char **item = env; item != NULL && *item != NULL; item++)
-      cx_run_options_add_env(backend->defaults, *item);
-    backend->has_defaults = TRUE;
-  }
-  if (schema_has(schema, "timeout", CX_OPTION_DOUBLE) && cx_options_has(backend->options, "timeout")) {
-    cx_run_options_set_timeout(backend->defaults,
-                               cx_options_get_double(backend->options, "timeout", 0));
-    backend->has_defaults = TRUE;
+  for (const cx__run_option_default *option = cx__run_option_defaults; option->name != NULL;
+       option++) {
+    if (schema_has(schema, option->name, option->type) &&
+        cx_options_has(backend->options, option->name)) {
+      option->apply(backend->defaults, backend->options, option->name);
+      backend->has_defaults = TRUE;
+    }
   }
 }
 
@@ -171,21 +164,7 @@ effective_run_options(cx_backend *backend, const cx_run_options *run, cx_run_opt
     return backend->defaults;
   if (!backend->has_defaults)
     return run;
-  cx_run_options *m = cx_run_options_copy(backend->defaults);
-  if (cx_run_options_get_cwd(run) != NULL)
-    cx_run_options_set_cwd(m, cx_run_options_get_cwd(run));
-  for (const char *const *item = cx_run_options_get_env(run); *item != NULL; item++)
-    cx_run_options_add_env(m, *item);
-  if (cx_run_options_get_timeout(run) > 0)
-    cx_run_options_set_timeout(m, cx_run_options_get_timeout(run));
-  cx_run_options_set_use_subprocess(m, cx_run_options_get_use_subprocess(run));
-  gpointer output_data;
-  cx_output_func output_callback = cx_run_options_get_output_callback(run, &output_data);
-  cx_run_options_set_output_callback(m, output_callback, output_data);
-  const char *const *mime = cx_run_options_get_allowed_mime_types(run);
-  for (; mime != NULL && *mime != NULL; mime++)
-    cx_run_options_add_allowed_mime_type(m, *mime);
-  return *merged = m;
+  return *merged = cx__run_options_merge(run, backend->defaults);
 }
 
 /* A plugin must return a result or set an error; hold it to that. */

@@ -174,6 +174,26 @@ JsonObject *cx__json_object_deep_copy(JsonObject *object);
 #define CX__TIMEOUT_RULE \
   "expected a number of seconds from 0 (no timeout) to 31536000 (365 days)"
 
+/* RUN with DEFAULTS filling in only what RUN leaves unset (cwd, timeout,
+ * the environment variables RUN does not name), as a new copy: every
+ * other field (callbacks, store_history, MIME types, use_subprocess) is
+ * RUN's own (run_options.c). */
+cx_run_options *cx__run_options_merge(const cx_run_options *run, const cx_run_options *defaults);
+
+/* The backend options the core interprets: an option of a plugin's schema
+ * with one of these names and types is the default of that run option for
+ * every call (backend.c), and its value is checked by the run option's own
+ * rule when set (options.c), so a config cannot hold one the CLI refuses.
+ * The table ends with a NULL name (run_options.c). */
+typedef struct {
+  const char *name;
+  cx_option_type type;
+  gboolean (*check)(const char *value); /* NULL: the option type's own check */
+  const char *rule;                     /* what CHECK wants, for errors */
+  void (*apply)(cx_run_options *run, const cx_options *options, const char *name);
+} cx__run_option_default;
+extern const cx__run_option_default cx__run_option_defaults[];
+
 /* [cellexec] use-subprocess-backend when the config does not say. */
 #define CX__DEFAULT_USE_SUBPROCESS_BACKEND "subprocess"
 

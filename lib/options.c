@@ -31,6 +31,17 @@ cx_option_type_name(cx_option_type type)
   return "unknown";
 }
 
+/* The entry of cx__run_option_defaults SPEC is, or NULL. */
+static const cx__run_option_default *
+run_option_default(const cx_option_spec *spec)
+{
+  for (const cx__run_option_default *option = cx__run_option_defaults; option->name != NULL;
+       option++)
+    if (option->type == spec->type && strcmp(option->name, spec->name) == 0)
+      return option;
+  return NULL;
+}
+
 static const char *
 type_expectation(cx_option_type type)
 {
@@ -243,13 +254,13 @@ cx_options_set(cx_options *options, const char *key, const char *value, GError *
     return FALSE;
   }
   g_autoptr(GError) type_error = NULL;
-  /* A "timeout" is the default of the run options' timeout (backend.c):
-   * the same parser and rule, so a config cannot hold one the CLI refuses. */
-  if (spec->type == CX_OPTION_DOUBLE && strcmp(key, "timeout") == 0) {
-    if (!cx_timeout_parse(value, NULL, NULL)) {
+  /* The default of a run option is held to the run option's own rule. */
+  const cx__run_option_default *run_default = run_option_default(spec);
+  if (run_default != NULL && run_default->check != NULL) {
+    if (!run_default->check(value)) {
       g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
-                  "bad value '%s' for option '%s' of backend '%s': " CX__TIMEOUT_RULE, value, key,
-                  options->backend);
+                  "bad value '%s' for option '%s' of backend '%s': %s", value, key,
+                  options->backend, run_default->rule);
       return FALSE;
     }
   } else if (!cx__option_value_check(spec->type, value, &type_error)) {

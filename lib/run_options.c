@@ -81,6 +81,61 @@ cx_run_options_copy(const cx_run_options *run)
   return copy;
 }
 
+cx_run_options *
+cx__run_options_merge(const cx_run_options *run, const cx_run_options *defaults)
+{
+  cx_run_options *merged = cx_run_options_copy(run);
+  if (merged->cwd == NULL)
+    merged->cwd = g_strdup(defaults->cwd);
+  if (merged->timeout <= 0)
+    merged->timeout = defaults->timeout;
+  /* The defaults' variables in their order, each one RUN names replaced
+   * by RUN's value where it stands, then RUN's others. */
+  g_ptr_array_set_size(merged->env, 0);
+  g_ptr_array_add(merged->env, NULL);
+  g_hash_table_remove_all(merged->env_index);
+  for (guint i = 0; i + 1 < defaults->env->len; i++)
+    cx_run_options_add_env(merged, g_ptr_array_index(defaults->env, i));
+  for (guint i = 0; i + 1 < run->env->len; i++)
+    cx_run_options_add_env(merged, g_ptr_array_index(run->env, i));
+  return merged;
+}
+
+/* ---- backend options that are defaults of run options ---------------------------- */
+
+static gboolean
+check_timeout(const char *value)
+{
+  return cx_timeout_parse(value, NULL, NULL);
+}
+
+static void
+apply_cwd(cx_run_options *run, const cx_options *options, const char *name)
+{
+  cx_run_options_set_cwd(run, cx_options_get_string(options, name, NULL));
+}
+
+static void
+apply_env(cx_run_options *run, const cx_options *options, const char *name)
+{
+  g_auto(GStrv) env = cx_options_get_env(options, name);
+  for (char **item = env; item != NULL && *item != NULL; item++)
+    cx_run_options_add_env(run, *item);
+}
+
+static void
+apply_timeout(cx_run_options *run, const cx_options *options, const char *name)
+{
+  cx_run_options_set_timeout(run, cx_options_get_double(options, name, 0));
+}
+
+const cx__run_option_default cx__run_option_defaults[] = {
+  { "cwd", CX_OPTION_PATH, NULL, NULL, apply_cwd },
+  { "env", CX_OPTION_ENV, NULL, NULL, apply_env },
+  { "timeout", CX_OPTION_DOUBLE, check_timeout, CX__TIMEOUT_RULE, apply_timeout },
+  { NULL, 0, NULL, NULL, NULL }
+};
+
 void
 cx_run_options_set_cwd(cx_run_options *run, const char *cwd)
 {

@@ -1374,6 +1374,22 @@ test_local_unstored_cell_keeps_the_history(void)
   cx_test_check_unstored_cells(backend);
 }
 
+/* A backend option that is a run option's default (timeout, cwd, env)
+ * leaves the call's other run options as they were. */
+static void
+test_local_input_asks_the_callback_with_a_default_timeout(void)
+{
+  g_autoptr(cx_backend) backend = cx_test_open_backend("local", "timeout", "30", NULL);
+  cx_test_check_input(backend, TRUE);
+}
+
+static void
+test_local_unstored_cell_keeps_the_history_with_a_default_timeout(void)
+{
+  g_autoptr(cx_backend) backend = cx_test_open_backend("local", "timeout", "30", NULL);
+  cx_test_check_unstored_cells(backend);
+}
+
 /* Answered by IPython on the session's namespace (tests/cx_test_main.c). */
 static void
 test_local_session_answers_jupyter_requests(void)
@@ -1664,6 +1680,10 @@ cx_test_register(void)
     { "test_local_session_runs_one_cell_at_a_time", test_local_session_runs_one_cell_at_a_time },
     { "test_local_input_asks_the_callback", test_local_input_asks_the_callback },
     { "test_local_unstored_cell_keeps_the_history", test_local_unstored_cell_keeps_the_history },
+    { "test_local_input_asks_the_callback_with_a_default_timeout",
+      test_local_input_asks_the_callback_with_a_default_timeout },
+    { "test_local_unstored_cell_keeps_the_history_with_a_default_timeout",
+      test_local_unstored_cell_keeps_the_history_with_a_default_timeout },
     { "test_local_session_answers_jupyter_requests", test_local_session_answers_jupyter_requests },
     { "test_local_executor_steps_wait_for_a_running_cell",
       test_local_executor_steps_wait_for_a_running_cell },
