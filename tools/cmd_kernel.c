@@ -213,7 +213,11 @@ install_kernelspec(kernel_args *a)
   g_autofree char *file = g_build_filename(dir, "kernel.json", NULL);
   g_autofree char *with_newline = g_strconcat(text, "\n", NULL);
   g_autoptr(GError) error = NULL;
-  if (!g_file_set_contents(file, with_newline, -1, &error)) {
+  /* 0644, not 0666 less the umask: a spec any user may read and only its
+   * owner may change, as its directories are 0755 (a stricter umask still
+   * narrows both). */
+  if (!g_file_set_contents_full(file, with_newline, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+                                &error)) {
     fprintf(stderr, "cellexec: %s\n", error->message);
     return EXIT_OUTPUT;
   }

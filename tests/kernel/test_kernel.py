@@ -699,6 +699,15 @@ class CommandLineTests(unittest.TestCase):
     def test_install_options_need_install(self):
         self.assert_one_line_error(self.kernel("--user", "-f", "x.json"), "install")
 
+    def test_install_writes_a_spec_others_cannot_change_under_umask_000(self):
+        with tempfile.TemporaryDirectory() as prefix:
+            subprocess.run([CELLEXEC, "kernel", "install", "--prefix", prefix, "--name", "open"],
+                           capture_output=True, timeout=TIMEOUT, check=True, umask=0)
+            spec_dir = os.path.join(prefix, "share", "jupyter", "kernels", "open")
+            self.assertEqual(os.stat(spec_dir).st_mode & 0o777, 0o755)
+            self.assertEqual(os.stat(os.path.join(spec_dir, "kernel.json")).st_mode & 0o777,
+                             0o644)
+
 
 class KernelspecTests(unittest.TestCase):
     """`cellexec kernel install --prefix` writes what Jupyter lists."""
