@@ -36,6 +36,7 @@ typedef struct {
   gint bad_signature; /* HMAC missing or wrong */
   gint wrong_parent;  /* signed, but a reply to someone else's request */
   gint malformed;     /* not a Jupyter message, or not JSON */
+  gint oversized;     /* more frames or bytes than a kernel's bounds */
 } jp_counters;
 
 typedef struct {
