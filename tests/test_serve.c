@@ -618,6 +618,24 @@ test_serve_a_leaving_client_interrupts_only_its_own_cell(void)
   g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
 }
 
+/* /execute's answer to BODY, its status 200, as its JSON lines (JsonNode),
+ * each line JSON. */
+static GPtrArray *
+execute_items(server *s, const char *body)
+{
+  g_auto(reply) ran = call(s, "POST", "/execute", AUTH, body);
+  CU_ASSERT_EQUAL(ran.status, 200);
+  g_auto(GStrv) lines = g_strsplit(ran.text != NULL ? ran.text : "", "\n", -1);
+  GPtrArray *items = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+  for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+    JsonNode *item = json_from_string(*line, NULL);
+    CU_ASSERT_PTR_NOT_NULL(item);
+    if (item != NULL)
+      g_ptr_array_add(items, item);
+  }
+  return items;
+}
+
 /* E2B's /execute: the cell's outputs as JSON lines, in order, then the
  * end; its context keeps the state. */
 static void
@@ -630,12 +648,10 @@ test_serve_e2b_execute_streams_json_lines(void)
   g_autofree char *body = g_strdup_printf(
     "{\"code\": \"import sys\\nprint('out')\\nprint('err', file=sys.stderr)\\nx = 41\\nx + 1\", "
     "\"context_id\": \"%s\"}", id);
-  g_auto(reply) ran = call(s, "POST", "/execute", AUTH, body);
-  CU_ASSERT_EQUAL(ran.status, 200);
-  g_auto(GStrv) lines = g_strsplit(ran.text != NULL ? ran.text : "", "\n", -1);
+  g_autoptr(GPtrArray) items = execute_items(s, body);
   GString *types = g_string_new(NULL);
-  for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-    g_autoptr(JsonNode) item = json_from_string(*line, NULL);
+  for (guint i = 0; i < items->len; i++) {
+    JsonNode *item = items->pdata[i];
     g_string_append_printf(types, "%s ", member_string(item, "type"));
     if (g_strcmp0(member_string(item, "type"), "result") == 0)
       CU_ASSERT_STRING_EQUAL(member_string(item, "text"), "42");
@@ -650,6 +666,49 @@ test_serve_e2b_execute_streams_json_lines(void)
   CU_ASSERT_EQUAL(removed.status, 200);
   g_auto(reply) after = call(s, "POST", "/execute", AUTH, again);
   CU_ASSERT_EQUAL(after.status, 404);
+}
+
+/* The lines of /execute's answer to CODE_JSON (the "code" member, as
+ * JSON) as "type name: value" of its error, or "type text", one a line. */
+static char *
+execute_lines(server *s, const char *code_json)
+{
+  g_autofree char *body = g_strdup_printf("{\"code\": %s}", code_json);
+  g_autoptr(GPtrArray) items = execute_items(s, body);
+  GString *seen = g_string_new(NULL);
+  for (guint i = 0; i < items->len; i++) {
+    JsonNode *item = items->pdata[i];
+    const char *type = member_string(item, "type");
+    if (g_strcmp0(type, "error") == 0)
+      g_string_append_printf(seen, "error %s: %s\n", member_string(item, "name"),
+                             member_string(item, "value"));
+    else if (g_strcmp0(type, "stdout") == 0)
+      g_string_append_printf(seen, "stdout %s", member_string(item, "text"));
+  }
+  return g_string_free(seen, FALSE);
+}
+
+/* Code holding a NUL (\u0000 in the JSON) fails with Python's own error,
+ * running nothing, where U+FFFD in its place ran altered code; a backslash
+ * and a zero in a string literal is valid Python and runs. */
+static void
+test_serve_e2b_execute_refuses_code_with_nul_as_python_does(void)
+{
+  server *s = shared_server();
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *ran = g_build_filename(dir, "ran", NULL);
+  g_autofree char *literal = g_strdup_printf(
+    "\"open('%s', 'w').close(); print('a\\\\0b' == 'a' + chr(0) + 'b')\"", ran);
+  g_autofree char *control = execute_lines(s, literal);
+  CU_ASSERT_STRING_EQUAL(control, "stdout True\n");
+  CU_ASSERT_TRUE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_unlink(ran);
+  g_autofree char *with_nul = g_strdup_printf("\"open('%s', 'w').close(); print('a\\u0000b')\"",
+                                              ran);
+  g_autofree char *refused = execute_lines(s, with_nul);
+  g_autofree char *expected = g_strdup_printf("error %s\n", cx_test_python_refusal_of_nul());
+  CU_ASSERT_STRING_EQUAL(refused, expected);
+  CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
 }
 
 /* ---- Load ----------------------------------------------------------------------- */
@@ -1286,6 +1345,8 @@ cx_test_register(void)
     { "test_serve_bad_input_gets_4xx_and_stops_nothing",
       test_serve_bad_input_gets_4xx_and_stops_nothing },
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
+    { "test_serve_e2b_execute_refuses_code_with_nul_as_python_does",
+      test_serve_e2b_execute_refuses_code_with_nul_as_python_does },
     { "test_serve_websockets_need_the_token_and_survive_garbage",
       test_serve_websockets_need_the_token_and_survive_garbage },
     { "test_serve_control_requests_never_block_the_server",

@@ -142,6 +142,28 @@ class KernelManagerTests(unittest.TestCase):
         _, outputs = self.run_cell("print(kept)")
         self.assertEqual(self.stdout_of(outputs), "42\n")
 
+    def test_code_with_a_nul_byte_fails_as_python_fails(self):
+        # A backslash and a zero in a string literal.
+        code = "open({!r}, 'w').close(); print('a\\0b' == 'a' + chr(0) + 'b')"
+        try:
+            compile(code.replace("\\0", "\0"), "<cell>", "exec")
+        except Exception as e:  # this Python's own refusal
+            expected = ("error", type(e).__name__, str(e))
+        with tempfile.TemporaryDirectory() as directory:
+            ran = os.path.join(directory, "ran")
+            reply, outputs = self.run_cell(code.format(ran))  # the control: valid, and runs
+            self.assertEqual(reply["status"], "ok")
+            self.assertEqual(self.stdout_of(outputs), "True\n")
+            os.unlink(ran)
+            with_nul = code.format(ran).replace("\\0", "\0")
+            reply, outputs = self.run_cell(with_nul)
+            self.assertEqual((reply["status"], reply.get("ename"), reply.get("evalue")), expected)
+            self.assertFalse(os.path.exists(ran))
+            echoed = [m["content"]["code"] for m in outputs if m["msg_type"] == "execute_input"]
+            self.assertEqual(echoed, [with_nul])
+            errors = [m["content"]["evalue"] for m in outputs if m["msg_type"] == "error"]
+            self.assertEqual(errors, [expected[2]])
+
     def test_a_comm_a_cell_opens_reaches_the_front_end(self):
         reply, outputs = self.run_cell(
             "from ipykernel.comm import Comm\n"
