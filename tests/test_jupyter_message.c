@@ -2,13 +2,16 @@
  * directly: what a kernel, a front end or a gateway sends is untrusted.
  * Content nested 100,000 levels deep overflowed json-glib's parser and
  * killed the host; such a message is now dropped, counted as malformed,
- * as every other message that is not JSON it can read. */
+ * as every other message that is not JSON it can read.  A message over a
+ * kernel's bounds is dropped as it is read. */
 #include "config.h"
 
 #include <string.h>
+#include <zmq.h>
 
-#include "tests/cx_test.h"
+#include "jupyter_protocol/zmq_frames.h"
 #include "plugins/jupyter/kernel-private.h"
+#include "tests/cx_test.h"
 
 #define HOSTILE_LEVELS 100000
 
@@ -102,6 +105,59 @@ test_encoded_message_decodes_and_tampering_is_dropped(void)
   CU_ASSERT_EQUAL(counters.bad_signature, 1);
 }
 
+/* ---- Bounds on what a peer sends (jupyter_protocol/zmq_frames.c) ---- */
+
+/* N_FRAMES frames of FRAME_SIZE bytes each, sent on IN as one message. */
+static void
+send_message(void *in, guint n_frames, gsize frame_size)
+{
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  g_autofree char *data = g_malloc0(frame_size + 1);
+  for (guint i = 0; i < n_frames; i++)
+    g_ptr_array_add(frames, g_bytes_new(data, frame_size));
+  CU_ASSERT_TRUE(jp_zmq_send_frames(in, frames));
+}
+
+/* A message over a bound is read to its end and dropped; the one behind it
+ * comes whole.  Within the bounds, a message comes as it was sent. */
+static void
+test_messages_over_the_bounds_are_dropped_whole(void)
+{
+  void *context = zmq_ctx_new();
+  void *out = zmq_socket(context, ZMQ_PAIR), *in = zmq_socket(context, ZMQ_PAIR);
+  CU_ASSERT_EQUAL_FATAL(zmq_bind(out, "inproc://bounds"), 0);
+  CU_ASSERT_EQUAL_FATAL(zmq_connect(in, "inproc://bounds"), 0);
+  const jp_zmq_bounds bounds = { 100, 8 };
+  static const struct {
+    guint n_frames;
+    gsize frame_size;
+    gboolean dropped;
+  } cases[] = {
+    { 8, 12, FALSE }, /* 96 bytes: at both bounds */
+    { 9, 0, TRUE },   /* a frame too many */
+    { 2, 51, TRUE },  /* a byte too many */
+    { 1, 101, TRUE }, /* one frame over the whole */
+    { 1, 0, FALSE },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    send_message(in, cases[i].n_frames, cases[i].frame_size);
+    send_message(in, 3, 1); /* the next message */
+    gboolean dropped = !cases[i].dropped;
+    g_autoptr(GPtrArray) first = jp_zmq_recv_frames_within(out, 0, &bounds, &dropped);
+    CU_ASSERT_EQUAL(dropped, cases[i].dropped);
+    CU_ASSERT_EQUAL(first == NULL, cases[i].dropped);
+    if (first != NULL)
+      CU_ASSERT_EQUAL(first->len, cases[i].n_frames);
+    g_autoptr(GPtrArray) next = jp_zmq_recv_frames_within(out, 0, &bounds, &dropped);
+    CU_ASSERT_FALSE(dropped);
+    CU_ASSERT_TRUE_FATAL(next != NULL);
+    CU_ASSERT_EQUAL(next->len, 3);
+  }
+  zmq_close(in);
+  zmq_close(out);
+  zmq_ctx_term(context);
+}
+
 /* ---- A NUL in an execute_request's code, through each reader ---- */
 
 #define EXECUTE_HEADER "{\"msg_type\": \"execute_request\", \"msg_id\": \"m1\"}"
@@ -182,6 +238,8 @@ cx_test_register(void)
       test_websocket_message_with_hostile_content_is_dropped },
     { "test_encoded_message_decodes_and_tampering_is_dropped",
       test_encoded_message_decodes_and_tampering_is_dropped },
+    { "test_messages_over_the_bounds_are_dropped_whole",
+      test_messages_over_the_bounds_are_dropped_whole },
     { "test_execute_request_keeps_a_nul_of_its_code",
       test_execute_request_keeps_a_nul_of_its_code },
     { NULL, NULL },
