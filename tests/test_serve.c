@@ -669,11 +669,13 @@ test_serve_e2b_execute_streams_json_lines(void)
 }
 
 /* The lines of /execute's answer to CODE_JSON (the "code" member, as
- * JSON) as "type name: value" of its error, or "type text", one a line. */
+ * JSON) in the context CONTEXT_ID as "type name: value" of its error, or
+ * "type text", one a line. */
 static char *
-execute_lines(server *s, const char *code_json)
+execute_lines(server *s, const char *context_id, const char *code_json)
 {
-  g_autofree char *body = g_strdup_printf("{\"code\": %s}", code_json);
+  g_autofree char *body =
+    g_strdup_printf("{\"code\": %s, \"context_id\": \"%s\"}", code_json, context_id);
   g_autoptr(GPtrArray) items = execute_items(s, body);
   GString *seen = g_string_new(NULL);
   for (guint i = 0; i < items->len; i++) {
@@ -695,20 +697,26 @@ static void
 test_serve_e2b_execute_refuses_code_with_nul_as_python_does(void)
 {
   server *s = shared_server();
+  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
+  CU_ASSERT_EQUAL_FATAL(context.status, 200);
+  const char *id = member_string(context.body, "id");
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *ran = g_build_filename(dir, "ran", NULL);
   g_autofree char *literal = g_strdup_printf(
     "\"open('%s', 'w').close(); print('a\\\\0b' == 'a' + chr(0) + 'b')\"", ran);
-  g_autofree char *control = execute_lines(s, literal);
+  g_autofree char *control = execute_lines(s, id, literal);
   CU_ASSERT_STRING_EQUAL(control, "stdout True\n");
   CU_ASSERT_TRUE(g_file_test(ran, G_FILE_TEST_EXISTS));
   g_unlink(ran);
   g_autofree char *with_nul = g_strdup_printf("\"open('%s', 'w').close(); print('a\\u0000b')\"",
                                               ran);
-  g_autofree char *refused = execute_lines(s, with_nul);
+  g_autofree char *refused = execute_lines(s, id, with_nul);
   g_autofree char *expected = g_strdup_printf("error %s\n", cx_test_python_refusal_of_nul());
   CU_ASSERT_STRING_EQUAL(refused, expected);
   CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(removed.status, 200);
 }
 
 /* ---- Load ----------------------------------------------------------------------- */
