@@ -5,7 +5,8 @@
  * requests, answers control ones itself, queues shell ones for the
  * kernel's thread, and sends what the other threads give it through an
  * inproc "outbox" socket.  The heartbeat is echoed by its own thread
- * (zmq_proxy on the REP socket), so a busy kernel still answers it. */
+ * (on the REP socket), so a busy kernel still answers it.  What a peer
+ * sends on any socket is bounded before it is looked at (receive_frames). */
 #include "config.h"
 
 #include <errno.h>
@@ -184,17 +185,16 @@ say_dropped(zmq_kernel *s, int channel, const char *why)
                g_atomic_int_get(&s->counters.oversized));
 }
 
-/* The next message on CHANNEL within the bounds, its frames, or NULL
- * (nothing, or dropped: counted and said on stderr).  Frames are counted
- * and thrown away as they are read, before any signature is checked, so
- * a peer without the key makes the kernel hold no more than the bounds. */
+/* The next message on SOCKET, CHANNEL's, within the bounds: its frames,
+ * or NULL (nothing, FLAGS ZMQ_DONTWAIT; or dropped, *DROPPED set: counted
+ * and said on stderr).  Frames are counted and thrown away as they are
+ * read, before any signature is checked, so a peer without the key makes
+ * the kernel hold no more than the bounds.  Any thread. */
 static GPtrArray *
-receive_frames(zmq_kernel *s, int channel)
+receive_frames(zmq_kernel *s, void *socket, int channel, int flags, gboolean *dropped)
 {
-  gboolean dropped;
-  GPtrArray *frames =
-    jp_zmq_recv_frames_within(s->sockets[channel], ZMQ_DONTWAIT, &s->bounds, &dropped);
-  if (dropped) {
+  GPtrArray *frames = jp_zmq_recv_frames_within(socket, flags, &s->bounds, dropped);
+  if (*dropped) {
     g_atomic_int_inc(&s->counters.oversized);
     say_dropped(s, channel, "over --max-frames or --max-message");
   }
@@ -206,7 +206,9 @@ receive_frames(zmq_kernel *s, int channel)
 static jp_message *
 receive(zmq_kernel *s, int channel)
 {
-  g_autoptr(GPtrArray) frames = receive_frames(s, channel);
+  gboolean dropped;
+  g_autoptr(GPtrArray) frames =
+    receive_frames(s, s->sockets[channel], channel, ZMQ_DONTWAIT, &dropped);
   if (frames == NULL)
     return NULL;
   jp_message *message = NULL;
@@ -222,7 +224,9 @@ static void
 welcome_subscribers(zmq_kernel *s, cxk_kernel *kernel)
 {
   GPtrArray *frames;
-  while ((frames = receive_frames(s, JP_IOPUB)) != NULL) {
+  gboolean dropped;
+  while ((frames = receive_frames(s, s->sockets[JP_IOPUB], JP_IOPUB, ZMQ_DONTWAIT, &dropped)) !=
+         NULL) {
     gsize len;
     const guint8 *event = g_bytes_get_data(frames->pdata[0], &len);
     if (len >= 1 && event[0] == 1) /* a subscription (0: one ending) */
@@ -240,8 +244,7 @@ heartbeat_thread(gpointer data)
   zmq_kernel *s = data;
   for (;;) {
     gboolean dropped;
-    g_autoptr(GPtrArray) frames =
-      jp_zmq_recv_frames_within(s->heartbeat_socket, 0, &s->bounds, &dropped);
+    g_autoptr(GPtrArray) frames = receive_frames(s, s->heartbeat_socket, JP_HB, 0, &dropped);
     if (frames != NULL)
       jp_zmq_send_frames(s->heartbeat_socket, frames);
     else if (dropped)

@@ -779,6 +779,27 @@ class UnauthenticatedPeerTests(KernelWithStderr):
         self.assertTrue(self.km.is_alive())
         self.still_answers()
 
+    def heartbeat_answers(self):
+        ping = zmq.Context.instance().socket(zmq.REQ)
+        ping.connect(f"tcp://127.0.0.1:{self.km.hb_port}")
+        try:
+            ping.send(b"ping")
+            self.assertTrue(ping.poll(TIMEOUT * 1000), "no heartbeat")
+            self.assertEqual(ping.recv(), b"ping")
+        finally:
+            ping.close(linger=0)
+
+    def test_ten_million_empty_frames_on_the_heartbeat_are_dropped(self):
+        self.heartbeat_answers()  # the probe works
+        peer = RawPeer(self.km.hb_port)
+        for _ in range(10):
+            peer.send(b"\x01\x00" * 1000000)
+        peer.send(b"\x00\x00")
+        self.wait_until_said("a message on hb was dropped")
+        peer.close()
+        self.heartbeat_answers()
+        self.still_answers()
+
     def test_a_frame_of_700_mb_closes_its_connection(self):
         peer = RawPeer(self.km.shell_port)
         peer.send(zmtp_frames([700 << 20]))
