@@ -19,7 +19,7 @@ jp_zmq_send_frames(void *socket, GPtrArray *frames)
 }
 
 void
-jp_zmq_bound_socket(void *socket, const jp_zmq_bounds *bounds)
+jp_zmq_set_max_frame_size(void *socket, const jp_zmq_bounds *bounds)
 {
   /* A frame over the bound closes its peer's connection before ZeroMQ
    * buffers it; no frame can be over a bound on the whole message. */

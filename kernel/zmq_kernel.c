@@ -92,7 +92,7 @@ bind_sockets(zmq_kernel *s, const char *file, GError **error)
     s->sockets[i] = zmq_socket(s->zmq, types[i]);
     int linger = LINGER_MS, verbose = 1;
     zmq_setsockopt(s->sockets[i], ZMQ_LINGER, &linger, sizeof linger);
-    jp_zmq_bound_socket(s->sockets[i], &s->bounds);
+    jp_zmq_set_max_frame_size(s->sockets[i], &s->bounds);
     if (types[i] == ZMQ_XPUB) /* every subscription, not only a topic's first */
       zmq_setsockopt(s->sockets[i], ZMQ_XPUB_VERBOSE, &verbose, sizeof verbose);
     if (zmq_bind(s->sockets[i], endpoint) != 0) {
