@@ -618,6 +618,17 @@ test_serve_a_leaving_client_interrupts_only_its_own_cell(void)
   g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
 }
 
+/* A new Python context of S (E2B's /contexts): its id (new). */
+static char *
+new_context(server *s)
+{
+  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
+  CU_ASSERT_EQUAL(context.status, 200);
+  const char *id = member_string(context.body, "id");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+  return g_strdup(id);
+}
+
 /* /execute's answer to BODY, its status 200, as its JSON lines (JsonNode),
  * each line JSON. */
 static GPtrArray *
@@ -642,9 +653,7 @@ static void
 test_serve_e2b_execute_streams_json_lines(void)
 {
   server *s = shared_server();
-  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
-  CU_ASSERT_EQUAL_FATAL(context.status, 200);
-  const char *id = member_string(context.body, "id");
+  g_autofree char *id = new_context(s);
   g_autofree char *body = g_strdup_printf(
     "{\"code\": \"import sys\\nprint('out')\\nprint('err', file=sys.stderr)\\nx = 41\\nx + 1\", "
     "\"context_id\": \"%s\"}", id);
@@ -697,9 +706,7 @@ static void
 test_serve_e2b_execute_refuses_code_with_nul_as_python_does(void)
 {
   server *s = shared_server();
-  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
-  CU_ASSERT_EQUAL_FATAL(context.status, 200);
-  const char *id = member_string(context.body, "id");
+  g_autofree char *id = new_context(s);
   g_autofree char *dir = cx_test_tmpdir();
   g_autofree char *ran = g_build_filename(dir, "ran", NULL);
   g_autofree char *literal = g_strdup_printf(

@@ -769,13 +769,18 @@ class UnauthenticatedPeerTests(KernelWithStderr):
         peer.close()
         self.still_answers()
 
-    def test_ten_million_empty_frames_are_dropped_as_they_come(self):
-        peer = RawPeer(self.km.shell_port)
+    def flood(self, port, until_said):
+        """Ten million empty frames as one message on PORT, until the kernel
+        says UNTIL_SAID (or is gone)."""
+        peer = RawPeer(port)
         for _ in range(10):
             peer.send(b"\x01\x00" * 1000000)
         peer.send(b"\x00\x00")
-        self.wait_until_said("over --max-frames")
+        self.wait_until_said(until_said)
         peer.close()
+
+    def test_ten_million_empty_frames_are_dropped_as_they_come(self):
+        self.flood(self.km.shell_port, "over --max-frames")
         self.assertTrue(self.km.is_alive())
         self.still_answers()
 
@@ -791,12 +796,7 @@ class UnauthenticatedPeerTests(KernelWithStderr):
 
     def test_ten_million_empty_frames_on_the_heartbeat_are_dropped(self):
         self.heartbeat_answers()  # the probe works
-        peer = RawPeer(self.km.hb_port)
-        for _ in range(10):
-            peer.send(b"\x01\x00" * 1000000)
-        peer.send(b"\x00\x00")
-        self.wait_until_said("a message on hb was dropped")
-        peer.close()
+        self.flood(self.km.hb_port, "a message on hb was dropped")
         self.heartbeat_answers()
         self.still_answers()
 
