@@ -494,26 +494,41 @@ ws_received(ws_client *c, const char *needle)
   return FALSE;
 }
 
+/* A message of TYPE on CHANNEL with CONTENT (JSON text), id ID, sent to C. */
+static void
+ws_send_request(ws_client *c, const char *channel, const char *type, const char *id,
+                const char *content)
+{
+  g_autofree char *text = ws_request(channel, type, id, content);
+  soup_websocket_connection_send_text(c->ws, text);
+}
+
+/* A new kernel of S (its id, new) and C connected to its channels. */
+static char *
+open_kernel_channels(server *s, ws_client *c)
+{
+  g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
+  const char *id = member_string(kernel.body, "id");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels", id);
+  ws_open(s, path, AUTH, NULL, c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c->ws);
+  return g_strdup(id);
+}
+
 /* What the session answers, asked on control while a cell runs, waits for
  * the cell on the kernel's thread: the server goes on serving meanwhile. */
 static void
 test_serve_control_requests_never_block_the_server(void)
 {
   server *s = shared_server();
-  g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
-  const char *id = member_string(kernel.body, "id");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels", id);
   ws_client c;
-  ws_open(s, path, AUTH, NULL, &c);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
-  g_autofree char *sleep_cell = ws_request("shell", "execute_request", "cell-1",
-    "{\"code\": \"import time\\ntime.sleep(3)\", \"silent\": false}");
-  soup_websocket_connection_send_text(c.ws, sleep_cell);
+  g_autofree char *id = open_kernel_channels(s, &c);
+  ws_send_request(&c, "shell", "execute_request", "cell-1",
+                  "{\"code\": \"import time\\ntime.sleep(3)\", \"silent\": false}");
   g_usleep(500 * 1000);
-  g_autofree char *complete = ws_request("control", "complete_request", "complete-1",
-                                         "{\"code\": \"pri\", \"cursor_pos\": 3}");
-  soup_websocket_connection_send_text(c.ws, complete);
+  ws_send_request(&c, "control", "complete_request", "complete-1",
+                  "{\"code\": \"pri\", \"cursor_pos\": 3}");
   g_usleep(200 * 1000);
   gint64 began = g_get_monotonic_time();
   g_auto(reply) health = call(s, "GET", "/health", AUTH, NULL);
@@ -526,6 +541,31 @@ test_serve_control_requests_never_block_the_server(void)
   ws_close(&c);
   g_autofree char *kernel_path = g_strdup_printf("/api/kernels/%s", id);
   g_auto(reply) deleted = call(s, "DELETE", kernel_path, AUTH, NULL);
+}
+
+/* The kernels API: an execute_request whose code holds a NUL (\u0000)
+ * fails with Python's own error, where U+FFFD in its place ran altered
+ * code; a backslash and a zero in a string literal is valid and runs. */
+static void
+test_serve_kernel_refuses_code_with_nul_as_python_does(void)
+{
+  server *s = shared_server();
+  ws_client c;
+  g_autofree char *id = open_kernel_channels(s, &c);
+  ws_send_request(&c, "shell", "execute_request", "literal",
+                  "{\"code\": \"print('a\\\\0b' == 'a' + chr(0) + 'b')\", \"silent\": false}");
+  CU_ASSERT_TRUE(ws_received(&c, "\"text\":\"True\\n\""));
+  ws_send_request(&c, "shell", "execute_request", "with-nul",
+                  "{\"code\": \"print('a\\u0000b')\", \"silent\": false}");
+  g_auto(GStrv) refusal = g_strsplit(cx_test_python_refusal_of_nul(), ": ", 2);
+  g_autofree char *ename = g_strdup_printf("\"ename\":\"%s\"", refusal[0]);
+  g_autofree char *evalue = g_strdup_printf("\"evalue\":\"%s\"", refusal[1]);
+  CU_ASSERT_TRUE(ws_received(&c, ename));
+  CU_ASSERT_TRUE(ws_received(&c, evalue));
+  ws_close(&c);
+  g_autofree char *kernel_path = g_strdup_printf("/api/kernels/%s", id);
+  g_auto(reply) deleted = call(s, "DELETE", kernel_path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 204);
 }
 
 /* Changing a session's kernel ends the kernel it leaves. */
@@ -1362,6 +1402,8 @@ cx_test_register(void)
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
     { "test_serve_e2b_execute_refuses_code_with_nul_as_python_does",
       test_serve_e2b_execute_refuses_code_with_nul_as_python_does },
+    { "test_serve_kernel_refuses_code_with_nul_as_python_does",
+      test_serve_kernel_refuses_code_with_nul_as_python_does },
     { "test_serve_websockets_need_the_token_and_survive_garbage",
       test_serve_websockets_need_the_token_and_survive_garbage },
     { "test_serve_control_requests_never_block_the_server",
