@@ -164,13 +164,14 @@ holds_nul_marker(JsonNode *node)
          strstr(json_node_get_string(node), CX_RESULT_NUL) != NULL;
 }
 
-/* A NUL the kernel sent in M's content (DATA, or its MEMBER): json-glib
+/* A NUL the peer sent in M's content (DATA, or its MEMBER): json-glib
  * cannot hold one, so the first read gave U+FFFD.  A stream's text and an
  * error's name, value and traceback reach the result as the cell wrote
  * them: read again keeping it (as CX_RESULT_NUL; outputs.c gives stream
- * text its NUL byte back).  In any other content it stays U+FFFD, and
- * M->nul_replaced says so (outputs.c lists it).  Read again only when DATA
- * holds an escaped NUL. */
+ * text its NUL byte back).  So does an execute_request's code, which then
+ * fails as Python fails such source, where U+FFFD would have run altered
+ * code.  In any other content it stays U+FFFD, and M->nul_replaced says so
+ * (outputs.c lists it).  Read again only when DATA holds an escaped NUL. */
 static void
 keep_nul_of_content(jp_message *m, const char *data, gsize len, const char *member)
 {
@@ -182,7 +183,8 @@ keep_nul_of_content(jp_message *m, const char *data, gsize len, const char *memb
                         : root;
   if (content == NULL || !JSON_NODE_HOLDS_OBJECT(content))
     return;
-  if (g_str_equal(m->msg_type, "stream") || g_str_equal(m->msg_type, "error")) {
+  if (g_str_equal(m->msg_type, "stream") || g_str_equal(m->msg_type, "error") ||
+      g_str_equal(m->msg_type, "execute_request")) {
     json_object_unref(m->content);
     m->content = json_object_ref(json_node_get_object(content));
   } else {
@@ -382,6 +384,8 @@ jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counter
     return NULL;
   }
   m->header_json = jp_json_bytes(m->header);
+  guint64 content_end = 5 < n ? offsets[5] : len;
+  keep_nul_of_content(m, (const char *)data + offsets[4], content_end - offsets[4], NULL);
   return g_steal_pointer(&m);
 }
 

@@ -36,6 +36,7 @@ typedef struct {
   gint bad_signature; /* HMAC missing or wrong */
   gint wrong_parent;  /* signed, but a reply to someone else's request */
   gint malformed;     /* not a Jupyter message, or not JSON */
+  gint oversized;     /* more frames or bytes than a kernel's bounds */
 } jp_counters;
 
 typedef struct {
@@ -78,9 +79,10 @@ GPtrArray *jp_message_encode(const char *key, GPtrArray *identities, JsonObject 
  * not a well-formed, well-signed message.
  *
  * A NUL in the content cannot be held by json-glib, so it is read as
- * U+FFFD; a stream's text and an error's name, value and traceback keep it
- * as CX_RESULT_NUL (the result's marker) instead, and for any other
- * message nul_replaced says a NUL was replaced. */
+ * U+FFFD; a stream's text, an error's name, value and traceback and an
+ * execute_request's code keep it as CX_RESULT_NUL (the result's marker)
+ * instead, and for any other message nul_replaced says a NUL was
+ * replaced.  So do the two WebSocket readers below. */
 jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters,
                                  jp_message **message);
 /* The message in a WebSocket text frame TEXT (JSON with a "channel"), or

@@ -5,7 +5,8 @@
  * requests, answers control ones itself, queues shell ones for the
  * kernel's thread, and sends what the other threads give it through an
  * inproc "outbox" socket.  The heartbeat is echoed by its own thread
- * (zmq_proxy on the REP socket), so a busy kernel still answers it. */
+ * (on the REP socket), so a busy kernel still answers it.  What a peer
+ * sends on any socket is bounded before it is looked at (receive_frames). */
 #include "config.h"
 
 #include <errno.h>
@@ -31,8 +32,10 @@ typedef struct {
   GMutex outbox_lock;
   GThread *io_thread;
   GThread *heartbeat;
+  void *heartbeat_socket;      /* the heartbeat thread's, once it runs */
   char *key;
   char *session;               /* this kernel's session id, in every header */
+  jp_zmq_bounds bounds;        /* on every message a peer sends */
   jp_counters counters;
   gboolean stopping;           /* a shutdown was answered, or SIGTERM came */
   gint kernel_freed;           /* atomic: cxk_kernel_free() returned */
@@ -89,6 +92,7 @@ bind_sockets(zmq_kernel *s, const char *file, GError **error)
     s->sockets[i] = zmq_socket(s->zmq, types[i]);
     int linger = LINGER_MS, verbose = 1;
     zmq_setsockopt(s->sockets[i], ZMQ_LINGER, &linger, sizeof linger);
+    jp_zmq_set_max_frame_size(s->sockets[i], &s->bounds);
     if (types[i] == ZMQ_XPUB) /* every subscription, not only a topic's first */
       zmq_setsockopt(s->sockets[i], ZMQ_XPUB_VERBOSE, &verbose, sizeof verbose);
     if (zmq_bind(s->sockets[i], endpoint) != 0) {
@@ -171,20 +175,45 @@ forward_outbox(zmq_kernel *s, int flags)
 
 /* ---- Receiving -------------------------------------------------------------------- */
 
+static void
+say_dropped(zmq_kernel *s, int channel, const char *why)
+{
+  g_printerr("cellexec kernel: a message on %s was dropped (%s; %d so far)\n",
+             jp_channel_names[channel], why,
+             g_atomic_int_get(&s->counters.bad_signature) +
+               g_atomic_int_get(&s->counters.malformed) +
+               g_atomic_int_get(&s->counters.oversized));
+}
+
+/* The next message on SOCKET, CHANNEL's, within the bounds: its frames,
+ * or NULL (nothing, FLAGS ZMQ_DONTWAIT; or dropped, *DROPPED set: counted
+ * and said on stderr).  Frames are counted and thrown away as they are
+ * read, before any signature is checked, so a peer without the key makes
+ * the kernel hold no more than the bounds.  Any thread. */
+static GPtrArray *
+receive_frames(zmq_kernel *s, void *socket, int channel, int flags, gboolean *dropped)
+{
+  GPtrArray *frames = jp_zmq_recv_frames_within(socket, flags, &s->bounds, dropped);
+  if (*dropped) {
+    g_atomic_int_inc(&s->counters.oversized);
+    say_dropped(s, channel, "over --max-frames or --max-message");
+  }
+  return frames;
+}
+
 /* The next message on CHANNEL, verified, or NULL (nothing, or dropped:
  * counted and said on stderr). */
 static jp_message *
 receive(zmq_kernel *s, int channel)
 {
-  g_autoptr(GPtrArray) frames = jp_zmq_recv_frames(s->sockets[channel], ZMQ_DONTWAIT);
+  gboolean dropped;
+  g_autoptr(GPtrArray) frames =
+    receive_frames(s, s->sockets[channel], channel, ZMQ_DONTWAIT, &dropped);
   if (frames == NULL)
     return NULL;
   jp_message *message = NULL;
   if (jp_message_decode(s->key, frames, &s->counters, &message) != JP_RECV_OK) {
-    g_printerr("cellexec kernel: a message on %s was dropped (bad signature or not a Jupyter "
-               "message; %d so far)\n",
-               jp_channel_names[channel],
-               g_atomic_int_get(&s->counters.bad_signature) + g_atomic_int_get(&s->counters.malformed));
+    say_dropped(s, channel, "bad signature or not a Jupyter message");
     return NULL;
   }
   return message;
@@ -195,7 +224,9 @@ static void
 welcome_subscribers(zmq_kernel *s, cxk_kernel *kernel)
 {
   GPtrArray *frames;
-  while ((frames = jp_zmq_recv_frames(s->sockets[JP_IOPUB], ZMQ_DONTWAIT)) != NULL) {
+  gboolean dropped;
+  while ((frames = receive_frames(s, s->sockets[JP_IOPUB], JP_IOPUB, ZMQ_DONTWAIT, &dropped)) !=
+         NULL) {
     gsize len;
     const guint8 *event = g_bytes_get_data(frames->pdata[0], &len);
     if (len >= 1 && event[0] == 1) /* a subscription (0: one ending) */
@@ -204,11 +235,24 @@ welcome_subscribers(zmq_kernel *s, cxk_kernel *kernel)
   }
 }
 
+/* Echo each heartbeat on the REP socket S->heartbeat_socket, within the
+ * bounds: one over them has an empty reply, which lets REP read the next.
+ * Returns once the context is shut down. */
 static gpointer
-heartbeat_thread(gpointer socket)
+heartbeat_thread(gpointer data)
 {
-  zmq_proxy(socket, socket, NULL); /* returns once the context is shut down */
-  zmq_close(socket);
+  zmq_kernel *s = data;
+  for (;;) {
+    gboolean dropped;
+    g_autoptr(GPtrArray) frames = receive_frames(s, s->heartbeat_socket, JP_HB, 0, &dropped);
+    if (frames != NULL)
+      jp_zmq_send_frames(s->heartbeat_socket, frames);
+    else if (dropped)
+      zmq_send(s->heartbeat_socket, "", 0, 0);
+    else if (zmq_errno() != EINTR)
+      break;
+  }
+  zmq_close(s->heartbeat_socket);
   return NULL;
 }
 
@@ -286,10 +330,11 @@ serve(zmq_kernel *s, cxk_kernel *kernel, int signal_fd)
 }
 
 gboolean
-cxk_zmq_serve(const char *connection_file, cxk_backend_opener open_backend, gpointer data,
-              int signal_fd, GError **error)
+cxk_zmq_serve(const char *connection_file, const jp_zmq_bounds *bounds,
+              cxk_backend_opener open_backend, gpointer data, int signal_fd, GError **error)
 {
   zmq_kernel s = { 0 };
+  s.bounds = *bounds;
   s.zmq = zmq_ctx_new();
   s.session = g_uuid_string_random();
   s.io_thread = g_thread_self();
@@ -312,8 +357,9 @@ cxk_zmq_serve(const char *connection_file, cxk_backend_opener open_backend, gpoi
     ok = kernel != NULL;
   }
   if (ok) {
-    s.heartbeat = g_thread_new("cellexec-heartbeat", heartbeat_thread, s.sockets[JP_HB]);
+    s.heartbeat_socket = s.sockets[JP_HB];
     s.sockets[JP_HB] = NULL;
+    s.heartbeat = g_thread_new("cellexec-heartbeat", heartbeat_thread, &s);
     serve(&s, kernel, signal_fd);
     /* The kernel's thread may still send while it ends: keep forwarding. */
     gpointer args[2] = { kernel, &s };

@@ -6,6 +6,8 @@
 
 #include <cellexec/cellexec.h>
 
+#include "jupyter_protocol/zmq_frames.h"
+
 G_BEGIN_DECLS
 
 /* What opens the kernel's backend: the backend (the caller keeps it until
@@ -13,7 +15,8 @@ G_BEGIN_DECLS
 typedef cx_backend *(*cxk_backend_opener)(gpointer data, GError **error);
 
 /* Serve a kernel on the sockets CONNECTION_FILE names, with its key and
- * signature scheme, of the backend OPEN_BACKEND(DATA) opens once they are
+ * signature scheme, taking no message over BOUNDS (copied) from a peer on
+ * any of them, of the backend OPEN_BACKEND(DATA) opens once they are
  * bound: a front end connects as soon as it has launched the kernel, and
  * a socket not yet bound would make it retry only after ZeroMQ's
  * reconnect interval.  SIGNAL_FD (or -1) is a pipe the caller's signal
@@ -21,8 +24,9 @@ typedef cx_backend *(*cxk_backend_opener)(gpointer data, GError **error);
  * interrupt_mode "signal"), 't' ends the kernel (SIGTERM).  Returns when
  * the kernel ended; FALSE with ERROR (one line) when it could not start
  * (a bad connection file, a port in use, a backend that did not open). */
-gboolean cxk_zmq_serve(const char *connection_file, cxk_backend_opener open_backend,
-                       gpointer data, int signal_fd, GError **error);
+gboolean cxk_zmq_serve(const char *connection_file, const jp_zmq_bounds *bounds,
+                       cxk_backend_opener open_backend, gpointer data, int signal_fd,
+                       GError **error);
 
 G_END_DECLS
 

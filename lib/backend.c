@@ -277,6 +277,24 @@ run_isolated(cx_backend *backend, const char *code, const cx_run_options *run, G
                               : cx_backend_run_cell(isolation, code, plain, error);
 }
 
+/* Python refuses source holding a NUL byte before running any of it:
+ * compile() raises this ValueError (Python 3.11, Debian 12's), and so
+ * does exec() of a file's text.  Code comes here as a C string, a NUL in
+ * it as CX_RESULT_NUL (as cx_json_from_string_keeping_nul() reads
+ * \u0000); no backend is given such code, which a C string could not
+ * carry whole, and the cell fails as Python fails it.  NULL for code any
+ * backend may run. */
+static cx_result *
+refusal_of_nul(const char *code)
+{
+  if (strstr(code, CX_RESULT_NUL) == NULL)
+    return NULL;
+  cx_result *result = cx_result_new();
+  cx_result_set_error(result, "ValueError", "source code string cannot contain null bytes",
+                      "ValueError: source code string cannot contain null bytes\n");
+  return result;
+}
+
 cx_result *
 cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options *run,
                     GError **error)
@@ -286,9 +304,11 @@ cx_backend_run_cell(cx_backend *backend, const char *code, const cx_run_options 
   const cx_run_options *effective = effective_run_options(backend, run, &merged);
   GError *plugin_error = NULL;
   gboolean routed = routes_to_isolation(backend, effective);
-  cx_result *result =
-    routed ? run_isolated(backend, code, effective, &plugin_error)
-           : backend->loaded->backend.run_cell(backend->instance, code, effective, &plugin_error);
+  cx_result *result = refusal_of_nul(code);
+  if (result == NULL)
+    result = routed ? run_isolated(backend, code, effective, &plugin_error)
+                    : backend->loaded->backend.run_cell(backend->instance, code, effective,
+                                                        &plugin_error);
   after_run(backend, NULL, 0, "run_cell", code, effective, routed, result, plugin_error, error);
   return result;
 }
@@ -437,10 +457,11 @@ cx_session_run_cell(cx_session *session, const char *code, const cx_run_options 
   GError *plugin_error = NULL;
   cx__session_lock(session);
   gboolean routed = routes_to_isolation(backend, effective);
-  cx_result *result =
-    routed ? run_isolated(backend, code, effective, &plugin_error)
-           : backend->loaded->backend.session_run_cell(session->instance, code, effective,
-                                                       &plugin_error);
+  cx_result *result = refusal_of_nul(code);
+  if (result == NULL)
+    result = routed ? run_isolated(backend, code, effective, &plugin_error)
+                    : backend->loaded->backend.session_run_cell(session->instance, code,
+                                                                effective, &plugin_error);
   guint cell = ++session->cells_run; /* in the order cells ran, for recordings */
   cx__session_unlock(session);
   after_run(backend, session, cell, "session_run_cell", code, effective, routed, result,

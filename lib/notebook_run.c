@@ -207,28 +207,6 @@ set_language_info(cx_notebook *notebook, const char *version)
                                 "language_info", info);
 }
 
-/* The failure of the code cell CELL (from 1) whose SOURCE holds a NUL
- * character (the NUL marker, as the notebook was read): Python's compile()
- * refuses such a source with this ValueError, and an IPython kernel fails
- * on it before running anything.  Nothing runs either here: a backend
- * takes code as a C string, which would end at the NUL, and running code
- * other than the file's is not an option. */
-static cx_result *
-nul_source_failure(const char *source, guint cell)
-{
-  const char *nul = strstr(source, CX__JSON_NUL_MARKER);
-  guint line = 1;
-  for (const char *c = source; c < nul; c++)
-    line += *c == '\n';
-  g_autofree char *message = g_strdup_printf(
-    "source code string cannot contain null bytes (cell %u, line %u: remove the NUL "
-    "character from the notebook)", cell, line);
-  g_autofree char *traceback = g_strdup_printf("ValueError: %s\n", message);
-  cx_result *result = cx_result_new();
-  cx_result_set_error(result, "ValueError", message, traceback);
-  return result;
-}
-
 /* NOTE (consumed) as a stderr stream in front of CELL's outputs: what the
  * cell's session is, before what it printed. */
 static void
@@ -319,9 +297,9 @@ run_cells(cx_notebook *notebook, cx_session **session, cx_backend *backend,
     g_autofree char *started = timestamp_now();
     gint64 start = g_get_monotonic_time();
     g_autoptr(GError) run_error = NULL;
-    g_autoptr(cx_result) result = strstr(source, CX__JSON_NUL_MARKER) != NULL
-                                    ? nul_source_failure(source, i + 1)
-                                    : cx_session_run_cell(*session, source, run, &run_error);
+    /* A source holding a NUL (the NUL marker, as the notebook was read)
+     * fails there as Python fails it, running nothing. */
+    g_autoptr(cx_result) result = cx_session_run_cell(*session, source, run, &run_error);
     double seconds = (double)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
     g_autofree char *ended = timestamp_now();
     if (result == NULL) {

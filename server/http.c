@@ -89,7 +89,9 @@ cxs_request_object(SoupServerMessage *msg)
   if (body->length == 0)
     return json_object_new();
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) node = cx_json_from_string(body->data, body->length, &error);
+  /* A \u0000 read as CX_RESULT_NUL, not U+FFFD: code holding one fails as
+   * Python fails it, and no other string is silently changed. */
+  g_autoptr(JsonNode) node = cx_json_from_string_keeping_nul(body->data, body->length, &error);
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node)) {
     cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST, "the request body is not a JSON object%s%s",
                     error != NULL ? ": " : "", error != NULL ? error->message : "");

@@ -35,7 +35,8 @@ if [ -z "$CELLEXEC_SANITIZED" ]; then
 fi
 # The sanitizer build: the kernel's C code (and its workers) under ASan and
 # UBSan, driven by the suites that talk to cellexec's kernel.  Left out:
-# what runs ipykernel alone, the sandbox (its memory limit and ASan's
+# what runs ipykernel alone, the sandbox and the kernel under an
+# address-space cap (UnauthenticatedPeerTests: a memory limit and ASan's
 # reserved shadow memory exclude each other), and the notebooks and the
 # Jupyter Server, which add time and no kernel code.  A kernel's stderr
 # reaches no assertion, so the sanitizers write their reports to files,

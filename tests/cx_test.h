@@ -70,6 +70,16 @@ void cx_test_check_input(cx_backend *backend, gboolean answers_failures);
  * the history; its value is still _, as in IPython; the next stored cell
  * numbers on from the last stored one. */
 void cx_test_check_unstored_cells(cx_backend *backend);
+/* Check that code holding a NUL byte (CX_RESULT_NUL in the C string) fails
+ * on BACKEND, statelessly and in a session, running nothing, with the
+ * exception the configured Python's compile() raises for such source,
+ * while a string literal '\0' (a backslash and a zero) runs. */
+void cx_test_check_nul_in_code(cx_backend *backend);
+/* "Type: message" of the exception the configured Python's compile()
+ * raises for source holding a NUL byte (borrowed). */
+const char *cx_test_python_refusal_of_nul(void);
+/* Assert that RESULT failed with that exception type and message. */
+void cx_test_assert_refused_as_python_refuses_nul(const cx_result *result);
 /* The same in SESSION. */
 cx_result *cx_test_run_session_cell(cx_session *session, const char *code,
                                     const cx_run_options *run);

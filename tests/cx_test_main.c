@@ -353,6 +353,86 @@ cx_test_check_unstored_cells(cx_backend *backend)
   CU_ASSERT_EQUAL(execution_count_of(next), 2);
 }
 
+/* "Type: message" of what the configured Python raises compiling source
+ * that holds a NUL byte, and exec() of a file's text holding one: the two
+ * must agree, since both are what a cell is. */
+static char *
+python_refusal_of_nul(void)
+{
+  const char *python = g_getenv("CELLEXEC_PYTHON");
+  const char *argv[] = {
+    python != NULL ? python : "/usr/bin/python3", "-c",
+    "import sys, tempfile\n"
+    "def refusal(run):\n"
+    "    try:\n"
+    "        run()\n"
+    "    except Exception as e:\n"
+    "        return f'{type(e).__name__}: {e}'\n"
+    "with tempfile.TemporaryFile('w+') as f:\n"
+    "    f.write('x = 1\\0\\n'); f.seek(0)\n"
+    "    of_file = refusal(lambda: exec(f.read()))\n"
+    "of_string = refusal(lambda: compile('x = 1\\0\\n', '<cell>', 'exec'))\n"
+    "sys.stdout.write(of_string if of_string == of_file else 'they differ')\n",
+    NULL
+  };
+  char *out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  return out;
+}
+
+const char *
+cx_test_python_refusal_of_nul(void)
+{
+  static char *refusal;
+  if (refusal == NULL)
+    refusal = python_refusal_of_nul(); /* one spawn per test program, kept */
+  CX_ASSERT_CONTAINS(refusal, "null bytes");
+  return refusal;
+}
+
+void
+cx_test_assert_refused_as_python_refuses_nul(const cx_result *result)
+{
+  const char *expected = cx_test_python_refusal_of_nul();
+  CU_ASSERT_FALSE(cx_result_get_success(result));
+  CU_ASSERT_TRUE_FATAL(cx_result_has_error(result));
+  g_autofree char *got = g_strdup_printf("%s: %s", cx_result_get_error_type(result),
+                                         cx_result_get_error_message(result));
+  CU_ASSERT_STRING_EQUAL(got, expected);
+}
+
+void
+cx_test_check_nul_in_code(cx_backend *backend)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *ran = g_build_filename(dir, "ran", NULL);
+  /* The control: a backslash and a zero in a string literal is valid
+   * Python, and the probe (a file the cell makes) works. */
+  g_autofree char *literal = g_strdup_printf("open('%s', 'w').close(); print('a\\0b')", ran);
+  g_autoptr(cx_result) control = cx_test_run_cell(backend, literal, NULL);
+  CX_ASSERT_CELL_OK(control);
+  gsize len = 0;
+  const char *out = cx_result_get_stdout(control, &len);
+  CU_ASSERT_TRUE(len == 4 && memcmp(out, "a\0b\n", 4) == 0);
+  CU_ASSERT_TRUE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_unlink(ran);
+  /* The same with a NUL byte between a and b. */
+  g_autofree char *nul = g_strdup_printf("open('%s', 'w').close(); print('a" CX_RESULT_NUL "b')",
+                                         ran);
+  g_autoptr(cx_result) stateless = cx_test_run_cell(backend, nul, NULL);
+  cx_test_assert_refused_as_python_refuses_nul(stateless);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) in_session = cx_test_run_session_cell(session, nul, NULL);
+  cx_test_assert_refused_as_python_refuses_nul(in_session);
+  CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_autoptr(cx_result) after = cx_test_run_session_cell(session, "print('goes on')", NULL);
+  CX_ASSERT_STDOUT(after, "goes on\n");
+}
+
 cx_result *
 cx_test_run_session_cell(cx_session *session, const char *code, const cx_run_options *run)
 {

@@ -777,6 +777,42 @@ test_cli_appends_through_no_planted_file(void)
   CU_ASSERT_TRUE(g_file_test(target, G_FILE_TEST_IS_REGULAR));
 }
 
+/* A file whose code holds a NUL byte: the cell fails with Python's own
+ * error, as any other invalid source does, and nothing of it runs; a
+ * backslash and a zero (-c 'print("a\0b")') is valid Python and runs.  -c
+ * cannot give a NUL byte: an argument is a C string. */
+static void
+test_cli_code_with_nul_fails_as_python_fails(void)
+{
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *ran = g_build_filename(dir, "ran", NULL);
+  g_autoptr(GString) code = g_string_new(NULL);
+  g_string_append_printf(code, "open('%s', 'w').close(); print('a", ran);
+  g_string_append_c(code, '\0');
+  g_string_append(code, "b')\n");
+  g_autofree char *script = g_build_filename(dir, "nul.py", NULL);
+  CU_ASSERT_TRUE_FATAL(g_file_set_contents(script, code->str, (gssize)code->len, NULL));
+  /* One cell of the file, and the file cut into cells (--json twice is
+   * --json). */
+  static const char *const modes[] = { "--json", "--session" };
+  for (gsize i = 0; i < G_N_ELEMENTS(modes); i++) {
+    g_auto(cx_test_cli_run) r =
+      cx_test_cellexec(NULL, "run", "-b", "local", "--json", modes[i], script, NULL);
+    CU_ASSERT_EQUAL(r.status, 1);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_result) result = cx_result_from_json(r.out, &error);
+    CX_ASSERT_NO_ERROR(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+    cx_test_assert_refused_as_python_refuses_nul(result);
+    CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  }
+  g_auto(cx_test_cli_run) literal =
+    cx_test_cellexec(NULL, "run", "-b", "local", "-c", "print('a\\0b' == chr(97) + chr(0) + 'b')",
+                     NULL);
+  CU_ASSERT_EQUAL(literal.status, 0);
+  CU_ASSERT_STRING_EQUAL(literal.out, "True\n");
+}
+
 void
 cx_test_register(void)
 {
@@ -818,6 +854,8 @@ cx_test_register(void)
     { "test_cli_ends_on_sigterm_while_its_output_is_stuck",
       test_cli_ends_on_sigterm_while_its_output_is_stuck },
     { "test_cli_ctrl_c_interrupts_the_cell_and_stops", test_cli_ctrl_c_interrupts_the_cell_and_stops },
+    { "test_cli_code_with_nul_fails_as_python_fails",
+      test_cli_code_with_nul_fails_as_python_fails },
     { NULL, NULL }
   };
   cx_test_add_suite("cli", tests);

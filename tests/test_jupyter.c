@@ -548,6 +548,13 @@ test_jupyter_input_asks_the_callback(void)
   cx_test_check_input(shared(), FALSE);
 }
 
+/* A NUL byte in the code: Python's own ValueError, nothing run. */
+static void
+test_jupyter_code_with_nul_fails_as_python_fails(void)
+{
+  cx_test_check_nul_in_code(shared());
+}
+
 /* store_history = FALSE, as a kernel runs a comm's handler. */
 static void
 test_jupyter_unstored_cell_keeps_the_history(void)
@@ -1219,6 +1226,8 @@ cx_test_register(void)
     { "test_jupyter_run_options", test_jupyter_run_options },
     { "test_jupyter_input_asks_the_callback", test_jupyter_input_asks_the_callback },
     { "test_jupyter_unstored_cell_keeps_the_history", test_jupyter_unstored_cell_keeps_the_history },
+    { "test_jupyter_code_with_nul_fails_as_python_fails",
+      test_jupyter_code_with_nul_fails_as_python_fails },
     { "test_jupyter_session_answers_jupyter_requests", test_jupyter_session_answers_jupyter_requests },
     { "test_jupyter_os_exit_is_kernel_died", test_jupyter_os_exit_is_kernel_died },
     { "test_jupyter_timeout_interrupts_a_busy_loop", test_jupyter_timeout_interrupts_a_busy_loop },

@@ -2,13 +2,16 @@
  * directly: what a kernel, a front end or a gateway sends is untrusted.
  * Content nested 100,000 levels deep overflowed json-glib's parser and
  * killed the host; such a message is now dropped, counted as malformed,
- * as every other message that is not JSON it can read. */
+ * as every other message that is not JSON it can read.  A message over a
+ * kernel's bounds is dropped as it is read. */
 #include "config.h"
 
 #include <string.h>
+#include <zmq.h>
 
-#include "tests/cx_test.h"
+#include "jupyter_protocol/zmq_frames.h"
 #include "plugins/jupyter/kernel-private.h"
+#include "tests/cx_test.h"
 
 #define HOSTILE_LEVELS 100000
 
@@ -102,6 +105,129 @@ test_encoded_message_decodes_and_tampering_is_dropped(void)
   CU_ASSERT_EQUAL(counters.bad_signature, 1);
 }
 
+/* ---- Bounds on what a peer sends (jupyter_protocol/zmq_frames.c) ---- */
+
+/* N_FRAMES frames of FRAME_SIZE bytes each, sent on IN as one message. */
+static void
+send_message(void *in, guint n_frames, gsize frame_size)
+{
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  g_autofree char *data = g_malloc0(frame_size + 1);
+  for (guint i = 0; i < n_frames; i++)
+    g_ptr_array_add(frames, g_bytes_new(data, frame_size));
+  CU_ASSERT_TRUE(jp_zmq_send_frames(in, frames));
+}
+
+/* A message over a bound is read to its end and dropped; the one behind it
+ * comes whole.  Within the bounds, a message comes as it was sent. */
+static void
+test_messages_over_the_bounds_are_dropped_whole(void)
+{
+  void *context = zmq_ctx_new();
+  void *out = zmq_socket(context, ZMQ_PAIR), *in = zmq_socket(context, ZMQ_PAIR);
+  CU_ASSERT_EQUAL_FATAL(zmq_bind(out, "inproc://bounds"), 0);
+  CU_ASSERT_EQUAL_FATAL(zmq_connect(in, "inproc://bounds"), 0);
+  const jp_zmq_bounds bounds = { 100, 8 };
+  static const struct {
+    guint n_frames;
+    gsize frame_size;
+    gboolean dropped;
+  } cases[] = {
+    { 8, 12, FALSE }, /* 96 bytes: at both bounds */
+    { 9, 0, TRUE },   /* a frame too many */
+    { 2, 51, TRUE },  /* a byte too many */
+    { 1, 101, TRUE }, /* one frame over the whole */
+    { 1, 0, FALSE },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    send_message(in, cases[i].n_frames, cases[i].frame_size);
+    send_message(in, 3, 1); /* the next message */
+    gboolean dropped = !cases[i].dropped;
+    g_autoptr(GPtrArray) first = jp_zmq_recv_frames_within(out, 0, &bounds, &dropped);
+    CU_ASSERT_EQUAL(dropped, cases[i].dropped);
+    CU_ASSERT_EQUAL(first == NULL, cases[i].dropped);
+    if (first != NULL)
+      CU_ASSERT_EQUAL(first->len, cases[i].n_frames);
+    g_autoptr(GPtrArray) next = jp_zmq_recv_frames_within(out, 0, &bounds, &dropped);
+    CU_ASSERT_FALSE(dropped);
+    CU_ASSERT_TRUE_FATAL(next != NULL);
+    CU_ASSERT_EQUAL(next->len, 3);
+  }
+  zmq_close(in);
+  zmq_close(out);
+  zmq_ctx_term(context);
+}
+
+/* ---- A NUL in an execute_request's code, through each reader ---- */
+
+#define EXECUTE_HEADER "{\"msg_type\": \"execute_request\", \"msg_id\": \"m1\"}"
+
+static jp_message *
+decoded_from_zmq(const char *content, jp_counters *counters)
+{
+  g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+  const char *const parts[] = { "<IDS|MSG>", "", EXECUTE_HEADER, "{}", "{}", content };
+  for (gsize i = 0; i < G_N_ELEMENTS(parts); i++)
+    add_frame(frames, parts[i]);
+  jp_message *m = NULL;
+  jp_message_decode("", frames, counters, &m);
+  return m;
+}
+
+static jp_message *
+decoded_from_websocket_text(const char *content, jp_counters *counters)
+{
+  g_autofree char *text = g_strdup_printf(
+    "{\"channel\": \"shell\", \"header\": " EXECUTE_HEADER ", \"parent_header\": {}, "
+    "\"metadata\": {}, \"content\": %s}", content);
+  return jp_message_from_websocket(text, strlen(text), counters);
+}
+
+static jp_message *
+decoded_from_websocket_v1(const char *content, jp_counters *counters)
+{
+  GBytes *parts[4] = { g_bytes_new_static(EXECUTE_HEADER, strlen(EXECUTE_HEADER)),
+                       g_bytes_new_static("{}", 2), g_bytes_new_static("{}", 2),
+                       g_bytes_new(content, strlen(content)) };
+  g_autoptr(GBytes) frame = jp_websocket_v1_of_parts(JP_SHELL, parts);
+  for (int i = 0; i < 4; i++)
+    g_bytes_unref(parts[i]);
+  gsize len;
+  const guint8 *data = g_bytes_get_data(frame, &len);
+  return jp_message_from_websocket_v1(data, len, counters);
+}
+
+/* A \u0000 in the code reaches the session as CX_RESULT_NUL, which fails
+ * there as Python fails such source; read as U+FFFD, altered code ran.  A
+ * backslash and a zero (\\0 in the JSON) stays what it is. */
+static void
+test_execute_request_keeps_a_nul_of_its_code(void)
+{
+  static const struct {
+    const char *name;
+    jp_message *(*decode)(const char *content, jp_counters *counters);
+  } readers[] = {
+    { "ZeroMQ frames", decoded_from_zmq },
+    { "a WebSocket text", decoded_from_websocket_text },
+    { "a v1 WebSocket frame", decoded_from_websocket_v1 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(readers); i++) {
+    jp_counters counters = { 0 };
+    g_autoptr(jp_message) nul = readers[i].decode("{\"code\": \"print('a\\u0000b')\"}", &counters);
+    g_autoptr(jp_message) escape = readers[i].decode("{\"code\": \"print('a\\\\0b')\"}", &counters);
+    if (nul == NULL || escape == NULL)
+      fprintf(stderr, "\n  %s: not decoded\n", readers[i].name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nul);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(escape);
+    const char *code = json_object_get_string_member(nul->content, "code");
+    if (strcmp(code, "print('a" CX_RESULT_NUL "b')") != 0)
+      fprintf(stderr, "\n  %s: the code read is \"%s\"\n", readers[i].name, code);
+    CU_ASSERT_STRING_EQUAL(code, "print('a" CX_RESULT_NUL "b')");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(escape->content, "code"),
+                           "print('a\\0b')");
+  }
+}
+
 void
 cx_test_register(void)
 {
@@ -112,6 +238,10 @@ cx_test_register(void)
       test_websocket_message_with_hostile_content_is_dropped },
     { "test_encoded_message_decodes_and_tampering_is_dropped",
       test_encoded_message_decodes_and_tampering_is_dropped },
+    { "test_messages_over_the_bounds_are_dropped_whole",
+      test_messages_over_the_bounds_are_dropped_whole },
+    { "test_execute_request_keeps_a_nul_of_its_code",
+      test_execute_request_keeps_a_nul_of_its_code },
     { NULL, NULL },
   };
   cx_test_add_suite("jupyter_message", tests);

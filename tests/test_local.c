@@ -1366,6 +1366,14 @@ test_local_input_asks_the_callback(void)
   cx_test_check_input(backend, TRUE);
 }
 
+/* A NUL byte in the code: Python's own ValueError, nothing run. */
+static void
+test_local_code_with_nul_fails_as_python_fails(void)
+{
+  g_autoptr(cx_backend) backend = cx_test_open_backend("local", NULL, NULL);
+  cx_test_check_nul_in_code(backend);
+}
+
 /* store_history = FALSE, as a kernel runs a comm's handler. */
 static void
 test_local_unstored_cell_keeps_the_history(void)
@@ -1684,6 +1692,8 @@ cx_test_register(void)
       test_local_input_asks_the_callback_with_a_default_timeout },
     { "test_local_unstored_cell_keeps_the_history_with_a_default_timeout",
       test_local_unstored_cell_keeps_the_history_with_a_default_timeout },
+    { "test_local_code_with_nul_fails_as_python_fails",
+      test_local_code_with_nul_fails_as_python_fails },
     { "test_local_session_answers_jupyter_requests", test_local_session_answers_jupyter_requests },
     { "test_local_executor_steps_wait_for_a_running_cell",
       test_local_executor_steps_wait_for_a_running_cell },

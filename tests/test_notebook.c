@@ -275,7 +275,8 @@ test_notebook_code_cell_with_nul_fails_without_running(void)
   CX_ASSERT_ERROR(error, CX_ERROR_CELL);
   CX_ASSERT_CONTAINS(error->message, "(cell 2 of the file) failed");
   CX_ASSERT_CONTAINS(error->message,
-                     "ValueError: source code string cannot contain null bytes (cell 2, line 2");
+                     "failed, so the run stopped there: ValueError: source code string cannot "
+                     "contain null bytes");
   CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
   g_autofree char *outputs = outputs_of(notebook, 1);
   CX_ASSERT_CONTAINS(outputs, "\"output_type\":\"error\",\"ename\":\"ValueError\"");

@@ -494,26 +494,41 @@ ws_received(ws_client *c, const char *needle)
   return FALSE;
 }
 
+/* A message of TYPE on CHANNEL with CONTENT (JSON text), id ID, sent to C. */
+static void
+ws_send_request(ws_client *c, const char *channel, const char *type, const char *id,
+                const char *content)
+{
+  g_autofree char *text = ws_request(channel, type, id, content);
+  soup_websocket_connection_send_text(c->ws, text);
+}
+
+/* A new kernel of S (its id, new) and C connected to its channels. */
+static char *
+open_kernel_channels(server *s, ws_client *c)
+{
+  g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
+  const char *id = member_string(kernel.body, "id");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels", id);
+  ws_open(s, path, AUTH, NULL, c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c->ws);
+  return g_strdup(id);
+}
+
 /* What the session answers, asked on control while a cell runs, waits for
  * the cell on the kernel's thread: the server goes on serving meanwhile. */
 static void
 test_serve_control_requests_never_block_the_server(void)
 {
   server *s = shared_server();
-  g_auto(reply) kernel = call(s, "POST", "/api/kernels", AUTH, "{}");
-  const char *id = member_string(kernel.body, "id");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels", id);
   ws_client c;
-  ws_open(s, path, AUTH, NULL, &c);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
-  g_autofree char *sleep_cell = ws_request("shell", "execute_request", "cell-1",
-    "{\"code\": \"import time\\ntime.sleep(3)\", \"silent\": false}");
-  soup_websocket_connection_send_text(c.ws, sleep_cell);
+  g_autofree char *id = open_kernel_channels(s, &c);
+  ws_send_request(&c, "shell", "execute_request", "cell-1",
+                  "{\"code\": \"import time\\ntime.sleep(3)\", \"silent\": false}");
   g_usleep(500 * 1000);
-  g_autofree char *complete = ws_request("control", "complete_request", "complete-1",
-                                         "{\"code\": \"pri\", \"cursor_pos\": 3}");
-  soup_websocket_connection_send_text(c.ws, complete);
+  ws_send_request(&c, "control", "complete_request", "complete-1",
+                  "{\"code\": \"pri\", \"cursor_pos\": 3}");
   g_usleep(200 * 1000);
   gint64 began = g_get_monotonic_time();
   g_auto(reply) health = call(s, "GET", "/health", AUTH, NULL);
@@ -526,6 +541,31 @@ test_serve_control_requests_never_block_the_server(void)
   ws_close(&c);
   g_autofree char *kernel_path = g_strdup_printf("/api/kernels/%s", id);
   g_auto(reply) deleted = call(s, "DELETE", kernel_path, AUTH, NULL);
+}
+
+/* The kernels API: an execute_request whose code holds a NUL (\u0000)
+ * fails with Python's own error, where U+FFFD in its place ran altered
+ * code; a backslash and a zero in a string literal is valid and runs. */
+static void
+test_serve_kernel_refuses_code_with_nul_as_python_does(void)
+{
+  server *s = shared_server();
+  ws_client c;
+  g_autofree char *id = open_kernel_channels(s, &c);
+  ws_send_request(&c, "shell", "execute_request", "literal",
+                  "{\"code\": \"print('a\\\\0b' == 'a' + chr(0) + 'b')\", \"silent\": false}");
+  CU_ASSERT_TRUE(ws_received(&c, "\"text\":\"True\\n\""));
+  ws_send_request(&c, "shell", "execute_request", "with-nul",
+                  "{\"code\": \"print('a\\u0000b')\", \"silent\": false}");
+  g_auto(GStrv) refusal = g_strsplit(cx_test_python_refusal_of_nul(), ": ", 2);
+  g_autofree char *ename = g_strdup_printf("\"ename\":\"%s\"", refusal[0]);
+  g_autofree char *evalue = g_strdup_printf("\"evalue\":\"%s\"", refusal[1]);
+  CU_ASSERT_TRUE(ws_received(&c, ename));
+  CU_ASSERT_TRUE(ws_received(&c, evalue));
+  ws_close(&c);
+  g_autofree char *kernel_path = g_strdup_printf("/api/kernels/%s", id);
+  g_auto(reply) deleted = call(s, "DELETE", kernel_path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 204);
 }
 
 /* Changing a session's kernel ends the kernel it leaves. */
@@ -618,24 +658,49 @@ test_serve_a_leaving_client_interrupts_only_its_own_cell(void)
   g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
 }
 
+/* A new Python context of S (E2B's /contexts): its id (new). */
+static char *
+new_context(server *s)
+{
+  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
+  CU_ASSERT_EQUAL(context.status, 200);
+  const char *id = member_string(context.body, "id");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+  return g_strdup(id);
+}
+
+/* /execute's answer to BODY, its status 200, as its JSON lines (JsonNode),
+ * each line JSON. */
+static GPtrArray *
+execute_items(server *s, const char *body)
+{
+  g_auto(reply) ran = call(s, "POST", "/execute", AUTH, body);
+  CU_ASSERT_EQUAL(ran.status, 200);
+  g_auto(GStrv) lines = g_strsplit(ran.text != NULL ? ran.text : "", "\n", -1);
+  GPtrArray *items = g_ptr_array_new_with_free_func((GDestroyNotify)json_node_unref);
+  for (char **line = lines; *line != NULL && **line != '\0'; line++) {
+    JsonNode *item = json_from_string(*line, NULL);
+    CU_ASSERT_PTR_NOT_NULL(item);
+    if (item != NULL)
+      g_ptr_array_add(items, item);
+  }
+  return items;
+}
+
 /* E2B's /execute: the cell's outputs as JSON lines, in order, then the
  * end; its context keeps the state. */
 static void
 test_serve_e2b_execute_streams_json_lines(void)
 {
   server *s = shared_server();
-  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
-  CU_ASSERT_EQUAL_FATAL(context.status, 200);
-  const char *id = member_string(context.body, "id");
+  g_autofree char *id = new_context(s);
   g_autofree char *body = g_strdup_printf(
     "{\"code\": \"import sys\\nprint('out')\\nprint('err', file=sys.stderr)\\nx = 41\\nx + 1\", "
     "\"context_id\": \"%s\"}", id);
-  g_auto(reply) ran = call(s, "POST", "/execute", AUTH, body);
-  CU_ASSERT_EQUAL(ran.status, 200);
-  g_auto(GStrv) lines = g_strsplit(ran.text != NULL ? ran.text : "", "\n", -1);
+  g_autoptr(GPtrArray) items = execute_items(s, body);
   GString *types = g_string_new(NULL);
-  for (char **line = lines; *line != NULL && **line != '\0'; line++) {
-    g_autoptr(JsonNode) item = json_from_string(*line, NULL);
+  for (guint i = 0; i < items->len; i++) {
+    JsonNode *item = items->pdata[i];
     g_string_append_printf(types, "%s ", member_string(item, "type"));
     if (g_strcmp0(member_string(item, "type"), "result") == 0)
       CU_ASSERT_STRING_EQUAL(member_string(item, "text"), "42");
@@ -650,6 +715,55 @@ test_serve_e2b_execute_streams_json_lines(void)
   CU_ASSERT_EQUAL(removed.status, 200);
   g_auto(reply) after = call(s, "POST", "/execute", AUTH, again);
   CU_ASSERT_EQUAL(after.status, 404);
+}
+
+/* The lines of /execute's answer to CODE_JSON (the "code" member, as
+ * JSON) in the context CONTEXT_ID as "type name: value" of its error, or
+ * "type text", one a line. */
+static char *
+execute_lines(server *s, const char *context_id, const char *code_json)
+{
+  g_autofree char *body =
+    g_strdup_printf("{\"code\": %s, \"context_id\": \"%s\"}", code_json, context_id);
+  g_autoptr(GPtrArray) items = execute_items(s, body);
+  GString *seen = g_string_new(NULL);
+  for (guint i = 0; i < items->len; i++) {
+    JsonNode *item = items->pdata[i];
+    const char *type = member_string(item, "type");
+    if (g_strcmp0(type, "error") == 0)
+      g_string_append_printf(seen, "error %s: %s\n", member_string(item, "name"),
+                             member_string(item, "value"));
+    else if (g_strcmp0(type, "stdout") == 0)
+      g_string_append_printf(seen, "stdout %s", member_string(item, "text"));
+  }
+  return g_string_free(seen, FALSE);
+}
+
+/* Code holding a NUL (\u0000 in the JSON) fails with Python's own error,
+ * running nothing, where U+FFFD in its place ran altered code; a backslash
+ * and a zero in a string literal is valid Python and runs. */
+static void
+test_serve_e2b_execute_refuses_code_with_nul_as_python_does(void)
+{
+  server *s = shared_server();
+  g_autofree char *id = new_context(s);
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *ran = g_build_filename(dir, "ran", NULL);
+  g_autofree char *literal = g_strdup_printf(
+    "\"open('%s', 'w').close(); print('a\\\\0b' == 'a' + chr(0) + 'b')\"", ran);
+  g_autofree char *control = execute_lines(s, id, literal);
+  CU_ASSERT_STRING_EQUAL(control, "stdout True\n");
+  CU_ASSERT_TRUE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_unlink(ran);
+  g_autofree char *with_nul = g_strdup_printf("\"open('%s', 'w').close(); print('a\\u0000b')\"",
+                                              ran);
+  g_autofree char *refused = execute_lines(s, id, with_nul);
+  g_autofree char *expected = g_strdup_printf("error %s\n", cx_test_python_refusal_of_nul());
+  CU_ASSERT_STRING_EQUAL(refused, expected);
+  CU_ASSERT_FALSE(g_file_test(ran, G_FILE_TEST_EXISTS));
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(removed.status, 200);
 }
 
 /* ---- Load ----------------------------------------------------------------------- */
@@ -1286,6 +1400,10 @@ cx_test_register(void)
     { "test_serve_bad_input_gets_4xx_and_stops_nothing",
       test_serve_bad_input_gets_4xx_and_stops_nothing },
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
+    { "test_serve_e2b_execute_refuses_code_with_nul_as_python_does",
+      test_serve_e2b_execute_refuses_code_with_nul_as_python_does },
+    { "test_serve_kernel_refuses_code_with_nul_as_python_does",
+      test_serve_kernel_refuses_code_with_nul_as_python_does },
     { "test_serve_websockets_need_the_token_and_survive_garbage",
       test_serve_websockets_need_the_token_and_survive_garbage },
     { "test_serve_control_requests_never_block_the_server",

@@ -418,6 +418,13 @@ test_subprocess_input_asks_the_callback(void)
   cx_test_check_input(shared_backend(), TRUE);
 }
 
+/* A NUL byte in the code: Python's own ValueError, nothing run. */
+static void
+test_subprocess_code_with_nul_fails_as_python_fails(void)
+{
+  cx_test_check_nul_in_code(shared_backend());
+}
+
 /* store_history = FALSE, as a kernel runs a comm's handler. */
 static void
 test_subprocess_unstored_cell_keeps_the_history(void)
@@ -1377,6 +1384,8 @@ cx_test_register(void)
     { "test_subprocess_runs_cells", test_subprocess_runs_cells },
     { "test_subprocess_input_asks_the_callback", test_subprocess_input_asks_the_callback },
     { "test_subprocess_unstored_cell_keeps_the_history", test_subprocess_unstored_cell_keeps_the_history },
+    { "test_subprocess_code_with_nul_fails_as_python_fails",
+      test_subprocess_code_with_nul_fails_as_python_fails },
     { "test_subprocess_session_answers_jupyter_requests",
       test_subprocess_session_answers_jupyter_requests },
     { "test_subprocess_output_bytes_and_rich_outputs", test_subprocess_output_bytes_and_rich_outputs },

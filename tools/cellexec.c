@@ -76,6 +76,21 @@ parse_options(GOptionContext *context, int *argc, char ***argv)
   return FALSE;
 }
 
+gboolean
+parse_size(const char *command, const char *name, const char *text, gsize *bytes, GError **error)
+{
+  const cx_option_spec schema[] = {
+    { name, CX_OPTION_SIZE_LIMIT, NULL, "a size" },
+    { NULL },
+  };
+  cx_options *options = cx_options_new(command, schema);
+  gboolean ok = cx_options_set(options, name, text, error);
+  if (ok)
+    *bytes = (gsize)cx_options_get_size(options, name, 0);
+  cx_options_free(options);
+  return ok;
+}
+
 static int
 print_main_help(FILE *stream)
 {

@@ -18,11 +18,18 @@
 #include "tools/commands.h"
 #include "tools/interrupts.h"
 
+/* The bounds on what a peer sends, before its signature can be checked:
+ * more than any front end's message (a big cell, a comm's buffers). */
+#define DEFAULT_MAX_MESSAGE "64M"
+#define DEFAULT_MAX_FRAMES 1024
+
 typedef struct {
   char *connection_file;
   char *backend;
   char *config;
   char **options;
+  char *max_message;
+  gint64 max_frames;
   /* install */
   gboolean user;
   char *prefix;
@@ -39,6 +46,7 @@ kernel_args_clear(kernel_args *a)
   g_free(a->backend);
   g_free(a->config);
   g_strfreev(a->options);
+  g_free(a->max_message);
   g_free(a->prefix);
   g_free(a->name);
   g_free(a->display_name);
@@ -91,11 +99,20 @@ serve_kernel(kernel_args *a)
   const backend_request request = { a->config, a->backend, a->options, NULL, NULL };
   kernel_backend kb = { &request, { 0 } };
   g_autoptr(GError) error = NULL;
+  gsize max_message = 0;
+  if (!parse_size("kernel", "max-message",
+                  a->max_message != NULL ? a->max_message : DEFAULT_MAX_MESSAGE, &max_message,
+                  &error))
+    return fail_usage("--max-message: %s", error->message);
+  if (a->max_frames < 7)
+    return fail_usage("--max-frames %" G_GINT64_FORMAT ": a message has at least 7 frames; give "
+                      "7 or more", a->max_frames);
+  const jp_zmq_bounds bounds = { max_message, (guint64)a->max_frames };
   if (!g_unix_open_pipe(signal_pipe, FD_CLOEXEC, &error) ||
       !g_unix_set_fd_nonblocking(signal_pipe[1], TRUE, &error))
     return fail_usage("%s", error->message);
-  gboolean served = cxk_zmq_serve(a->connection_file, open_kernel_backend, &kb, signal_pipe[0],
-                                  &error);
+  gboolean served = cxk_zmq_serve(a->connection_file, &bounds, open_kernel_backend, &kb,
+                                  signal_pipe[0], &error);
   opened_backend_clear(&kb.opened);
   if (!served)
     return fail_usage("%s", error->message);
@@ -165,6 +182,15 @@ kernelspec_new(const kernel_args *a, const char *display_name)
     json_array_add_string_element(argv, "-o");
     json_array_add_string_element(argv, *o);
   }
+  if (a->max_message != NULL) {
+    json_array_add_string_element(argv, "--max-message");
+    json_array_add_string_element(argv, a->max_message);
+  }
+  if (a->max_frames != DEFAULT_MAX_FRAMES) {
+    g_autofree char *frames = g_strdup_printf("%" G_GINT64_FORMAT, a->max_frames);
+    json_array_add_string_element(argv, "--max-frames");
+    json_array_add_string_element(argv, frames);
+  }
   JsonObject *spec = json_object_new();
   json_object_set_array_member(spec, "argv", argv);
   json_object_set_string_member(spec, "display_name", display_name);
@@ -213,7 +239,11 @@ install_kernelspec(kernel_args *a)
   g_autofree char *file = g_build_filename(dir, "kernel.json", NULL);
   g_autofree char *with_newline = g_strconcat(text, "\n", NULL);
   g_autoptr(GError) error = NULL;
-  if (!g_file_set_contents(file, with_newline, -1, &error)) {
+  /* 0644, not 0666 less the umask: a spec any user may read and only its
+   * owner may change, as its directories are 0755 (a stricter umask still
+   * narrows both). */
+  if (!g_file_set_contents_full(file, with_newline, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+                                &error)) {
     fprintf(stderr, "cellexec: %s\n", error->message);
     return EXIT_OUTPUT;
   }
@@ -227,12 +257,14 @@ install_kernelspec(kernel_args *a)
 int
 cmd_kernel(int argc, char **argv)
 {
-  g_auto(kernel_args) a = { 0 };
+  g_auto(kernel_args) a = { .max_frames = DEFAULT_MAX_FRAMES };
   const GOptionEntry entries[] = {
     { "connection-file", 'f', 0, G_OPTION_ARG_FILENAME, &a.connection_file, "Serve on the sockets the connection FILE names (as a front end writes it)", "FILE" },
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "Backend plugin to use (default: the config's, else local)", "NAME" },
     { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &a.options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
+    { "max-message", 0, 0, G_OPTION_ARG_STRING, &a.max_message, "The largest message a peer may send, its frames together (default " DEFAULT_MAX_MESSAGE ")", "SIZE" },
+    { "max-frames", 0, 0, G_OPTION_ARG_INT64, &a.max_frames, "The most frames a message may have (default " G_STRINGIFY(DEFAULT_MAX_FRAMES) ")", "N" },
     { "user", 0, 0, G_OPTION_ARG_NONE, &a.user, "install: in your own Jupyter data directory", NULL },
     { "prefix", 0, 0, G_OPTION_ARG_FILENAME, &a.prefix, "install: under DIR/share/jupyter/kernels", "DIR" },
     { "name", 0, 0, G_OPTION_ARG_STRING, &a.name, "install: the kernel's name (default: cellexec)", "NAME" },
@@ -257,7 +289,16 @@ cmd_kernel(int argc, char **argv)
     "install writes NAME/kernel.json under the Jupyter data directory (--user),\n"
     "DIR/share/jupyter/kernels (--prefix DIR; list it with JUPYTER_PATH=DIR/share/jupyter\n"
     "jupyter kernelspec list) or this installation's share/jupyter/kernels; the kernel\n"
-    "it starts uses the -C, -b and -o given to install.\n"
+    "it starts uses the -C, -b, -o, --max-message and --max-frames given to install.\n"
+    "\n"
+    "Bounds: anyone who reaches the kernel's ports can send before the signature\n"
+    "is checked, so a message over --max-message (default " DEFAULT_MAX_MESSAGE ", all its\n"
+    "frames together) or --max-frames (default " G_STRINGIFY(DEFAULT_MAX_FRAMES) ") is dropped as it is read,\n"
+    "and a frame over --max-message closes its sender's connection before it is\n"
+    "read.  Raise them for cells or comm buffers that are larger.  ZeroMQ itself\n"
+    "holds a message whole before the kernel reads it (some 64 bytes a frame\n"
+    "beyond its data): bind the connection file to 127.0.0.1 or ipc, or cap the\n"
+    "kernel's memory, where untrusted peers could reach it.\n"
     "\n"
     "Requests answered: kernel_info, execute (streams as they are written, displays,\n"
     "results, errors; stop_on_error aborts the requests queued behind a failure),\n"

@@ -91,6 +91,25 @@ expand_line_breaks(const char *code)
 }
 
 /* The text of FILE, or of standard input for "-". */
+/* DATA (LEN bytes, taken) as code: each NUL byte as CX_RESULT_NUL, so that
+ * the cell fails as Python fails such source (cx_backend_run_cell()),
+ * instead of running what comes before the NUL. */
+static char *
+code_of_bytes(char *data, gsize len)
+{
+  if (memchr(data, '\0', len) == NULL)
+    return data;
+  GString *code = g_string_sized_new(len + 1);
+  for (gsize i = 0; i < len; i++) {
+    if (data[i] == '\0')
+      g_string_append(code, CX_RESULT_NUL);
+    else
+      g_string_append_c(code, data[i]);
+  }
+  g_free(data);
+  return g_string_free(code, FALSE);
+}
+
 static char *
 read_input(const char *file, GError **error)
 {
@@ -115,13 +134,7 @@ read_input(const char *file, GError **error)
   } else if (!g_file_get_contents(file, &contents, &length, error)) {
     return NULL;
   }
-  if (memchr(contents, '\0', length) != NULL) {
-    g_free(contents);
-    g_set_error(error, CX_ERROR, CX_ERROR_FAILED, "%s contains a NUL byte; give Python source text",
-                strcmp(file, "-") == 0 ? "standard input" : file);
-    return NULL;
-  }
-  return contents;
+  return code_of_bytes(contents, length);
 }
 
 /* The marker line that starts a cell in --session input, as in the

@@ -72,22 +72,6 @@ is_loopback(const char *host)
   return address != NULL && g_inet_address_get_is_loopback(address);
 }
 
-/* --max-body SIZE, read as the backends read their sizes ("64M"). */
-static gboolean
-parse_max_body(const char *text, gsize *bytes, GError **error)
-{
-  static const cx_option_spec schema[] = {
-    { "max-body", CX_OPTION_SIZE_LIMIT, NULL, "the largest request body" },
-    { NULL },
-  };
-  cx_options *options = cx_options_new("serve", schema);
-  gboolean ok = cx_options_set(options, "max-body", text, error);
-  if (ok)
-    *bytes = (gsize)cx_options_get_size(options, "max-body", 0);
-  cx_options_free(options);
-  return ok;
-}
-
 /* The token: --token, the first line of --token-file, none with
  * --no-token, else a new random one, said on stderr. */
 static char *
@@ -148,7 +132,8 @@ serve(serve_args *a)
 {
   g_autoptr(GError) error = NULL;
   gsize max_body = 0;
-  if (!parse_max_body(a->max_body != NULL ? a->max_body : DEFAULT_MAX_BODY, &max_body, &error))
+  if (!parse_size("serve", "max-body", a->max_body != NULL ? a->max_body : DEFAULT_MAX_BODY,
+                  &max_body, &error))
     return fail_usage("--max-body: %s", error->message);
   if (a->max_sessions < 0 || a->idle_timeout < 0)
     return fail_usage("--max-sessions and --idle-timeout take a number from 0 (no limit)");

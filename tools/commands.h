@@ -32,4 +32,9 @@ int fail_usage(const char *format, ...) G_GNUC_PRINTF(1, 2);
  * it with a pointer to --help. */
 gboolean parse_options(GOptionContext *context, int *argc, char ***argv);
 
+/* TEXT, the value of COMMAND's option NAME, as a size ("64M", read as the
+ * backends read their sizes: at least 1 byte) in *BYTES; FALSE with ERROR
+ * (one line) when it is none. */
+gboolean parse_size(const char *command, const char *name, const char *text, gsize *bytes, GError **error);
+
 #endif /* CX_TOOLS_COMMANDS_H */

@@ -221,7 +221,13 @@ CX_EXPORT const char *cx_backend_get_name(const cx_backend *backend);
 /* Run CODE statelessly.  RUN may be NULL.  The backend's options cwd, env
  * and timeout, where its schema has them, are defaults for RUN's fields.
  * A failed cell is a result with success FALSE; NULL with ERROR set means
- * the backend could not run anything. */
+ * the backend could not run anything.
+ *
+ * CODE is a C string: a NUL byte of the source is given as CX_RESULT_NUL,
+ * as cx_json_from_string_keeping_nul() reads a \u0000.  Python refuses
+ * such source, and so does every backend: the cell fails, running
+ * nothing, with Python's ValueError "source code string cannot contain
+ * null bytes" (as cx_session_run_cell() does). */
 CX_EXPORT cx_result *cx_backend_run_cell(cx_backend *backend, const char *code,
                                          const cx_run_options *run, GError **error);
 /* Interrupt the stateless cells running on BACKEND. */

@@ -4,7 +4,29 @@
 #include "pycx_internal.h"
 
 static char *run_cell_keywords[] = { "code", "timeout", "cwd", "env", "mime", "use_subprocess", NULL };
-#define RUN_CELL_FORMAT "s|$OOOOp:run_cell"
+#define RUN_CELL_FORMAT "U|$OOOOp:run_cell"
+
+/* CODE (a str) as the C string cx_session_run_cell() takes (new bytes),
+ * each NUL as CX_RESULT_NUL, so that the cell fails as Python fails such
+ * source instead of this call refusing the string; NULL with an exception
+ * for a str that is not text (a lone surrogate). */
+static PyObject *
+code_bytes(PyObject *code)
+{
+  if (PyUnicode_FindChar(code, 0, 0, PyUnicode_GET_LENGTH(code), 1) < 0)
+    return PyUnicode_AsUTF8String(code);
+  PyObject *nul = PyUnicode_FromOrdinal(0);
+  /* U+DCC0 U+DC80 encode as the bytes C0 80 under surrogateescape. */
+  PyObject *marker = PyUnicode_DecodeUTF8(CX_RESULT_NUL, strlen(CX_RESULT_NUL), "surrogateescape");
+  PyObject *marked =
+    nul != NULL && marker != NULL ? PyUnicode_Replace(code, nul, marker, -1) : NULL;
+  PyObject *bytes = marked != NULL ? PyUnicode_AsEncodedString(marked, "utf-8", "surrogateescape")
+                                   : NULL;
+  Py_XDECREF(nul);
+  Py_XDECREF(marker);
+  Py_XDECREF(marked);
+  return bytes;
+}
 
 /* Take SELF's C handle for one call; NULL with an exception when closed. */
 void *
@@ -28,18 +50,25 @@ pycx_handle_leave(HandleObject *self)
 PyObject *
 pycx_Handle_run_cell(HandleObject *self, PyObject *args, PyObject *kwargs)
 {
-  const char *code;
+  PyObject *code_text;
   PyObject *timeout = NULL, *cwd = NULL, *env = NULL, *mime = NULL;
   int use_subprocess = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, RUN_CELL_FORMAT, run_cell_keywords, &code,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, RUN_CELL_FORMAT, run_cell_keywords, &code_text,
                                    &timeout, &cwd, &env, &mime, &use_subprocess))
     return NULL;
-  cx_run_options *run = pycx_make_run_options(timeout, cwd, env, mime, use_subprocess);
-  if (run == NULL)
+  PyObject *code_object = code_bytes(code_text);
+  if (code_object == NULL)
     return NULL;
+  const char *code = PyBytes_AS_STRING(code_object);
+  cx_run_options *run = pycx_make_run_options(timeout, cwd, env, mime, use_subprocess);
+  if (run == NULL) {
+    Py_DECREF(code_object);
+    return NULL;
+  }
   void *handle = pycx_handle_enter(self);
   if (handle == NULL) {
     cx_run_options_free(run);
+    Py_DECREF(code_object);
     return NULL;
   }
   GError *error = NULL;
@@ -48,6 +77,7 @@ pycx_Handle_run_cell(HandleObject *self, PyObject *args, PyObject *kwargs)
   result = self->klass->run_cell(handle, code, run, &error);
   cx_run_options_free(run);
   Py_END_ALLOW_THREADS
+  Py_DECREF(code_object);
   pycx_handle_leave(self);
   if (result == NULL)
     return pycx_raise_gerror(error);

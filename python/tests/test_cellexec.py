@@ -51,6 +51,24 @@ class RunCellTest(unittest.TestCase):
             self.assertEqual(result["error"]["message"], "a\x00b")
             self.assertEqual(result["outputs"][-1]["evalue"], "a\x00b")
 
+    def test_code_with_a_nul_byte_fails_as_python_fails(self):
+        try:
+            compile("x = 1\0", "<cell>", "exec")
+        except Exception as e:  # this Python's own refusal
+            expected = (type(e).__name__, str(e))
+        for name in RUNNING:
+            with self.subTest(backend=name), cellexec.Backend(name) as backend, \
+                    backend.session() as session:
+                # The control: a backslash and a zero is a valid string literal.
+                result = backend.run_cell("print('a\\0b' == 'a' + chr(0) + 'b')")
+                self.assertEqual(result["stdout"], "True\n")
+                for run in (backend.run_cell, session.run_cell):
+                    result = run("x = 1\nprint('a\0b')")
+                    self.assertFalse(result["success"])
+                    self.assertEqual((result["error"]["type"], result["error"]["message"]),
+                                     expected)
+                    self.assertEqual(result["stdout"], "")
+
     def test_exception_is_in_the_result(self):
         for name in RUNNING:
             with self.subTest(backend=name), cellexec.Backend(name) as backend:

@@ -2,7 +2,8 @@
 # parser, cx_result_from_json, JSON text nested past the depth limit
 # (cx_json_from_string), the subprocess wire's frames and messages,
 # the executor's value conversion (pyembed/convert.c), the jupyter
-# backend's messages (when it is built).
+# backend's messages and what the kernel reads from a peer (when they are
+# built).
 # `make fuzz` builds them with clang (tests/fuzz/run.sh) and runs each for
 # FUZZ_SECONDS, FUZZ_JOBS at a time; without clang and libFuzzer (configure checks) it says so
 # and succeeds.  Adding a target: see the head of tests/fuzz/run.sh.
@@ -12,7 +13,8 @@ FUZZ_JOBS = 2
 # Source files only (the build tree's tests/fuzz holds binaries and logs):
 # every fuzz_*.c, so that a new target needs no line here.
 EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/corpus tests/fuzz/regressions \
-	$(wildcard $(srcdir)/tests/fuzz/fuzz_*.c)
+	$(wildcard $(srcdir)/tests/fuzz/fuzz_*.c) tests/fuzz/jupyter_frames.c \
+	tests/fuzz/jupyter_frames.h
 if HAVE_ZMQ
 FUZZ_JUPYTER = yes
 else

@@ -15,42 +15,11 @@
 #include <string.h>
 
 #include "plugins/jupyter/kernel-private.h"
+#include "tests/fuzz/jupyter_frames.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
 #define KEY "fuzz-key"
-
-static GPtrArray *
-split_frames(const unsigned char *data, size_t size)
-{
-  GPtrArray *frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
-  size_t start = 0;
-  for (size_t i = 0; i <= size; i++)
-    if (i == size || data[i] == 0xFF) {
-      g_ptr_array_add(frames, g_bytes_new(data + start, i - start));
-      start = i + 1;
-    }
-  return frames;
-}
-
-/* Put the right signature after the delimiter, as a kernel would. */
-static void
-sign(GPtrArray *frames)
-{
-  for (guint d = 0; d + 6 <= frames->len; d++) {
-    gsize len;
-    const void *bytes = g_bytes_get_data(frames->pdata[d], &len);
-    if (len != strlen("<IDS|MSG>") || memcmp(bytes, "<IDS|MSG>", len) != 0)
-      continue;
-    const GBytes *json[4];
-    for (int i = 0; i < 4; i++)
-      json[i] = frames->pdata[d + 2 + i];
-    char *signature = jp_sign(KEY, json);
-    g_bytes_unref(frames->pdata[d + 1]);
-    frames->pdata[d + 1] = g_bytes_new_take(signature, strlen(signature));
-    return;
-  }
-}
 
 static char *
 answer(const char *prompt, const char *msg_id, gpointer data)
@@ -96,9 +65,9 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
   if (mode & 1) {
     m = jp_message_from_websocket((const char *)data + 1, size - 1, &counters);
   } else {
-    g_autoptr(GPtrArray) frames = split_frames(data + 1, size - 1);
+    g_autoptr(GPtrArray) frames = fuzz_split_frames(data + 1, size - 1);
     if (mode & 2)
-      sign(frames);
+      fuzz_sign_frames(frames, KEY);
     (void)jp_message_decode(KEY, frames, &counters, &m);
   }
   if (m != NULL)

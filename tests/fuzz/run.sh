@@ -21,10 +21,12 @@ json_text
 wire plugins/subprocess/wire/frame.c plugins/subprocess/wire/protocol.c plugins/subprocess/wire/output_limit.c
 convert pyembed/convert.c
 "
-# The jupyter backend's messages, when it is built (libzmq found).
+# The jupyter backend's messages and the kernel's, when they are built
+# (libzmq found).
 [ "${FUZZ_JUPYTER:-no}" = yes ] &&
   TARGETS="$TARGETS
-jupyter plugins/jupyter/message.c plugins/jupyter/outputs.c jupyter_protocol/message.c jupyter_protocol/zmq_frames.c"
+jupyter plugins/jupyter/message.c plugins/jupyter/outputs.c jupyter_protocol/message.c jupyter_protocol/zmq_frames.c tests/fuzz/jupyter_frames.c
+kernel jupyter_protocol/message.c jupyter_protocol/zmq_frames.c tests/fuzz/jupyter_frames.c"
 out="$builddir/tests/fuzz"
 mkdir -p "$out/obj"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -DCX_COMPILATION

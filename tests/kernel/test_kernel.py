@@ -142,6 +142,28 @@ class KernelManagerTests(unittest.TestCase):
         _, outputs = self.run_cell("print(kept)")
         self.assertEqual(self.stdout_of(outputs), "42\n")
 
+    def test_code_with_a_nul_byte_fails_as_python_fails(self):
+        # A backslash and a zero in a string literal.
+        code = "open({!r}, 'w').close(); print('a\\0b' == 'a' + chr(0) + 'b')"
+        try:
+            compile(code.replace("\\0", "\0"), "<cell>", "exec")
+        except Exception as e:  # this Python's own refusal
+            expected = ("error", type(e).__name__, str(e))
+        with tempfile.TemporaryDirectory() as directory:
+            ran = os.path.join(directory, "ran")
+            reply, outputs = self.run_cell(code.format(ran))  # the control: valid, and runs
+            self.assertEqual(reply["status"], "ok")
+            self.assertEqual(self.stdout_of(outputs), "True\n")
+            os.unlink(ran)
+            with_nul = code.format(ran).replace("\\0", "\0")
+            reply, outputs = self.run_cell(with_nul)
+            self.assertEqual((reply["status"], reply.get("ename"), reply.get("evalue")), expected)
+            self.assertFalse(os.path.exists(ran))
+            echoed = [m["content"]["code"] for m in outputs if m["msg_type"] == "execute_input"]
+            self.assertEqual(echoed, [with_nul])
+            errors = [m["content"]["evalue"] for m in outputs if m["msg_type"] == "error"]
+            self.assertEqual(errors, [expected[2]])
+
     def test_a_comm_a_cell_opens_reaches_the_front_end(self):
         reply, outputs = self.run_cell(
             "from ipykernel.comm import Comm\n"
@@ -569,15 +591,14 @@ class OrphanTests(unittest.TestCase):
             self.assertFalse(os.path.exists(f"/proc/{pid}"), f"process {pid} outlived its front end")
 
 
-class HostileFrontEndTests(unittest.TestCase):
-    """What a front end sends cannot stop the kernel: a forged or unsigned
-    message, frames that are no message, JSON nested deeper than any
-    parser's stack, and a front end that never reads IOPub.  Dropped
-    messages are counted on the kernel's stderr."""
+class KernelWithStderr(unittest.TestCase):
+    """A kernel of KERNEL_NAME, its stderr kept, and a client of it."""
+
+    kernel_name = "cellexec"
 
     def setUp(self):
         self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.km = KernelManager(kernel_name="cellexec")
+        self.km = KernelManager(kernel_name=self.kernel_name)
         self.km.start_kernel(stderr=self.stderr)
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -612,6 +633,17 @@ class HostileFrontEndTests(unittest.TestCase):
         with self.assertRaises(Exception):  # queue.Empty
             self.kc.get_shell_msg(timeout=seconds)
 
+    def said(self):
+        self.stderr.seek(0)
+        return self.stderr.read()
+
+
+class HostileFrontEndTests(KernelWithStderr):
+    """What a front end sends cannot stop the kernel: a forged or unsigned
+    message, frames that are no message, JSON nested deeper than any
+    parser's stack, and a front end that never reads IOPub.  Dropped
+    messages are counted on the kernel's stderr."""
+
     def test_forged_and_malformed_messages_are_dropped_and_counted(self):
         shell = self.kc.shell_channel.socket
         shell.send_multipart(self.frames("execute_request",
@@ -625,8 +657,7 @@ class HostileFrontEndTests(unittest.TestCase):
         shell.send_multipart(self.frames("kernel_info_request", body))
         self.no_reply_within(2)
         self.still_answers()
-        self.stderr.seek(0)
-        said = self.stderr.read()
+        said = self.said()
         self.assertIn("was dropped", said)
         self.assertIn("5 so far", said)
 
@@ -635,8 +666,7 @@ class HostileFrontEndTests(unittest.TestCase):
         self.kc.shell_channel.socket.send_multipart(self.frames("execute_request", deep))
         self.no_reply_within(2)
         self.still_answers()
-        self.stderr.seek(0)
-        self.assertIn("was dropped", self.stderr.read())
+        self.assertIn("was dropped", self.said())
 
     def test_a_front_end_that_never_reads_iopub_does_not_block_the_kernel(self):
         # A second subscriber that never reads: ZeroMQ drops what it cannot
@@ -653,6 +683,140 @@ class HostileFrontEndTests(unittest.TestCase):
             self.still_answers()
         finally:
             lazy.close(linger=0)
+
+
+# The address space of the kernel UnauthenticatedPeerTests run: what
+# killed it before its bounds, with the 640 MB that ZeroMQ itself holds
+# of a message of ten million empty frames before its first is read.
+CAPPED_AS = 1536 * 1024 * 1024
+
+
+def zmtp_frames(sizes, data=b""):
+    """ZMTP 3.0 frames of SIZES bytes (DATA, or as much of it as given),
+    each but the last with MORE."""
+    out = bytearray()
+    for i, size in enumerate(sizes):
+        more = 1 if i + 1 < len(sizes) else 0
+        out += bytes([more, size]) if size < 256 else bytes([2 | more]) + size.to_bytes(8, "big")
+        out += data[:size]
+    return bytes(out)
+
+
+class RawPeer:
+    """A DEALER without the key, on a raw TCP socket speaking ZMTP 3.0, so
+    that what it sends costs this process nothing: no libzmq of its own
+    holds a message whole before sending it."""
+
+    def __init__(self, port):
+        import socket
+        self.socket = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+        greeting = b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\0")
+        self.socket.sendall(greeting + b"\0" * 32)
+        self.read(64)  # the kernel's greeting
+        ready = b"\x05READY\x0bSocket-Type" + (6).to_bytes(4, "big") + b"DEALER"
+        self.socket.sendall(bytes([4, len(ready)]) + ready)
+        self.read(self.read(2)[1])  # the kernel's READY (a short command)
+
+    def read(self, n):
+        data = b""
+        while len(data) < n:
+            more = self.socket.recv(n - len(data))
+            if not more:
+                raise ConnectionError("the kernel closed the connection in the handshake")
+            data += more
+        return data
+
+    def send(self, data):
+        """FALSE once the kernel closed the connection, as a bound does."""
+        try:
+            self.socket.sendall(data)
+            return True
+        except OSError:
+            return False
+
+    def close(self):
+        self.socket.close()
+
+
+class UnauthenticatedPeerTests(KernelWithStderr):
+    """A peer without the key cannot make the kernel hold what it sends:
+    the kernel, under an address-space cap, survives ten million empty
+    frames and a frame of 700 MB, and answers its real client after."""
+
+    kernel_name = "cellexec-capped"
+
+    @classmethod
+    def setUpClass(cls):
+        spec = os.path.join(os.environ["JUPYTER_PATH"], "kernels", cls.kernel_name)
+        os.makedirs(spec, exist_ok=True)
+        with open(os.path.join(spec, "kernel.json"), "w") as f:
+            json.dump({"argv": ["prlimit", f"--as={CAPPED_AS}", CELLEXEC, "kernel",
+                                "-f", "{connection_file}", "-b", "subprocess"],
+                       "display_name": "cellexec under a cap", "language": "python"}, f)
+
+    def wait_until_said(self, text):
+        for _ in range(TIMEOUT * 10):
+            if text in self.said() or not self.km.is_alive():
+                break
+            time.sleep(0.1)
+        self.assertIn(text, self.said())
+
+    def test_an_unsigned_message_of_the_raw_peer_reaches_the_kernel(self):
+        # The probe works: what the raw peer sends is read, and dropped.
+        peer = RawPeer(self.km.shell_port)
+        peer.send(zmtp_frames([9, 0, 2, 2, 2, 2], b"<IDS|MSG>"))
+        self.wait_until_said("bad signature")
+        peer.close()
+        self.still_answers()
+
+    def flood(self, port, until_said):
+        """Ten million empty frames as one message on PORT, until the kernel
+        says UNTIL_SAID (or is gone)."""
+        peer = RawPeer(port)
+        for _ in range(10):
+            peer.send(b"\x01\x00" * 1000000)
+        peer.send(b"\x00\x00")
+        self.wait_until_said(until_said)
+        peer.close()
+
+    def test_ten_million_empty_frames_are_dropped_as_they_come(self):
+        self.flood(self.km.shell_port, "over --max-frames")
+        self.assertTrue(self.km.is_alive())
+        self.still_answers()
+
+    def heartbeat_answers(self):
+        ping = zmq.Context.instance().socket(zmq.REQ)
+        ping.connect(f"tcp://127.0.0.1:{self.km.hb_port}")
+        try:
+            ping.send(b"ping")
+            self.assertTrue(ping.poll(TIMEOUT * 1000), "no heartbeat")
+            self.assertEqual(ping.recv(), b"ping")
+        finally:
+            ping.close(linger=0)
+
+    def test_ten_million_empty_frames_on_the_heartbeat_are_dropped(self):
+        self.heartbeat_answers()  # the probe works
+        self.flood(self.km.hb_port, "a message on hb was dropped")
+        self.heartbeat_answers()
+        self.still_answers()
+
+    def test_a_frame_of_700_mb_closes_its_connection(self):
+        peer = RawPeer(self.km.shell_port)
+        peer.send(zmtp_frames([700 << 20]))
+        chunk = b"x" * (1 << 20)
+        for _ in range(700):
+            if not peer.send(chunk):
+                break
+        peer.close()
+        self.still_answers()
+        self.assertTrue(self.km.is_alive())
+
+    def test_a_cell_of_20_mb_is_within_the_bounds(self):
+        printed = []
+        reply = self.kc.execute_interactive(f"print(len('{'x' * 20000000}'))", timeout=TIMEOUT,
+                                            output_hook=printed.append)
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertIn("20000000\n", [m["content"].get("text") for m in printed])
 
 
 class CommandLineTests(unittest.TestCase):
@@ -698,6 +862,31 @@ class CommandLineTests(unittest.TestCase):
 
     def test_install_options_need_install(self):
         self.assert_one_line_error(self.kernel("--user", "-f", "x.json"), "install")
+
+    def test_bad_bounds(self):
+        self.assert_one_line_error(self.kernel("-b", "fake", "-f", "x.json", "--max-frames", "6"),
+                                   "--max-frames", "7")
+        self.assert_one_line_error(self.kernel("-b", "fake", "-f", "x.json", "--max-message", "9x"),
+                                   "--max-message", "512K")
+
+    def test_install_keeps_the_bounds_given(self):
+        with tempfile.TemporaryDirectory() as prefix:
+            subprocess.run([CELLEXEC, "kernel", "install", "--prefix", prefix, "--name", "big",
+                            "--max-message", "1G", "--max-frames", "4096"],
+                           capture_output=True, timeout=TIMEOUT, check=True)
+            with open(os.path.join(prefix, "share", "jupyter", "kernels", "big",
+                                   "kernel.json")) as f:
+                argv = json.load(f)["argv"]
+            self.assertEqual(argv[-4:], ["--max-message", "1G", "--max-frames", "4096"])
+
+    def test_install_writes_a_spec_others_cannot_change_under_umask_000(self):
+        with tempfile.TemporaryDirectory() as prefix:
+            subprocess.run([CELLEXEC, "kernel", "install", "--prefix", prefix, "--name", "open"],
+                           capture_output=True, timeout=TIMEOUT, check=True, umask=0)
+            spec_dir = os.path.join(prefix, "share", "jupyter", "kernels", "open")
+            self.assertEqual(os.stat(spec_dir).st_mode & 0o777, 0o755)
+            self.assertEqual(os.stat(os.path.join(spec_dir, "kernel.json")).st_mode & 0o777,
+                             0o644)
 
 
 class KernelspecTests(unittest.TestCase):
