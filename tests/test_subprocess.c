@@ -400,6 +400,46 @@ test_subprocess_interrupt_session_cell(void)
   CU_ASSERT_PTR_NULL(cx_result_get_extra(after, "session_restarted"));
 }
 
+typedef struct {
+  cx_session *session;
+  gint done;
+} repeated_interrupts;
+
+/* Interrupt every 300 ms until told to stop (at most 200 times): the
+ * first that finds the cell running counts. */
+static gpointer
+interrupt_until_done(gpointer data)
+{
+  repeated_interrupts *target = data;
+  for (int i = 0; i < 200 && !g_atomic_int_get(&target->done); i++) {
+    g_usleep(300 * 1000);
+    cx_session_interrupt(target->session, NULL);
+  }
+  return NULL;
+}
+
+/* A session cell that ignores SIGINT is killed interrupt-grace (1 s by
+ * default) after its interrupt, instead of holding its caller for ever;
+ * the session goes on in a fresh process. */
+static void
+test_subprocess_a_session_cell_that_ignores_its_interrupt_is_killed(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  repeated_interrupts target = { session, 0 };
+  GThread *thread = g_thread_new("interrupter", interrupt_until_done, &target);
+  g_autoptr(cx_result) killed = session_run(session,
+    "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "for _ in range(300): time.sleep(0.1)");
+  g_atomic_int_set(&target.done, 1);
+  g_thread_join(thread);
+  CX_ASSERT_ERROR_TYPE(killed, CX_ERROR_TYPE_WORKER_CRASHED);
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(killed), "interrupt-grace");
+  g_autoptr(cx_result) after = session_run(session, "print('fresh')");
+  CX_ASSERT_STDOUT(after, "fresh\n");
+}
+
 static void
 test_subprocess_interrupt_stateless_cell(void)
 {
@@ -1392,6 +1432,8 @@ cx_test_register(void)
     { "test_subprocess_leaves_no_process_behind", test_subprocess_leaves_no_process_behind },
     { "test_subprocess_no_zombies_no_leaked_fds", test_subprocess_no_zombies_no_leaked_fds },
     { "test_subprocess_interrupt_session_cell", test_subprocess_interrupt_session_cell },
+    { "test_subprocess_a_session_cell_that_ignores_its_interrupt_is_killed",
+      test_subprocess_a_session_cell_that_ignores_its_interrupt_is_killed },
     { "test_subprocess_interrupt_stateless_cell", test_subprocess_interrupt_stateless_cell },
     { NULL }
   };
