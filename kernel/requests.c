@@ -27,6 +27,7 @@ struct cxk_kernel {
   JsonObject *language_info; /* kernel_info_reply's, made once */
   GAsyncQueue *stdin_replies; /* jp_message * from stdin, or &wake_marker */
   gint asking;               /* atomic: a cell waits for an input_reply */
+  guint max_queued;          /* requests SHELL holds at most */
 };
 
 /* ---- Replies ------------------------------------------------------------------ */
@@ -538,6 +539,7 @@ cxk_kernel_new(cx_backend *backend, const cxk_sink *sink, GError **error)
   kernel->sink = *sink;
   kernel->language_info = language_info_new(backend);
   kernel->shell = g_async_queue_new();
+  kernel->max_queued = CXK_DEFAULT_MAX_QUEUED;
   kernel->stdin_replies = g_async_queue_new();
   kernel->thread = g_thread_new("cellexec-kernel", shell_thread, kernel);
   return kernel;
@@ -548,10 +550,14 @@ cxk_kernel_free(cxk_kernel *kernel)
 {
   if (kernel == NULL)
     return;
+  /* What waits goes now, not once the cell running has stopped. */
+  jp_message *left;
+  while ((left = g_async_queue_try_pop(kernel->shell)) != NULL)
+    if (left != &stop_marker)
+      jp_message_free(left);
   cxk_kernel_interrupt(kernel);
   g_async_queue_push_front(kernel->shell, &stop_marker);
   g_thread_join(kernel->thread);
-  jp_message *left;
   while ((left = g_async_queue_try_pop(kernel->shell)) != NULL)
     if (left != &stop_marker)
       jp_message_free(left);
@@ -587,9 +593,35 @@ cxk_kernel_interrupt(cxk_kernel *kernel)
 }
 
 void
+cxk_kernel_set_max_queued(cxk_kernel *kernel, guint max)
+{
+  kernel->max_queued = max > 0 ? max : CXK_DEFAULT_MAX_QUEUED;
+}
+
+/* Queue REQUEST (taken) for the kernel's thread, or, past max_queued,
+ * answer it on CHANNEL with an error now, as a kernel may refuse work. */
+static void
+queue_request(cxk_kernel *kernel, int channel, jp_message *request)
+{
+  if (g_async_queue_length(kernel->shell) < (gint)kernel->max_queued) {
+    g_async_queue_push(kernel->shell, request);
+    return;
+  }
+  g_autoptr(JsonObject) content = json_object_new();
+  g_autofree char *why = g_strdup_printf(
+    "the kernel has %u requests queued, its limit: this one was not run; wait for their "
+    "replies before sending more", kernel->max_queued);
+  set_error_fields(content, "CellexecError", why, NULL, NULL);
+  if (g_str_equal(request->msg_type, "execute_request"))
+    json_object_set_int_member(content, "execution_count", kernel->execution_count);
+  reply_framed(kernel, channel, request, content);
+  jp_message_free(request);
+}
+
+void
 cxk_kernel_submit(cxk_kernel *kernel, jp_message *request)
 {
-  g_async_queue_push(kernel->shell, request);
+  queue_request(kernel, JP_SHELL, request);
 }
 
 void
@@ -621,6 +653,6 @@ cxk_kernel_control(cxk_kernel *kernel, jp_message *request)
      * holds: the kernel's thread answers it, in turn, not the caller's,
      * which must go on reading (an input_reply, an interrupt). */
     request->channel = JP_CONTROL;
-    g_async_queue_push(kernel->shell, request);
+    queue_request(kernel, JP_CONTROL, request);
   }
 }
