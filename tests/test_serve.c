@@ -1537,11 +1537,48 @@ delete_kills_a_stubborn_cell(const char *option)
   g_free(s.log);
 }
 
+/* The same for a kernel: its DELETE answers 204 once the cell is killed,
+ * and the kernel keeps its slot until then. */
+static void
+kernel_delete_kills_a_stubborn_cell(const char *option)
+{
+  server s = start_server("-b", "subprocess", "-o", "interrupt-grace=4", "--token", TOKEN,
+                          "--max-sessions", "2", option != NULL ? "-o" : NULL, option, NULL);
+  g_autofree char *channels = NULL;
+  g_autofree char *id = new_kernel(&s, &channels);
+  ws_client c;
+  ws_open(&s, channels, AUTH, NULL, &c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
+  g_autofree char *stubborn = ws_request("shell", "execute_request", "stubborn",
+                                         "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
+  soup_websocket_connection_send_text(c.ws, stubborn);
+  CU_ASSERT_TRUE(ws_received(&c, "stubborn "));
+  delete_call d = { &s, g_strdup_printf("/api/kernels/%s", id), 0 };
+  GThread *deleting = g_thread_new("delete", delete_run, &d);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (connections_of(&s, id) >= 0 && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  g_auto(reply) one = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL(one.status, 201);
+  g_auto(reply) full = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL(full.status, 503);
+  g_thread_join(deleting);
+  CU_ASSERT_EQUAL(d.status, 204);
+  g_free(d.path);
+  g_auto(reply) again = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL(again.status, 201);
+  ws_close(&c);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
 static void
 test_serve_delete_kills_a_cell_that_ignores_its_interrupt(void)
 {
   delete_kills_a_stubborn_cell(NULL);
   delete_kills_a_stubborn_cell("isolation=sandbox");
+  kernel_delete_kills_a_stubborn_cell(NULL);
+  kernel_delete_kills_a_stubborn_cell("isolation=sandbox");
 }
 
 /* A cell that cannot be killed (the local backend's, in the server's own
