@@ -929,21 +929,37 @@ resident_bytes(GPid pid)
 
 /* A server whose memory a test follows: cells' output kept whole (no
  * output-limit cut), so that all of it streams. */
-static server
-start_memory_server(void)
+/* For a server whose memory a test follows, started between the two: in
+ * the sanitizer build, ASan would keep what the server frees in its
+ * quarantine (256 MB), which is no memory the server holds.  What
+ * ASAN_OPTIONS was (new, NULL: unset), for asan_options_restore(). */
+static char *
+asan_quarantine_small(void)
 {
-  /* In the sanitizer build, ASan would keep what the server frees in its
-   * quarantine (256 MB), which is no memory the server holds. */
   const char *asan = g_getenv("ASAN_OPTIONS");
-  g_autofree char *saved = g_strdup(asan);
+  char *saved = g_strdup(asan);
   g_autofree char *small = g_strdup_printf("%s%squarantine_size_mb=1", asan != NULL ? asan : "",
                                            asan != NULL && *asan != '\0' ? ":" : "");
   g_setenv("ASAN_OPTIONS", small, TRUE);
-  server s = start_server("-b", "subprocess", "-o", "output-limit=1G", "--token", TOKEN, NULL);
+  return saved;
+}
+
+static void
+asan_options_restore(char *saved)
+{
   if (saved != NULL)
     g_setenv("ASAN_OPTIONS", saved, TRUE);
   else
     g_unsetenv("ASAN_OPTIONS");
+  g_free(saved);
+}
+
+static server
+start_memory_server(void)
+{
+  char *saved = asan_quarantine_small();
+  server s = start_server("-b", "subprocess", "-o", "output-limit=1G", "--token", TOKEN, NULL);
+  asan_options_restore(saved);
   return s;
 }
 
@@ -1661,7 +1677,9 @@ ws_drained_until(ws_client *c, const char *needle)
 static void
 test_serve_a_kernel_bounds_its_queue(void)
 {
+  char *saved = asan_quarantine_small();
   server s = start_server("-b", "subprocess", "--token", TOKEN, "--max-queue", "20", NULL);
+  asan_options_restore(saved);
   g_autofree char *channels = NULL;
   g_autofree char *id = new_kernel(&s, &channels);
   ws_client c;
