@@ -1515,6 +1515,39 @@ context_listed(const server *s, const char *id)
   return listed.text != NULL && strstr(listed.text, id) != NULL;
 }
 
+static gboolean
+kernel_listed(const server *s, const char *id)
+{
+  return connections_of(s, id) >= 0;
+}
+
+/* DELETE PATH on S (of ID, which LISTED finds, on a server with
+ * --max-sessions 2 and one session) while its cell ignores its interrupt:
+ * once ID is no longer listed and until the DELETE is answered (the cell
+ * killed), it holds its slot: POST CREATE gets CREATED once, then 503.
+ * The DELETE is answered (204 for a kernel, 200 for a context) and the
+ * slot is free again. */
+static void
+delete_holds_its_slot(const server *s, const char *path, const char *id,
+                      gboolean (*listed)(const server *s, const char *id), const char *create,
+                      guint created)
+{
+  delete_call d = { s, g_strdup(path), 0 };
+  GThread *deleting = g_thread_new("delete", delete_run, &d);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (listed(s, id) && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  g_auto(reply) one = call(s, "POST", create, AUTH, "{}");
+  CU_ASSERT_EQUAL(one.status, created);
+  g_auto(reply) full = call(s, "POST", create, AUTH, "{}");
+  CU_ASSERT_EQUAL(full.status, 503);
+  g_thread_join(deleting);
+  CU_ASSERT_EQUAL(d.status, created == 201 ? 204 : 200);
+  g_free(d.path);
+  g_auto(reply) again = call(s, "POST", create, AUTH, "{}");
+  CU_ASSERT_EQUAL(again.status, created);
+}
+
 /* DELETE of a context whose cell ignores its interrupt kills the cell
  * after interrupt-grace and answers once it is gone; until then the
  * context keeps its slot under --max-sessions, and no process of it is
@@ -1527,22 +1560,8 @@ delete_kills_a_stubborn_cell(const char *option)
   g_autofree char *id = new_context(&s);
   int cell_pid;
   g_autoptr(GSocketConnection) client = run_stubborn(&s, id, &cell_pid);
-  delete_call d = { &s, g_strdup_printf("/contexts/%s", id), 0 };
-  GThread *deleting = g_thread_new("delete", delete_run, &d);
-  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
-  while (context_listed(&s, id) && g_get_monotonic_time() < deadline)
-    g_usleep(20 * 1000);
-  /* Deleted, its cell still there (for up to 4 s): one slot of two. */
-  g_auto(reply) one = call(&s, "POST", "/contexts", AUTH, "{}");
-  CU_ASSERT_EQUAL(one.status, 200);
-  g_auto(reply) full = call(&s, "POST", "/contexts", AUTH, "{}");
-  CU_ASSERT_EQUAL(full.status, 503);
-  g_thread_join(deleting);
-  CU_ASSERT_EQUAL(d.status, 200);
-  g_free(d.path);
-  /* Answered: the cell is gone, and its slot free. */
-  g_auto(reply) again = call(&s, "POST", "/contexts", AUTH, "{}");
-  CU_ASSERT_EQUAL(again.status, 200);
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  delete_holds_its_slot(&s, path, id, context_listed, "/contexts", 200);
   if (option == NULL) {
     /* Its pid is the host's: the process is gone. */
     g_autoptr(GArray) cell = g_array_new(FALSE, FALSE, sizeof(int));
@@ -1569,20 +1588,8 @@ kernel_delete_kills_a_stubborn_cell(const char *option)
                                          "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
   soup_websocket_connection_send_text(c.ws, stubborn);
   CU_ASSERT_TRUE(ws_received(&c, "stubborn "));
-  delete_call d = { &s, g_strdup_printf("/api/kernels/%s", id), 0 };
-  GThread *deleting = g_thread_new("delete", delete_run, &d);
-  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
-  while (connections_of(&s, id) >= 0 && g_get_monotonic_time() < deadline)
-    g_usleep(20 * 1000);
-  g_auto(reply) one = call(&s, "POST", "/api/kernels", AUTH, "{}");
-  CU_ASSERT_EQUAL(one.status, 201);
-  g_auto(reply) full = call(&s, "POST", "/api/kernels", AUTH, "{}");
-  CU_ASSERT_EQUAL(full.status, 503);
-  g_thread_join(deleting);
-  CU_ASSERT_EQUAL(d.status, 204);
-  g_free(d.path);
-  g_auto(reply) again = call(&s, "POST", "/api/kernels", AUTH, "{}");
-  CU_ASSERT_EQUAL(again.status, 201);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  delete_holds_its_slot(&s, path, id, kernel_listed, "/api/kernels", 201);
   ws_close(&c);
   CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
   g_free(s.log);
