@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,19 @@ typedef struct {
 } server;
 
 static server main_server;
+
+/* The address space (RLIMIT_AS) of the next server start_server() starts;
+ * 0: no limit. */
+static rlim_t next_server_address_space;
+
+/* In the server's process, before it runs. */
+static void
+limit_address_space(gpointer data)
+{
+  rlim_t *bytes = data;
+  struct rlimit limit = { *bytes, *bytes };
+  setrlimit(RLIMIT_AS, &limit);
+}
 
 /* `cellexec serve` with ARGS (NULL-terminated) after the listen address;
  * waits until it accepts connections. */
@@ -54,6 +68,11 @@ start_server(const char *first, ...)
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_set_stderr_file_path(launcher, s.log);
   g_subprocess_launcher_set_stdout_file_path(launcher, s.log);
+  static rlim_t address_space;
+  address_space = next_server_address_space;
+  next_server_address_space = 0;
+  if (address_space > 0)
+    g_subprocess_launcher_set_child_setup(launcher, limit_address_space, &address_space, NULL);
   g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
   g_ptr_array_insert(args, 0, program);
   g_autoptr(GError) error = NULL;
@@ -1723,6 +1742,43 @@ test_serve_a_kernel_bounds_its_queue(void)
   g_free(s.log);
 }
 
+
+/* Under a memory cap (2.5 GB of address space, which a server with its
+ * cell threads fits in three times over and a thread per queued request
+ * does not), 300 requests queued in one context are each answered, its
+ * DELETE too, and the server goes on: no request dropped in silence, no
+ * abort when a thread cannot be made. */
+static void
+test_serve_queued_cells_under_a_memory_cap_are_all_answered(void)
+{
+  if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    /* ASan's shadow memory is address space no cap leaves room for. */
+    return;
+  }
+  next_server_address_space = (rlim_t)2500 * 1024 * 1024;
+  server s = start_server("-b", "subprocess", "--token", TOKEN, "--max-queue", "400", NULL);
+  g_autofree char *id = new_context(&s);
+  g_autofree char *body = execute_body("import time\\nwhile True: time.sleep(0.1)", id);
+  GPtrArray *clients = g_ptr_array_new_with_free_func(g_object_unref);
+  for (int i = 0; i < 300; i++)
+    g_ptr_array_add(clients, post_unread(&s, "/execute", body));
+  /* Every one accepted: each response begins (a keepalive comes within 5 s). */
+  guint begun = 0;
+  for (guint i = 0; i < clients->len; i++)
+    begun += raw_read_until(clients->pdata[i], "HTTP/1.1 200");
+  CU_ASSERT_EQUAL(begun, 300);
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  g_auto(reply) deleted = call(&s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 200);
+  /* Each of the 300 ends: the first interrupted, the rest not run. */
+  CU_ASSERT_TRUE(log_reaches(&s, "POST /execute 200", 300));
+  g_auto(reply) health = call(&s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+  g_ptr_array_unref(clients);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
 void
 cx_test_register(void)
 {
@@ -1765,6 +1821,8 @@ cx_test_register(void)
     { "test_serve_sigterm_ends_it_with_a_cell_that_ignores_its_interrupt",
       test_serve_sigterm_ends_it_with_a_cell_that_ignores_its_interrupt },
     { "test_serve_a_kernel_bounds_its_queue", test_serve_a_kernel_bounds_its_queue },
+    { "test_serve_queued_cells_under_a_memory_cap_are_all_answered",
+      test_serve_queued_cells_under_a_memory_cap_are_all_answered },
     { "test_serve_delete_of_an_unkillable_cell_is_answered_and_keeps_its_slot",
       test_serve_delete_of_an_unkillable_cell_is_answered_and_keeps_its_slot },
     { NULL }
