@@ -23,6 +23,7 @@ struct cxk_kernel {
   GAsyncQueue *shell;        /* jp_message *, or &stop_marker */
   GThread *thread;
   gint64 execution_count;    /* the last cell's number */
+  gint count_seen;           /* atomic: execution_count, for the other threads */
   gint busy;                 /* atomic: a shell request is being answered */
   JsonObject *language_info; /* kernel_info_reply's, made once */
   GAsyncQueue *stdin_replies; /* jp_message * from stdin, or &wake_marker */
@@ -233,6 +234,7 @@ renew_session(cxk_kernel *kernel)
                            "(%s); restart the kernel\n", error->message);
   cx_session_close(old);
   kernel->execution_count = 0;
+  g_atomic_int_set(&kernel->count_seen, 0);
   return g_strdup("cellexec: the kernel is still alive, with a fresh session: the state of the "
                   "cells before is gone; run them again\n");
 }
@@ -314,6 +316,7 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
   gint64 number = number_of(kernel, result, counted);
   if (counted || number > kernel->execution_count)
     kernel->execution_count = number;
+  g_atomic_int_set(&kernel->count_seen, (gint)MIN(kernel->execution_count, G_MAXINT));
   g_autoptr(JsonObject) content = ok_content();
   json_object_set_int_member(content, "execution_count", kernel->execution_count);
   if (result == NULL) {
@@ -613,7 +616,7 @@ queue_request(cxk_kernel *kernel, int channel, jp_message *request)
     "replies before sending more", kernel->max_queued);
   set_error_fields(content, "CellexecError", why, NULL, NULL);
   if (g_str_equal(request->msg_type, "execute_request"))
-    json_object_set_int_member(content, "execution_count", kernel->execution_count);
+    json_object_set_int_member(content, "execution_count", g_atomic_int_get(&kernel->count_seen));
   reply_framed(kernel, channel, request, content);
   jp_message_free(request);
 }
