@@ -280,7 +280,8 @@ cmd_kernel(int argc, char **argv)
     "error instead of waiting.\n"
     "\n"
     "Exit status: 0 the kernel was shut down, 2 usage, config, plugin or connection\n"
-    "file error (one line on stderr says why), 3 install could not write the spec.");
+    "file error (one line on stderr says why), 3 install could not write the spec,\n"
+    "143 still running 5 s after SIGTERM.");
   g_option_context_add_main_entries(context, entries, NULL);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;

@@ -295,7 +295,8 @@ cmd_serve(int argc, char **argv)
     "  cellexec run -b jupyter -o gateway-url=http://127.0.0.1:8888 -o token=... -c 'print(1)'\n"
     "\n"
     "Exit status: 0 stopped by a signal, 2 usage, config or plugin error, or the\n"
-    "address could not be listened on (one line on stderr says why).");
+    "address could not be listened on (one line on stderr says why), 143 sessions\n"
+    "still ending --stop-timeout seconds after the signal.");
   g_option_context_add_main_entries(context, entries, NULL);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;
