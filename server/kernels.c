@@ -174,6 +174,7 @@ start_in_thread(GTask *task, gpointer source, gpointer data, GCancellable *cance
 }
 
 static void end_kernel(cxs_server *server, served_kernel *kernel, SoupServerMessage *msg);
+static void run_kernel_end(gpointer end);
 
 /* Back on the main loop: answer the request that waited. */
 static void
@@ -211,6 +212,8 @@ started(GObject *source, GAsyncResult *result, gpointer data)
   job->kernel->server->starting--;
   if (!ok && !job->kernel->server->stopping)
     end_kernel(job->kernel->server, job->kernel, NULL);
+  if (job->kernel->end_after_start != NULL)
+    run_kernel_end(g_steal_pointer(&job->kernel->end_after_start));
 }
 
 /* Start (or restart) KERNEL on a worker thread, answering MSG (may be
@@ -291,6 +294,18 @@ end_kernel(cxs_server *server, served_kernel *kernel, SoupServerMessage *msg)
   end->kernel = kernel;
   end->ending = cxs_ending_begin(server, msg, SOUP_STATUS_NO_CONTENT, what);
   cxs_server_worker_begin(server);
+  /* A (re)start on its way holds a session, or is ending one: the end,
+   * and the slot's release, wait for it (started()). */
+  if (kernel->starting)
+    kernel->end_after_start = end;
+  else
+    run_kernel_end(end);
+}
+
+/* END (a kernel_end) on a thread of its own. */
+static void
+run_kernel_end(gpointer end)
+{
   if (!cxs_server_spawn("cellexec-serve-end", free_in_thread, end))
     free_in_thread(end); /* here, then: the server must not abort */
 }

@@ -158,6 +158,8 @@ struct served_kernel {
   cxs_connections *connections; /* main thread only */
   gboolean ended;             /* deleted: nothing more is sent (set under LOCK) */
   gboolean starting;          /* main thread: a start or restart is on its way */
+  gpointer end_after_start;   /* main thread: its end, deleted while starting: it
+                               * begins once the start is over (kernels.c) */
 };
 
 served_kernel *cxs_kernel_ref(served_kernel *kernel);

@@ -151,8 +151,11 @@ static reply
 call(const server *s, const char *method, const char *path, const char *auth, const char *body)
 {
   static SoupSession *session;
+  /* Calls from several threads at once (a DELETE that waits, and what
+   * goes on meanwhile) each get a connection: libsoup's default of 2 per
+   * host would queue the third. */
   if (session == NULL)
-    session = soup_session_new_with_options("timeout", 60, NULL);
+    session = soup_session_new_with_options("timeout", 60, "max-conns-per-host", 8, NULL);
   g_autofree char *url = g_strdup_printf("http://127.0.0.1:%d%s", s->port, path);
   g_autoptr(SoupMessage) msg = soup_message_new(method, url);
   if (auth != NULL) {
@@ -1606,7 +1609,8 @@ kernel_delete_kills_a_stubborn_cell(const char *option)
   g_autofree char *stubborn = ws_request("shell", "execute_request", "stubborn",
                                          "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
   soup_websocket_connection_send_text(c.ws, stubborn);
-  CU_ASSERT_TRUE(ws_received(&c, "stubborn "));
+  /* Its stream, not its execute_input, which holds the word too. */
+  CU_ASSERT_TRUE(ws_received(&c, "\"text\":\"stubborn "));
   g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
   delete_holds_its_slot(&s, path, id, kernel_listed, "/api/kernels", 201);
   ws_close(&c);
@@ -1621,6 +1625,67 @@ test_serve_delete_kills_a_cell_that_ignores_its_interrupt(void)
   delete_kills_a_stubborn_cell("isolation=sandbox");
   kernel_delete_kills_a_stubborn_cell(NULL);
   kernel_delete_kills_a_stubborn_cell("isolation=sandbox");
+}
+
+typedef struct {
+  const server *s;
+  char *path;
+  guint status;
+} restart_call;
+
+static gpointer
+restart_run(gpointer data)
+{
+  restart_call *r = data;
+  g_auto(reply) answer = call(r->s, "POST", r->path, AUTH, NULL);
+  r->status = answer.status;
+  return NULL;
+}
+
+/* Whether kernel ID of S says STATE within 30 s. */
+static gboolean
+kernel_state_reaches(const server *s, const char *id, const char *state)
+{
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time() < deadline) {
+    g_auto(reply) model = call(s, "GET", path, AUTH, NULL);
+    if (g_strcmp0(member_string(model.body, "execution_state"), state) == 0)
+      return TRUE;
+    g_usleep(20 * 1000);
+  }
+  return FALSE;
+}
+
+/* A kernel deleted while it restarts (its old session still ending: the
+ * cell ignores its interrupt) keeps its slot until the restart is over
+ * and its sessions are gone. */
+static void
+test_serve_delete_during_a_restart_holds_the_slot(void)
+{
+  server s = start_server("-b", "subprocess", "-o", "interrupt-grace=4", "--token", TOKEN,
+                          "--max-sessions", "2", NULL);
+  g_autofree char *channels = NULL;
+  g_autofree char *id = new_kernel(&s, &channels);
+  ws_client c;
+  ws_open(&s, channels, AUTH, NULL, &c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
+  g_autofree char *stubborn = ws_request("shell", "execute_request", "stubborn",
+                                         "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
+  soup_websocket_connection_send_text(c.ws, stubborn);
+  /* Its stream, not its execute_input, which holds the word too. */
+  CU_ASSERT_TRUE(ws_received(&c, "\"text\":\"stubborn "));
+  restart_call r = { &s, g_strdup_printf("/api/kernels/%s/restart", id), 0 };
+  GThread *restarting = g_thread_new("restart", restart_run, &r);
+  CU_ASSERT_TRUE(kernel_state_reaches(&s, id, "restarting"));
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  delete_holds_its_slot(&s, path, id, kernel_listed, "/api/kernels", 201);
+  g_thread_join(restarting);
+  CU_ASSERT_EQUAL(r.status, 404); /* deleted as it started */
+  g_free(r.path);
+  ws_close(&c);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
 }
 
 /* A cell that cannot be killed (the local backend's, in the server's own
@@ -1821,6 +1886,8 @@ cx_test_register(void)
     { "test_serve_sigterm_ends_it_with_a_cell_that_ignores_its_interrupt",
       test_serve_sigterm_ends_it_with_a_cell_that_ignores_its_interrupt },
     { "test_serve_a_kernel_bounds_its_queue", test_serve_a_kernel_bounds_its_queue },
+    { "test_serve_delete_during_a_restart_holds_the_slot",
+      test_serve_delete_during_a_restart_holds_the_slot },
     { "test_serve_queued_cells_under_a_memory_cap_are_all_answered",
       test_serve_queued_cells_under_a_memory_cap_are_all_answered },
     { "test_serve_delete_of_an_unkillable_cell_is_answered_and_keeps_its_slot",
