@@ -1514,18 +1514,20 @@ run_stubborn(const server *s, const char *id, int *pid)
   return client;
 }
 
+/* A call made on a thread of its own, for one that waits. */
 typedef struct {
   const server *s;
+  const char *method;
   char *path;
   guint status;
-} delete_call;
+} background_call;
 
 static gpointer
-delete_run(gpointer data)
+background_run(gpointer data)
 {
-  delete_call *d = data;
-  g_auto(reply) r = call(d->s, "DELETE", d->path, AUTH, NULL);
-  d->status = r.status;
+  background_call *b = data;
+  g_auto(reply) r = call(b->s, b->method, b->path, AUTH, NULL);
+  b->status = r.status;
   return NULL;
 }
 
@@ -1554,8 +1556,8 @@ delete_holds_its_slot(const server *s, const char *path, const char *id,
                       gboolean (*listed)(const server *s, const char *id), const char *create,
                       guint created)
 {
-  delete_call d = { s, g_strdup(path), 0 };
-  GThread *deleting = g_thread_new("delete", delete_run, &d);
+  background_call d = { s, "DELETE", g_strdup(path), 0 };
+  GThread *deleting = g_thread_new("delete", background_run, &d);
   gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
   while (listed(s, id) && g_get_monotonic_time() < deadline)
     g_usleep(20 * 1000);
@@ -1627,21 +1629,6 @@ test_serve_delete_kills_a_cell_that_ignores_its_interrupt(void)
   kernel_delete_kills_a_stubborn_cell("isolation=sandbox");
 }
 
-typedef struct {
-  const server *s;
-  char *path;
-  guint status;
-} restart_call;
-
-static gpointer
-restart_run(gpointer data)
-{
-  restart_call *r = data;
-  g_auto(reply) answer = call(r->s, "POST", r->path, AUTH, NULL);
-  r->status = answer.status;
-  return NULL;
-}
-
 /* Whether kernel ID of S says STATE within 30 s. */
 static gboolean
 kernel_state_reaches(const server *s, const char *id, const char *state)
@@ -1675,8 +1662,8 @@ test_serve_delete_during_a_restart_holds_the_slot(void)
   soup_websocket_connection_send_text(c.ws, stubborn);
   /* Its stream, not its execute_input, which holds the word too. */
   CU_ASSERT_TRUE(ws_received(&c, "\"text\":\"stubborn "));
-  restart_call r = { &s, g_strdup_printf("/api/kernels/%s/restart", id), 0 };
-  GThread *restarting = g_thread_new("restart", restart_run, &r);
+  background_call r = { &s, "POST", g_strdup_printf("/api/kernels/%s/restart", id), 0 };
+  GThread *restarting = g_thread_new("restart", background_run, &r);
   CU_ASSERT_TRUE(kernel_state_reaches(&s, id, "restarting"));
   g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
   delete_holds_its_slot(&s, path, id, kernel_listed, "/api/kernels", 201);
