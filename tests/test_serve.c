@@ -1596,6 +1596,23 @@ delete_kills_a_stubborn_cell(const char *option)
   g_free(s.log);
 }
 
+/* A new kernel of S running a stubborn cell, its WebSocket open in *C:
+ * its id, once the cell runs. */
+static char *
+stubborn_kernel(const server *s, ws_client *c)
+{
+  g_autofree char *channels = NULL;
+  char *id = new_kernel(s, &channels);
+  ws_open(s, channels, AUTH, NULL, c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c->ws);
+  g_autofree char *stubborn = ws_request("shell", "execute_request", "stubborn",
+                                         "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
+  soup_websocket_connection_send_text(c->ws, stubborn);
+  /* Its stream, not its execute_input, which holds the word too. */
+  CU_ASSERT_TRUE(ws_received(c, "\"text\":\"stubborn "));
+  return id;
+}
+
 /* The same for a kernel: its DELETE answers 204 once the cell is killed,
  * and the kernel keeps its slot until then. */
 static void
@@ -1603,16 +1620,8 @@ kernel_delete_kills_a_stubborn_cell(const char *option)
 {
   server s = start_server("-b", "subprocess", "-o", "interrupt-grace=4", "--token", TOKEN,
                           "--max-sessions", "2", option != NULL ? "-o" : NULL, option, NULL);
-  g_autofree char *channels = NULL;
-  g_autofree char *id = new_kernel(&s, &channels);
   ws_client c;
-  ws_open(&s, channels, AUTH, NULL, &c);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
-  g_autofree char *stubborn = ws_request("shell", "execute_request", "stubborn",
-                                         "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
-  soup_websocket_connection_send_text(c.ws, stubborn);
-  /* Its stream, not its execute_input, which holds the word too. */
-  CU_ASSERT_TRUE(ws_received(&c, "\"text\":\"stubborn "));
+  g_autofree char *id = stubborn_kernel(&s, &c);
   g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
   delete_holds_its_slot(&s, path, id, kernel_listed, "/api/kernels", 201);
   ws_close(&c);
@@ -1652,16 +1661,8 @@ test_serve_delete_during_a_restart_holds_the_slot(void)
 {
   server s = start_server("-b", "subprocess", "-o", "interrupt-grace=4", "--token", TOKEN,
                           "--max-sessions", "2", NULL);
-  g_autofree char *channels = NULL;
-  g_autofree char *id = new_kernel(&s, &channels);
   ws_client c;
-  ws_open(&s, channels, AUTH, NULL, &c);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
-  g_autofree char *stubborn = ws_request("shell", "execute_request", "stubborn",
-                                         "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
-  soup_websocket_connection_send_text(c.ws, stubborn);
-  /* Its stream, not its execute_input, which holds the word too. */
-  CU_ASSERT_TRUE(ws_received(&c, "\"text\":\"stubborn "));
+  g_autofree char *id = stubborn_kernel(&s, &c);
   background_call r = { &s, "POST", g_strdup_printf("/api/kernels/%s/restart", id), 0 };
   GThread *restarting = g_thread_new("restart", background_run, &r);
   CU_ASSERT_TRUE(kernel_state_reaches(&s, id, "restarting"));
