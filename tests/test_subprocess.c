@@ -358,18 +358,22 @@ test_subprocess_no_zombies_no_leaked_fds(void)
 typedef struct {
   cx_backend *backend;
   cx_session *session;
+  gboolean repeat;            /* every 300 ms (at most 200 times) until DONE */
+  gint done;                  /* atomic */
 } interrupt_target;
 
 static gpointer
 interrupt_later(gpointer data)
 {
   interrupt_target *target = data;
-  g_usleep(300 * 1000);
-  g_autoptr(GError) error = NULL;
-  if (target->session != NULL)
-    cx_session_interrupt(target->session, &error);
-  else
-    cx_backend_interrupt(target->backend, &error);
+  for (int i = 0; i < (target->repeat ? 200 : 1) && !g_atomic_int_get(&target->done); i++) {
+    g_usleep(300 * 1000);
+    g_autoptr(GError) error = NULL;
+    if (target->session != NULL)
+      cx_session_interrupt(target->session, &error);
+    else
+      cx_backend_interrupt(target->backend, &error);
+  }
   return NULL;
 }
 
@@ -400,24 +404,6 @@ test_subprocess_interrupt_session_cell(void)
   CU_ASSERT_PTR_NULL(cx_result_get_extra(after, "session_restarted"));
 }
 
-typedef struct {
-  cx_session *session;
-  gint done;
-} repeated_interrupts;
-
-/* Interrupt every 300 ms until told to stop (at most 200 times): the
- * first that finds the cell running counts. */
-static gpointer
-interrupt_until_done(gpointer data)
-{
-  repeated_interrupts *target = data;
-  for (int i = 0; i < 200 && !g_atomic_int_get(&target->done); i++) {
-    g_usleep(300 * 1000);
-    cx_session_interrupt(target->session, NULL);
-  }
-  return NULL;
-}
-
 /* A session cell that ignores SIGINT is killed interrupt-grace (1 s by
  * default) after its interrupt, instead of holding its caller for ever;
  * the session goes on in a fresh process. */
@@ -427,8 +413,9 @@ test_subprocess_a_session_cell_that_ignores_its_interrupt_is_killed(void)
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
   CX_ASSERT_NO_ERROR(error);
-  repeated_interrupts target = { session, 0 };
-  GThread *thread = g_thread_new("interrupter", interrupt_until_done, &target);
+  /* Again and again: the first that finds the cell running counts. */
+  interrupt_target target = { .session = session, .repeat = TRUE };
+  GThread *thread = g_thread_new("interrupter", interrupt_later, &target);
   g_autoptr(cx_result) killed = session_run(session,
     "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "for _ in range(300): time.sleep(0.1)");
