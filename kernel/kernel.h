@@ -43,12 +43,18 @@ typedef struct cxk_kernel cxk_kernel;
  * the kernel), sending through SINK (copied); NULL with ERROR when the
  * session cannot be opened. */
 cxk_kernel *cxk_kernel_new(cx_backend *backend, const cxk_sink *sink, GError **error);
-/* Interrupt the cell running, wait for the kernel's thread and close the
- * session. */
+/* Drop the requests queued, interrupt the cell running, wait for the
+ * kernel's thread and close the session. */
 void cxk_kernel_free(cxk_kernel *kernel);
 
+/* Requests a kernel queues for its thread by default: past them, a
+ * request is answered at once with an error (and not run), so that a front
+ * end sending without waiting cannot fill the host's memory. */
+#define CXK_DEFAULT_MAX_QUEUED 1000
+/* Queue at most MAX requests (0: CXK_DEFAULT_MAX_QUEUED). */
+void cxk_kernel_set_max_queued(cxk_kernel *kernel, guint max);
 /* Queue REQUEST (taken), which came on the shell channel, for the
- * kernel's thread. */
+ * kernel's thread; past the bound, answer it with an error instead. */
 void cxk_kernel_submit(cxk_kernel *kernel, jp_message *request);
 /* MESSAGE (taken), which came on the stdin channel: an input_reply for
  * the cell waiting in input(), if one is. */

@@ -23,10 +23,12 @@ struct cxk_kernel {
   GAsyncQueue *shell;        /* jp_message *, or &stop_marker */
   GThread *thread;
   gint64 execution_count;    /* the last cell's number */
+  gint count_seen;           /* atomic: execution_count, for the other threads */
   gint busy;                 /* atomic: a shell request is being answered */
   JsonObject *language_info; /* kernel_info_reply's, made once */
   GAsyncQueue *stdin_replies; /* jp_message * from stdin, or &wake_marker */
   gint asking;               /* atomic: a cell waits for an input_reply */
+  guint max_queued;          /* requests SHELL holds at most */
 };
 
 /* ---- Replies ------------------------------------------------------------------ */
@@ -232,6 +234,7 @@ renew_session(cxk_kernel *kernel)
                            "(%s); restart the kernel\n", error->message);
   cx_session_close(old);
   kernel->execution_count = 0;
+  g_atomic_int_set(&kernel->count_seen, 0);
   return g_strdup("cellexec: the kernel is still alive, with a fresh session: the state of the "
                   "cells before is gone; run them again\n");
 }
@@ -313,6 +316,7 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
   gint64 number = number_of(kernel, result, counted);
   if (counted || number > kernel->execution_count)
     kernel->execution_count = number;
+  g_atomic_int_set(&kernel->count_seen, (gint)MIN(kernel->execution_count, G_MAXINT));
   g_autoptr(JsonObject) content = ok_content();
   json_object_set_int_member(content, "execution_count", kernel->execution_count);
   if (result == NULL) {
@@ -538,6 +542,7 @@ cxk_kernel_new(cx_backend *backend, const cxk_sink *sink, GError **error)
   kernel->sink = *sink;
   kernel->language_info = language_info_new(backend);
   kernel->shell = g_async_queue_new();
+  kernel->max_queued = CXK_DEFAULT_MAX_QUEUED;
   kernel->stdin_replies = g_async_queue_new();
   kernel->thread = g_thread_new("cellexec-kernel", shell_thread, kernel);
   return kernel;
@@ -548,10 +553,14 @@ cxk_kernel_free(cxk_kernel *kernel)
 {
   if (kernel == NULL)
     return;
+  /* What waits goes now, not once the cell running has stopped. */
+  jp_message *left;
+  while ((left = g_async_queue_try_pop(kernel->shell)) != NULL)
+    if (left != &stop_marker)
+      jp_message_free(left);
   cxk_kernel_interrupt(kernel);
   g_async_queue_push_front(kernel->shell, &stop_marker);
   g_thread_join(kernel->thread);
-  jp_message *left;
   while ((left = g_async_queue_try_pop(kernel->shell)) != NULL)
     if (left != &stop_marker)
       jp_message_free(left);
@@ -587,9 +596,35 @@ cxk_kernel_interrupt(cxk_kernel *kernel)
 }
 
 void
+cxk_kernel_set_max_queued(cxk_kernel *kernel, guint max)
+{
+  kernel->max_queued = max > 0 ? max : CXK_DEFAULT_MAX_QUEUED;
+}
+
+/* Queue REQUEST (taken) for the kernel's thread, or, past max_queued,
+ * answer it on CHANNEL with an error now, as a kernel may refuse work. */
+static void
+queue_request(cxk_kernel *kernel, int channel, jp_message *request)
+{
+  if (g_async_queue_length(kernel->shell) < (gint)kernel->max_queued) {
+    g_async_queue_push(kernel->shell, request);
+    return;
+  }
+  g_autoptr(JsonObject) content = json_object_new();
+  g_autofree char *why = g_strdup_printf(
+    "the kernel has %u requests queued, its limit: this one was not run; wait for their "
+    "replies before sending more", kernel->max_queued);
+  set_error_fields(content, "CellexecError", why, NULL, NULL);
+  if (g_str_equal(request->msg_type, "execute_request"))
+    json_object_set_int_member(content, "execution_count", g_atomic_int_get(&kernel->count_seen));
+  reply_framed(kernel, channel, request, content);
+  jp_message_free(request);
+}
+
+void
 cxk_kernel_submit(cxk_kernel *kernel, jp_message *request)
 {
-  g_async_queue_push(kernel->shell, request);
+  queue_request(kernel, JP_SHELL, request);
 }
 
 void
@@ -621,6 +656,6 @@ cxk_kernel_control(cxk_kernel *kernel, jp_message *request)
      * holds: the kernel's thread answers it, in turn, not the caller's,
      * which must go on reading (an input_reply, an interrupt). */
     request->channel = JP_CONTROL;
-    g_async_queue_push(kernel->shell, request);
+    queue_request(kernel, JP_CONTROL, request);
   }
 }

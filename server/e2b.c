@@ -8,11 +8,14 @@
  *   GET /health              "OK"
  *
  * A context is a cellexec session (not a kernel: no Jupyter messages on
- * the way), opened on the thread that runs its first cell.  Each
- * execution runs on a thread of its own, one at a time per context (the
- * session's lock); its lines reach the response on the main loop.  A
- * client that goes away interrupts its cell, so that the context is free
- * for the next one. */
+ * the way), opened on the thread that runs its first cell.  Cells run
+ * on a fixed set of threads (--cell-threads), one at a time per context,
+ * in the order they came: a context's requests wait in its queue as plain
+ * objects (at most --max-queue of them, and --max-queued in all; past
+ * either, 429 or 503 with Retry-After), and the thread that ran a
+ * context's cell runs the next one.  Lines reach the response on the main
+ * loop.  A client that goes away interrupts its cell, so that the context
+ * is free for the next one. */
 #include "config.h"
 
 #include <string.h>
@@ -28,6 +31,8 @@
  * through its output, does the cell.  A client that stops reading holds
  * its cell, not the server's memory. */
 #define MAX_UNWRITTEN (4 * 1024 * 1024)
+/* What a client refused for a full queue is told to wait, in seconds. */
+#define RETRY_AFTER_SECONDS "1"
 /* Lines made within this long of the first leave together: a quick cell's
  * lines and its end go out as one chunk, for one wake of the main loop,
  * while a long cell's output still streams. */
@@ -45,7 +50,9 @@ struct cxs_context {
   gboolean opening;           /* a thread is opening SESSION, outside LOCK */
   guint users;                /* executions holding SESSION: closing waits for them */
   struct execution *running;  /* the execution whose cell runs, or NULL */
-  GMutex turn;                /* held by the execution whose turn it is, in order */
+  GQueue waiting;             /* executions behind the one scheduled, in order */
+  gboolean scheduled;         /* one of its executions is on a cell thread, or
+                               * waits for one: it runs those of WAITING after it */
   gint64 last_activity;
   guint executions;           /* executions under way, queued or running */
   gboolean removed;
@@ -67,7 +74,6 @@ cxs_context_unref(cxs_context *context)
     cx_session_close(context->session);
   g_mutex_clear(&context->lock);
   g_cond_clear(&context->changed);
-  g_mutex_clear(&context->turn);
   g_free(context->id);
   g_free(context->cwd);
   g_free(context);
@@ -107,7 +113,7 @@ new_context(cxs_server *server, SoupServerMessage *msg, const char *cwd)
   context->cwd_given = cwd != NULL;
   g_mutex_init(&context->lock);
   g_cond_init(&context->changed);
-  g_mutex_init(&context->turn);
+  g_queue_init(&context->waiting);
   context->last_activity = g_get_real_time();
   g_hash_table_insert(server->contexts, context->id, context);
   return context;
@@ -436,21 +442,19 @@ context_release(cxs_context *context)
   g_mutex_unlock(&context->lock);
 }
 
-/* The execution's turn in its context (cells of a context run one at a
- * time, in the order they came); FALSE when it is to be skipped instead:
- * its client left, or the context went or restarted meanwhile. */
+/* The execution's turn in its context (its thread runs the context's
+ * cells one at a time, in the order they came); FALSE when it is to be
+ * skipped instead: its client left, or the context went or restarted
+ * meanwhile. */
 static gboolean
 take_turn(execution *e, cx_session *session)
 {
   cxs_context *context = e->context;
-  g_mutex_lock(&context->turn);
   g_mutex_lock(&context->lock);
   gboolean go = !g_atomic_int_get(&e->cancelled) && !context->removed &&
                 context->session == session;
   context->running = go ? e : NULL;
   g_mutex_unlock(&context->lock);
-  if (!go)
-    g_mutex_unlock(&context->turn);
   return go;
 }
 
@@ -461,15 +465,14 @@ end_turn(execution *e)
   g_mutex_lock(&context->lock);
   context->running = NULL;
   g_mutex_unlock(&context->lock);
-  g_mutex_unlock(&context->turn);
 }
 
+/* On a cell thread: E's cell, and its response's last lines. */
 static void
-execute_in_thread(gpointer data, gpointer pool_data)
+run_execution(execution *e)
 {
-  (void)pool_data;
-  execution *e = data;
   cxs_context *context = e->context;
+  g_atomic_int_add(&e->server->cells_waiting, -1);
   g_autoptr(GError) error = NULL;
   cx_session *session = context_acquire(e->server, context, &error);
   g_autoptr(cx_result) result = NULL;
@@ -514,6 +517,95 @@ execute_in_thread(gpointer data, gpointer pool_data)
   send_line(e, typed("end_of_execution"));
   send_line(e, NULL); /* E is no longer this thread's to touch */
   cxs_server_worker_end(server);
+}
+
+/* The execution of CONTEXT to run after the one that just ran, or NULL:
+ * CONTEXT is then no longer scheduled. */
+static execution *
+next_of(cxs_context *context)
+{
+  g_mutex_lock(&context->lock);
+  execution *next = g_queue_pop_head(&context->waiting);
+  if (next == NULL)
+    context->scheduled = FALSE;
+  g_mutex_unlock(&context->lock);
+  return next;
+}
+
+/* A cell thread: the execution it was given, then those that came for
+ * its context meanwhile, so that a context holds one thread at most and
+ * what waits holds none. */
+static void
+execute_in_thread(gpointer data, gpointer pool_data)
+{
+  (void)pool_data;
+  execution *first = data;
+  cxs_context *context = context_ref(first->context);
+  for (execution *e = first; e != NULL; e = next_of(context))
+    run_execution(e);
+  cxs_context_unref(context);
+}
+
+/* E to its context's thread, or behind the execution it runs. */
+static void
+schedule(cxs_server *server, execution *e)
+{
+  cxs_context *context = e->context;
+  g_mutex_lock(&context->lock);
+  gboolean queued = context->scheduled;
+  if (queued)
+    g_queue_push_tail(&context->waiting, e);
+  context->scheduled = TRUE;
+  g_mutex_unlock(&context->lock);
+  if (!queued)
+    g_thread_pool_push(server->cell_threads, e, NULL); /* exclusive: no thread to start */
+}
+
+/* Whether a cell for CONTEXT may wait now (--max-queue in it, --max-queued
+ * in all); when not, MSG is answered 429 or 503, with Retry-After. */
+static gboolean
+has_queue_room(cxs_server *server, cxs_context *context, SoupServerMessage *msg)
+{
+  g_mutex_lock(&context->lock);
+  guint waiting = g_queue_get_length(&context->waiting);
+  g_mutex_unlock(&context->lock);
+  guint all = (guint)g_atomic_int_get(&server->cells_waiting);
+  if (waiting < server->options.max_queue && all < server->options.max_queued)
+    return TRUE;
+  if (waiting >= server->options.max_queue)
+    cxs_reply_error(msg, CXS_STATUS_TOO_MANY_REQUESTS,
+                    "context %s has %u cells waiting for its turn, its limit (--max-queue): "
+                    "wait for one to end, then send again", context->id, waiting);
+  else
+    cxs_reply_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE,
+                    "the server has %u cells waiting, its limit (--max-queued): send again "
+                    "later", all);
+  soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Retry-After",
+                               RETRY_AFTER_SECONDS);
+  return FALSE;
+}
+
+/* The fixed set of threads cells run on, made once; FALSE after
+ * answering MSG 503 when the system gives no thread. */
+static gboolean
+have_cell_threads(cxs_server *server, SoupServerMessage *msg)
+{
+  if (server->cell_threads != NULL)
+    return TRUE;
+  g_autoptr(GError) error = NULL;
+  /* Exclusive: every thread is made here, where a failure can be answered,
+   * never later in g_thread_pool_push(). */
+  server->cell_threads = g_thread_pool_new(execute_in_thread, NULL,
+                                           (gint)server->options.cell_threads, TRUE, &error);
+  if (server->cell_threads != NULL)
+    return TRUE;
+  cxs_log("cannot start the threads that run cells: %s", error->message);
+  cxs_reply_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE,
+                  "the server cannot start the threads that run cells (%s): lower "
+                  "--cell-threads, or send again later", error->message);
+  soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Retry-After",
+                               RETRY_AFTER_SECONDS);
+  return FALSE;
 }
 
 /* The timer is removed with the end (flush_on_main), so E is alive. */
@@ -573,6 +665,45 @@ on_finished(SoupServerMessage *msg, gpointer data)
   execution_unref(e); /* the reference the message's end held */
 }
 
+/* An execution of CODE with ENV (taken) in CONTEXT for MSG: its response
+ * set up (JSON lines, paused until the first), and its cell on its way. */
+static void
+start_execution(cxs_server *server, SoupServerMessage *msg, cxs_context *context,
+                const char *code, GPtrArray *env)
+{
+  execution *e = g_new0(execution, 1);
+  e->refs = 2; /* the thread's, and on_finished's until the message goes */
+  e->server = server;
+  e->msg = g_object_ref(msg);
+  e->context = context_ref(context);
+  e->code = g_strdup(code);
+  e->env = env;
+  g_mutex_init(&e->lock);
+  g_cond_init(&e->written);
+  e->pending = g_string_new(NULL);
+  e->flush = g_source_new(&flush_source_funcs, sizeof(GSource));
+  g_source_set_name(e->flush, "cellexec serve: /execute lines");
+  g_source_set_callback(e->flush, flush_on_main, e, NULL);
+  g_source_attach(e->flush, server->context);
+  g_mutex_lock(&context->lock);
+  context->executions++;
+  context->last_activity = g_get_real_time();
+  g_mutex_unlock(&context->lock);
+  g_hash_table_add(server->executions, e);
+  SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
+  soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED);
+  soup_message_headers_set_content_type(headers, "application/x-ndjson", NULL);
+  soup_message_body_set_accumulate(soup_server_message_get_response_body(msg), FALSE);
+  soup_server_message_set_status(msg, SOUP_STATUS_OK, NULL);
+  g_signal_connect(msg, "finished", G_CALLBACK(on_finished), e);
+  g_signal_connect(msg, "wrote-body-data", G_CALLBACK(on_wrote_body_data), e);
+  soup_server_message_pause(msg);
+  e->keepalive = g_timeout_add_seconds(KEEPALIVE_SECONDS, keep_alive, e);
+  cxs_server_worker_begin(server);
+  g_atomic_int_inc(&server->cells_waiting);
+  schedule(server, e);
+}
+
 static void
 execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
               gpointer data)
@@ -625,42 +756,11 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
       cxs_reply_error(msg, SOUP_STATUS_NOT_FOUND, "Context %s not found", context_id);
     return; /* default_context() answered */
   }
-  execution *e = g_new0(execution, 1);
-  e->refs = 2; /* the thread's, and on_finished's until the message goes */
-  e->server = server;
-  e->msg = g_object_ref(msg);
-  e->context = context_ref(context);
-  e->code = g_strdup(code);
-  e->env = env;
-  g_mutex_init(&e->lock);
-  g_cond_init(&e->written);
-  e->pending = g_string_new(NULL);
-  e->flush = g_source_new(&flush_source_funcs, sizeof(GSource));
-  g_source_set_name(e->flush, "cellexec serve: /execute lines");
-  g_source_set_callback(e->flush, flush_on_main, e, NULL);
-  g_source_attach(e->flush, server->context);
-  g_mutex_lock(&context->lock);
-  context->executions++;
-  context->last_activity = g_get_real_time();
-  g_mutex_unlock(&context->lock);
-  g_hash_table_add(server->executions, e);
-  SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
-  soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED);
-  soup_message_headers_set_content_type(headers, "application/x-ndjson", NULL);
-  soup_message_body_set_accumulate(soup_server_message_get_response_body(msg), FALSE);
-  soup_server_message_set_status(msg, SOUP_STATUS_OK, NULL);
-  g_signal_connect(msg, "finished", G_CALLBACK(on_finished), e);
-  g_signal_connect(msg, "wrote-body-data", G_CALLBACK(on_wrote_body_data), e);
-  soup_server_message_pause(msg);
-  e->keepalive = g_timeout_add_seconds(KEEPALIVE_SECONDS, keep_alive, e);
-  cxs_server_worker_begin(server);
-  /* Threads kept for the next cells: a cell blocks its thread, so the pool
-   * grows to as many as run at once, and creating one per call costs. */
-  if (server->cell_threads == NULL) {
-    server->cell_threads = g_thread_pool_new(execute_in_thread, NULL, -1, FALSE, NULL);
-    g_thread_pool_set_max_unused_threads(-1);
+  if (!has_queue_room(server, context, msg) || !have_cell_threads(server, msg)) {
+    g_ptr_array_unref(env);
+    return;
   }
-  g_thread_pool_push(server->cell_threads, e, NULL);
+  start_execution(server, msg, context, code, env);
 }
 
 /* ---- /contexts and /health -------------------------------------------------------- */
@@ -668,7 +768,8 @@ execute_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
 typedef struct {
   cxs_server *server;
   cxs_context *context;
-  SoupServerMessage *msg;
+  SoupServerMessage *msg;     /* a restart's, answered once done */
+  cxs_ending *ending;         /* a removal's (ending.c) */
   gboolean restart;           /* else: removed */
 } context_job;
 
@@ -704,6 +805,8 @@ static gboolean
 closed_on_main(gpointer data)
 {
   context_job *job = data;
+  if (job->ending != NULL)
+    cxs_ending_done(job->ending);
   if (job->msg != NULL && !job->server->stopping) {
     cxs_reply_json(job->msg, SOUP_STATUS_OK, json_node_init_null(json_node_alloc()));
     soup_server_message_unpause(job->msg);
@@ -725,7 +828,8 @@ job_thread(gpointer data)
 }
 
 /* Restart or remove CONTEXT on a thread, answering MSG (may be NULL) with
- * null, as E2B's server does, once done. */
+ * null, as E2B's server does, once done (a removal: within --stop-timeout,
+ * ending.c). */
 static void
 run_context_job(cxs_server *server, cxs_context *context, SoupServerMessage *msg, gboolean restart)
 {
@@ -733,13 +837,17 @@ run_context_job(cxs_server *server, cxs_context *context, SoupServerMessage *msg
   job->server = server;
   job->context = context_ref(context);
   job->restart = restart;
-  if (msg != NULL) {
+  if (!restart) {
+    g_autofree char *what = g_strdup_printf("context %s", context->id);
+    job->ending = cxs_ending_begin(server, msg, SOUP_STATUS_OK, what);
+  } else if (msg != NULL) {
     job->msg = g_object_ref(msg);
     soup_server_message_set_status(msg, SOUP_STATUS_INTERNAL_SERVER_ERROR, NULL); /* replaced */
     soup_server_message_pause(msg);
   }
   cxs_server_worker_begin(server);
-  g_thread_unref(g_thread_new("cellexec-serve-context", job_thread, job));
+  if (!cxs_server_spawn("cellexec-serve-context", job_thread, job))
+    job_thread(job); /* here, then: the server must not abort */
 }
 
 void

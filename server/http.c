@@ -63,10 +63,14 @@ cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, ...)
   va_start(args, format);
   g_autofree char *message = g_strdup_vprintf(format, args);
   va_end(args);
+  /* libsoup 3 has no name for 429 (RFC 6585). */
+  const char *phrase = status == CXS_STATUS_TOO_MANY_REQUESTS ? "Too Many Requests"
+                                                              : soup_status_get_phrase(status);
   JsonObject *error = json_object_new();
   json_object_set_string_member(error, "message", message);
-  json_object_set_string_member(error, "reason", soup_status_get_phrase(status));
+  json_object_set_string_member(error, "reason", phrase);
   cxs_reply_json(msg, status, json_node_init_object(json_node_alloc(), error));
+  soup_server_message_set_status(msg, status, phrase);
   json_object_unref(error);
 }
 
@@ -300,9 +304,24 @@ cxs_server_defer(cxs_server *server, gint priority, GSourceFunc func, gpointer d
 }
 
 gboolean
+cxs_server_spawn(const char *name, GThreadFunc func, gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  GThread *thread = g_thread_try_new(name, func, data, &error);
+  if (thread == NULL) {
+    cxs_log("cannot start a thread (%s): %s", name, error->message);
+    return FALSE;
+  }
+  g_thread_unref(thread);
+  return TRUE;
+}
+
+gboolean
 cxs_server_has_room(cxs_server *server, SoupServerMessage *msg)
 {
-  guint running = g_hash_table_size(server->kernels) + g_hash_table_size(server->contexts);
+  /* Those being deleted count until their session is gone (ending.c). */
+  guint running = g_hash_table_size(server->kernels) + g_hash_table_size(server->contexts) +
+                  server->ending;
   if (server->options.max_sessions == 0 || running < server->options.max_sessions)
     return TRUE;
   cxs_reply_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE,
@@ -317,6 +336,11 @@ cxs_server_new(const cxs_options *options)
   open_log();
   cxs_server *server = g_new0(cxs_server, 1);
   server->options = *options;
+  cxs_options *o = &server->options;
+  o->max_queue = o->max_queue > 0 ? o->max_queue : CXS_DEFAULT_MAX_QUEUE;
+  o->max_queued = o->max_queued > 0 ? o->max_queued : CXS_DEFAULT_MAX_QUEUED;
+  o->cell_threads = o->cell_threads > 0 ? o->cell_threads : CXS_DEFAULT_CELL_THREADS;
+  o->stop_timeout = o->stop_timeout > 0 ? o->stop_timeout : CXS_DEFAULT_STOP_TIMEOUT;
   server->token = options->token != NULL && *options->token != '\0' ? g_strdup(options->token)
                                                                    : NULL;
   server->options.token = server->token;

@@ -148,6 +148,8 @@ start_in_thread(GTask *task, gpointer source, gpointer data, GCancellable *cance
   cxk_sink sink = cxs_channels_sink(k);
   GError *error = NULL;
   cxk_kernel *kernel = cxk_kernel_new(k->server->options.backend, &sink, &error);
+  if (kernel != NULL)
+    cxk_kernel_set_max_queued(kernel, k->server->options.max_queue);
   g_mutex_lock(&k->lock);
   /* Deleted while it started: the new session goes, never to be reached. */
   cxk_kernel *unwanted = k->ended ? g_steal_pointer(&kernel) : NULL;
@@ -171,7 +173,8 @@ start_in_thread(GTask *task, gpointer source, gpointer data, GCancellable *cance
     g_task_return_boolean(task, TRUE);
 }
 
-static void end_kernel(cxs_server *server, served_kernel *kernel);
+static void end_kernel(cxs_server *server, served_kernel *kernel, SoupServerMessage *msg);
+static void run_kernel_end(gpointer end);
 
 /* Back on the main loop: answer the request that waited. */
 static void
@@ -208,7 +211,9 @@ started(GObject *source, GAsyncResult *result, gpointer data)
   }
   job->kernel->server->starting--;
   if (!ok && !job->kernel->server->stopping)
-    end_kernel(job->kernel->server, job->kernel);
+    end_kernel(job->kernel->server, job->kernel, NULL);
+  if (job->kernel->end_after_start != NULL)
+    run_kernel_end(g_steal_pointer(&job->kernel->end_after_start));
 }
 
 /* Start (or restart) KERNEL on a worker thread, answering MSG (may be
@@ -237,27 +242,39 @@ run_start(served_kernel *kernel, SoupServerMessage *msg, guint ok_status, gboole
   g_task_run_in_thread(task, start_in_thread);
 }
 
+typedef struct {
+  served_kernel *kernel;
+  cxs_ending *ending;
+} kernel_end;
+
 static gpointer
 free_in_thread(gpointer data)
 {
-  served_kernel *kernel = data;
+  kernel_end *end = data;
+  served_kernel *kernel = end->kernel;
   cxs_server *server = kernel->server;
   g_mutex_lock(&kernel->lock);
   cxk_kernel *gone = g_steal_pointer(&kernel->kernel);
   g_mutex_unlock(&kernel->lock);
   cxk_kernel_free(gone);
   cxs_kernel_unref(kernel);
+  cxs_ending_done_later(end->ending);
+  g_free(end);
   cxs_server_worker_end(server);
   return NULL;
 }
 
 /* KERNEL leaves the server: its WebSockets are closed at once, its
- * session ended on a thread of its own (a running cell is interrupted). */
+ * session ended on a thread of its own (a running cell is interrupted),
+ * and MSG (may be NULL) answered 204 once it has (ending.c). */
 static void
-end_kernel(cxs_server *server, served_kernel *kernel)
+end_kernel(cxs_server *server, served_kernel *kernel, SoupServerMessage *msg)
 {
-  if (kernel->ended)
+  if (kernel->ended) {
+    if (msg != NULL)
+      cxs_reply_json(msg, SOUP_STATUS_NO_CONTENT, NULL);
     return;
+  }
   g_mutex_lock(&kernel->lock);
   kernel->ended = TRUE; /* under the lock: a start on its way reads it there */
   g_mutex_unlock(&kernel->lock);
@@ -272,8 +289,25 @@ end_kernel(cxs_server *server, served_kernel *kernel)
   while (g_hash_table_iter_next(&iter, &key, &value))
     if (g_strcmp0(cx__peer_get_string(value, "kernel_id", NULL), kernel->id) == 0)
       g_hash_table_iter_remove(&iter);
+  g_autofree char *what = g_strdup_printf("kernel %s", kernel->id);
+  kernel_end *end = g_new0(kernel_end, 1);
+  end->kernel = kernel;
+  end->ending = cxs_ending_begin(server, msg, SOUP_STATUS_NO_CONTENT, what);
   cxs_server_worker_begin(server);
-  g_thread_unref(g_thread_new("cellexec-serve-end", free_in_thread, kernel));
+  /* A (re)start on its way holds a session, or is ending one: the end,
+   * and the slot's release, wait for it (started()). */
+  if (kernel->starting)
+    kernel->end_after_start = end;
+  else
+    run_kernel_end(end);
+}
+
+/* END (a kernel_end) on a thread of its own. */
+static void
+run_kernel_end(gpointer end)
+{
+  if (!cxs_server_spawn("cellexec-serve-end", free_in_thread, end))
+    free_in_thread(end); /* here, then: the server must not abort */
 }
 
 void
@@ -311,7 +345,7 @@ shutdown_on_main(gpointer data)
     if (call->restart && !kernel->starting)
       run_start(kernel, NULL, 0, TRUE, NULL);
     else if (!call->restart)
-      end_kernel(kernel->server, kernel);
+      end_kernel(kernel->server, kernel, NULL);
   }
   cxs_kernel_unref(kernel);
   g_free(call);
@@ -345,7 +379,7 @@ cull_idle(gpointer data)
     if (idle && cxs_connections_count(kernel->connections) == 0) {
       cxs_log("kernel %s idle for more than %u s: ended", kernel->id,
               server->options.idle_timeout);
-      end_kernel(server, kernel);
+      end_kernel(server, kernel, NULL);
     }
   }
   g_autoptr(GList) contexts = g_hash_table_get_values(server->contexts);
@@ -432,8 +466,7 @@ kernels_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
     if (g_str_equal(method, "GET")) {
       cxs_reply_json(msg, SOUP_STATUS_OK, kernel_model(kernel));
     } else if (g_str_equal(method, "DELETE")) {
-      end_kernel(server, kernel);
-      cxs_reply_json(msg, SOUP_STATUS_NO_CONTENT, NULL);
+      end_kernel(server, kernel, msg);
     } else {
       cxs_reply_error(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "%s %s: use GET or DELETE", method,
                       path);
@@ -664,7 +697,7 @@ sessions_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHash
        * JupyterLab's "Change kernel" expects of Jupyter Server). */
       served_kernel *old = cxs_kernel_lookup(server, old_id);
       if (old != NULL && old != kernel && !kernel_in_a_session(server, old_id))
-        end_kernel(server, old);
+        end_kernel(server, old, NULL);
     }
     update_session(record, body);
     cxs_reply_json(msg, SOUP_STATUS_OK, session_model(server, record));
@@ -673,8 +706,9 @@ sessions_route(SoupServer *soup, SoupServerMessage *msg, const char *path, GHash
       cxs_kernel_lookup(server, cx__peer_get_string(record, "kernel_id", ""));
     g_hash_table_remove(server->sessions, id);
     if (kernel != NULL)
-      end_kernel(server, kernel);
-    cxs_reply_json(msg, SOUP_STATUS_NO_CONTENT, NULL);
+      end_kernel(server, kernel, msg);
+    else
+      cxs_reply_json(msg, SOUP_STATUS_NO_CONTENT, NULL);
   } else {
     cxs_reply_error(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "%s %s: use GET, PATCH or DELETE",
                     method, path);

@@ -21,7 +21,10 @@ struct cxs_server {
   GHashTable *sessions;       /* id -> JsonObject: a session's model, "kernel" left out */
   GHashTable *contexts;       /* id -> cxs_context (a reference): E2B's contexts */
   char *default_context;      /* the id of E2B's default context, once made */
-  GThreadPool *cell_threads;  /* where E2B's cells run (e2b.c) */
+  GThreadPool *cell_threads;  /* where E2B's cells run (e2b.c): a fixed set */
+  gint cells_waiting;         /* atomic: /execute requests accepted, their cell not begun */
+  guint ending;               /* kernels and contexts deleted whose session is not
+                               * gone yet: they hold their slot (main loop) */
   GHashTable *executions;     /* E2B executions whose response is under way */
   guint cull_source;
   GMutex workers_lock;
@@ -43,11 +46,31 @@ void cxs_server_defer(cxs_server *server, gint priority, GSourceFunc func, gpoin
 /* Whether another kernel or context may start (--max-sessions); when not,
  * MSG is answered 503 saying so. */
 gboolean cxs_server_has_room(cxs_server *server, SoupServerMessage *msg);
+/* FUNC(DATA) on a thread of its own; FALSE, said in the log and nothing
+ * started, when the system has no thread to give (g_thread_new would
+ * abort the server). */
+gboolean cxs_server_spawn(const char *name, GThreadFunc func, gpointer data);
+
+/* ---- Ending a kernel or context (ending.c) -------------------------------- */
+
+/* A kernel or context leaving the server, from its DELETE until its
+ * session is gone: it holds its --max-sessions slot until then, and MSG
+ * (may be NULL; paused here) is answered OK_STATUS once it is gone, or 202
+ * after --stop-timeout saying the cell did not stop. WHAT names it for
+ * that answer ("context ID"). */
+typedef struct cxs_ending cxs_ending;
+cxs_ending *cxs_ending_begin(cxs_server *server, SoupServerMessage *msg, guint ok_status,
+                             const char *what);
+/* Main loop: the session is gone; frees ENDING. */
+void cxs_ending_done(cxs_ending *ending);
+/* Any thread: cxs_ending_done() on the main loop, later. */
+void cxs_ending_done_later(cxs_ending *ending);
 
 /* ---- Replies (http.c) --------------------------------------------------- */
 
 /* Answer MSG with STATUS and the JSON NODE (taken; NULL: no body). */
 void cxs_reply_json(SoupServerMessage *msg, guint status, JsonNode *node);
+#define CXS_STATUS_TOO_MANY_REQUESTS 429
 /* Answer MSG with STATUS and {"message": ..., "reason": reason phrase}, as
  * Jupyter Server's errors are. */
 void cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, ...)
@@ -135,6 +158,8 @@ struct served_kernel {
   cxs_connections *connections; /* main thread only */
   gboolean ended;             /* deleted: nothing more is sent (set under LOCK) */
   gboolean starting;          /* main thread: a start or restart is on its way */
+  gpointer end_after_start;   /* main thread: its end, deleted while starting: it
+                               * begins once the start is over (kernels.c) */
 };
 
 served_kernel *cxs_kernel_ref(served_kernel *kernel);

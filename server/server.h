@@ -26,7 +26,18 @@ typedef struct {
   guint idle_timeout;       /* seconds after which an idle kernel with no
                              * connection is ended; 0: never */
   gsize max_body;           /* the largest request body taken, in bytes */
+  guint max_queue;          /* requests waiting per context or kernel (0: the default) */
+  guint max_queued;         /* /execute requests waiting in all (0: the default) */
+  guint cell_threads;       /* threads running E2B cells at once (0: the default) */
+  guint stop_timeout;       /* seconds a DELETE waits for a session to end before
+                             * answering 202 (0: the default) */
 } cxs_options;
+
+/* The defaults of the bounds above. */
+#define CXS_DEFAULT_MAX_QUEUE 100
+#define CXS_DEFAULT_MAX_QUEUED 1000
+#define CXS_DEFAULT_CELL_THREADS 16
+#define CXS_DEFAULT_STOP_TIMEOUT 10
 
 typedef struct cxs_server cxs_server;
 

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <libsoup/soup.h>
 
 #include "tests/cx_test.h"
+#include "tests/proc_table.h"
 #include "tests/test_jupyter_server.h"
 
 #define TOKEN "cellexec-serve-test-token"
@@ -28,6 +30,19 @@ typedef struct {
 } server;
 
 static server main_server;
+
+/* The address space (RLIMIT_AS) of the next server start_server() starts;
+ * 0: no limit. */
+static rlim_t next_server_address_space;
+
+/* In the server's process, before it runs. */
+static void
+limit_address_space(gpointer data)
+{
+  rlim_t *bytes = data;
+  struct rlimit limit = { *bytes, *bytes };
+  setrlimit(RLIMIT_AS, &limit);
+}
 
 /* `cellexec serve` with ARGS (NULL-terminated) after the listen address;
  * waits until it accepts connections. */
@@ -53,6 +68,11 @@ start_server(const char *first, ...)
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_set_stderr_file_path(launcher, s.log);
   g_subprocess_launcher_set_stdout_file_path(launcher, s.log);
+  static rlim_t address_space;
+  address_space = next_server_address_space;
+  next_server_address_space = 0;
+  if (address_space > 0)
+    g_subprocess_launcher_set_child_setup(launcher, limit_address_space, &address_space, NULL);
   g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
   g_ptr_array_insert(args, 0, program);
   g_autoptr(GError) error = NULL;
@@ -131,8 +151,11 @@ static reply
 call(const server *s, const char *method, const char *path, const char *auth, const char *body)
 {
   static SoupSession *session;
+  /* Calls from several threads at once (a DELETE that waits, and what
+   * goes on meanwhile) each get a connection: libsoup's default of 2 per
+   * host would queue the third. */
   if (session == NULL)
-    session = soup_session_new_with_options("timeout", 60, NULL);
+    session = soup_session_new_with_options("timeout", 60, "max-conns-per-host", 8, NULL);
   g_autofree char *url = g_strdup_printf("http://127.0.0.1:%d%s", s->port, path);
   g_autoptr(SoupMessage) msg = soup_message_new(method, url);
   if (auth != NULL) {
@@ -1042,21 +1065,37 @@ resident_bytes(GPid pid)
 
 /* A server whose memory a test follows: cells' output kept whole (no
  * output-limit cut), so that all of it streams. */
-static server
-start_memory_server(void)
+/* For a server whose memory a test follows, started between the two: in
+ * the sanitizer build, ASan would keep what the server frees in its
+ * quarantine (256 MB), which is no memory the server holds.  What
+ * ASAN_OPTIONS was (new, NULL: unset), for asan_options_restore(). */
+static char *
+asan_quarantine_small(void)
 {
-  /* In the sanitizer build, ASan would keep what the server frees in its
-   * quarantine (256 MB), which is no memory the server holds. */
   const char *asan = g_getenv("ASAN_OPTIONS");
-  g_autofree char *saved = g_strdup(asan);
+  char *saved = g_strdup(asan);
   g_autofree char *small = g_strdup_printf("%s%squarantine_size_mb=1", asan != NULL ? asan : "",
                                            asan != NULL && *asan != '\0' ? ":" : "");
   g_setenv("ASAN_OPTIONS", small, TRUE);
-  server s = start_server("-b", "subprocess", "-o", "output-limit=1G", "--token", TOKEN, NULL);
+  return saved;
+}
+
+static void
+asan_options_restore(char *saved)
+{
   if (saved != NULL)
     g_setenv("ASAN_OPTIONS", saved, TRUE);
   else
     g_unsetenv("ASAN_OPTIONS");
+  g_free(saved);
+}
+
+static server
+start_memory_server(void)
+{
+  char *saved = asan_quarantine_small();
+  server s = start_server("-b", "subprocess", "-o", "output-limit=1G", "--token", TOKEN, NULL);
+  asan_options_restore(saved);
   return s;
 }
 
@@ -1159,7 +1198,14 @@ raw_read(GSocketConnection *connection, const char *needle, gboolean *closed)
   GInputStream *in = g_io_stream_get_input_stream(G_IO_STREAM(connection));
   g_autofree char *buffer = g_malloc(1 << 16);
   gsize keep = needle != NULL ? strlen(needle) : 0, have = 0;
+  /* 30 s in all, not per read: a response that keeps sending (keepalives)
+   * without NEEDLE must not hold the test. */
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
   for (;;) {
+    if (g_get_monotonic_time() >= deadline) {
+      *closed = FALSE;
+      return FALSE;
+    }
     g_autoptr(GError) error = NULL;
     gssize n = g_input_stream_read(in, buffer + have, (1 << 16) - have, NULL, &error);
     if (n <= 0) {
@@ -1391,6 +1437,515 @@ test_serve_command_line_errors(void)
   CX_ASSERT_CONTAINS(busy.err, "cannot listen on");
 }
 
+
+/* ---- Under load and abuse: queues, stubborn cells, SIGTERM ----------------------------- */
+
+/* SIGTERM, and the exit status once S has exited, within 60 s; -1 (and
+ * S killed) when it did not. */
+static int
+stop_server_within_bound(server *s)
+{
+  g_subprocess_send_signal(s->process, SIGTERM);
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  while (g_subprocess_get_identifier(s->process) != NULL && g_get_monotonic_time() < deadline)
+    g_usleep(50 * 1000);
+  if (g_subprocess_get_identifier(s->process) != NULL) {
+    g_subprocess_force_exit(s->process);
+    g_subprocess_wait(s->process, NULL, NULL);
+    g_clear_object(&s->process);
+    return -1;
+  }
+  return stop_server(s);
+}
+
+/* A cell that will not stop when interrupted: SIGINT ignored (a
+ * subprocess cell's interrupt is SIGINT), and a KeyboardInterrupt caught
+ * (the local backend raises one whatever SIGINT's disposition).  It
+ * writes "stubborn PID;" first, in one write. */
+#define STUBBORN_CELL                                                                    \
+  "import os, signal, sys, time\\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\\n"       \
+  "sys.stdout.write('stubborn %d;' % os.getpid())\\nsys.stdout.flush()\\n"             \
+  "while True:\\n    try:\\n"                                                           \
+  "        time.sleep(0.1)\\n    except KeyboardInterrupt:\\n        pass"
+
+/* An /execute body for CODE (JSON-escaped already) in CONTEXT_ID. */
+static char *
+execute_body(const char *code, const char *context_id)
+{
+  return g_strdup_printf("{\"code\": \"%s\", \"context_id\": \"%s\"}", code, context_id);
+}
+
+static char *
+new_context(const server *s)
+{
+  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{}");
+  CU_ASSERT_EQUAL_FATAL(context.status, 200);
+  return g_strdup(member_string(context.body, "id"));
+}
+
+/* How many lines of S's log hold NEEDLE. */
+static guint
+log_count(const server *s, const char *needle)
+{
+  g_autofree char *log = NULL;
+  guint n = 0;
+  if (!g_file_get_contents(s->log, &log, NULL, NULL))
+    return 0;
+  for (const char *at = log; (at = strstr(at, needle)) != NULL; at += strlen(needle))
+    n++;
+  return n;
+}
+
+/* Whether S's log holds NEEDLE N times within 30 s. */
+static gboolean
+log_reaches(const server *s, const char *needle, guint n)
+{
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (log_count(s, needle) < n && g_get_monotonic_time() < deadline)
+    g_usleep(50 * 1000);
+  return log_count(s, needle) >= n;
+}
+
+/* The threads of process PID. */
+static guint
+threads_of(GPid pid)
+{
+  g_autofree char *path = g_strdup_printf("/proc/%d/task", (int)pid);
+  g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+  guint n = 0;
+  while (dir != NULL && g_dir_read_name(dir) != NULL)
+    n++;
+  return n;
+}
+
+/* /execute requests that wait for their turn hold no thread: 40 of them
+ * behind a cell that does not end leave the server with its fixed set of
+ * threads; past --max-queue in a context each is refused at once with
+ * 429 and Retry-After, past --max-queued in all with 503; none is left
+ * without an answer. */
+static void
+test_serve_queued_cells_hold_no_thread_and_are_bounded(void)
+{
+  server s = start_server("-b", "subprocess", "--token", TOKEN, "--max-queue", "30",
+                          "--max-queued", "35", "--cell-threads", "2", NULL);
+  g_autofree char *first = new_context(&s);
+  g_autofree char *body = execute_body("import time\\nwhile True: time.sleep(0.1)", first);
+  GPtrArray *clients = g_ptr_array_new_with_free_func(g_object_unref);
+  for (int i = 0; i < 41; i++)
+    g_ptr_array_add(clients, post_unread(&s, "/execute", body));
+  /* 1 runs, 30 wait, 10 are refused. */
+  CU_ASSERT_TRUE(log_reaches(&s, "POST /execute 429", 10));
+  CU_ASSERT_TRUE(threads_of(pid_of(&s)) < 30);
+  g_autoptr(GSocketConnection) refused = post_unread(&s, "/execute", body);
+  CU_ASSERT_TRUE(raw_read_until(refused, "Retry-After: 1"));
+  /* Another context: its cells wait too until 35 wait in all. */
+  g_autofree char *second = new_context(&s);
+  g_autofree char *other = execute_body("import time\\nwhile True: time.sleep(0.1)", second);
+  for (int i = 0; i < 10; i++)
+    g_ptr_array_add(clients, post_unread(&s, "/execute", other));
+  CU_ASSERT_TRUE(log_reaches(&s, "POST /execute 503", 4));
+  CU_ASSERT_EQUAL(log_count(&s, "POST /execute 429"), 11);
+  g_ptr_array_unref(clients);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
+/* The processes under PID now (their pids). */
+static GArray *
+descendants_list(GPid pid)
+{
+  g_autoptr(GArray) table = proc_table_read();
+  GArray *found = g_array_new(FALSE, FALSE, sizeof(int));
+  g_array_append_val(found, pid);
+  /* Breadth first over the table: each pass adds the children of what
+   * was found; at most as many passes as processes. */
+  for (guint pass = 0, added = 1; added > 0 && pass < table->len; pass++) {
+    added = 0;
+    for (guint i = 0; i < table->len; i++) {
+      proc_entry *e = &g_array_index(table, proc_entry, i);
+      gboolean known = FALSE, child = FALSE;
+      for (guint j = 0; j < found->len; j++) {
+        known |= g_array_index(found, int, j) == e->pid;
+        child |= g_array_index(found, int, j) == e->ppid;
+      }
+      if (child && !known) {
+        g_array_append_val(found, e->pid);
+        added++;
+      }
+    }
+  }
+  g_array_remove_index(found, 0);
+  return found;
+}
+
+/* Whether every process of PIDS is gone (or a zombie) within 30 s. */
+static gboolean
+all_gone(GArray *pids)
+{
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  for (;;) {
+    g_autoptr(GArray) table = proc_table_read();
+    guint alive = 0;
+    for (guint i = 0; i < pids->len; i++)
+      for (guint j = 0; j < table->len; j++) {
+        proc_entry *e = &g_array_index(table, proc_entry, j);
+        alive += e->pid == g_array_index(pids, int, i) && e->state != 'Z';
+      }
+    if (alive == 0)
+      return TRUE;
+    if (g_get_monotonic_time() >= deadline)
+      return FALSE;
+    g_usleep(100 * 1000);
+  }
+}
+
+/* A stubborn cell of context ID on S, its client connected: returns once
+ * it runs, with the pid it printed (as its namespace sees it) in *PID. */
+static GSocketConnection *
+run_stubborn(const server *s, const char *id, int *pid)
+{
+  g_autofree char *body = execute_body(STUBBORN_CELL, id);
+  GSocketConnection *client = post_unread(s, "/execute", body);
+  g_socket_set_timeout(g_socket_connection_get_socket(client), 30);
+  GInputStream *in = g_io_stream_get_input_stream(G_IO_STREAM(client));
+  /* "stubborn PID;", within a few kilobytes. */
+  char text[4096];
+  gsize have = 0;
+  const char *at = NULL;
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (have < sizeof text - 1 && g_get_monotonic_time() < deadline) {
+    gssize n = g_input_stream_read(in, text + have, sizeof text - 1 - have, NULL, NULL);
+    if (n <= 0)
+      break;
+    have += (gsize)n;
+    text[have] = '\0';
+    at = strstr(text, "stubborn ");
+    if (at != NULL && strchr(at, ';') != NULL)
+      break;
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  *pid = atoi(at + strlen("stubborn "));
+  return client;
+}
+
+/* A call made on a thread of its own, for one that waits. */
+typedef struct {
+  const server *s;
+  const char *method;
+  char *path;
+  guint status;
+} background_call;
+
+static gpointer
+background_run(gpointer data)
+{
+  background_call *b = data;
+  g_auto(reply) r = call(b->s, b->method, b->path, AUTH, NULL);
+  b->status = r.status;
+  return NULL;
+}
+
+/* Whether context ID is still listed by S. */
+static gboolean
+context_listed(const server *s, const char *id)
+{
+  g_auto(reply) listed = call(s, "GET", "/contexts", AUTH, NULL);
+  return listed.text != NULL && strstr(listed.text, id) != NULL;
+}
+
+static gboolean
+kernel_listed(const server *s, const char *id)
+{
+  return connections_of(s, id) >= 0;
+}
+
+/* DELETE PATH on S (of ID, which LISTED finds, on a server with
+ * --max-sessions 2 and one session) while its cell ignores its interrupt:
+ * once ID is no longer listed and until the DELETE is answered (the cell
+ * killed), it holds its slot: POST CREATE gets CREATED once, then 503.
+ * The DELETE is answered (204 for a kernel, 200 for a context) and the
+ * slot is free again. */
+static void
+delete_holds_its_slot(const server *s, const char *path, const char *id,
+                      gboolean (*listed)(const server *s, const char *id), const char *create,
+                      guint created)
+{
+  background_call d = { s, "DELETE", g_strdup(path), 0 };
+  GThread *deleting = g_thread_new("delete", background_run, &d);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (listed(s, id) && g_get_monotonic_time() < deadline)
+    g_usleep(20 * 1000);
+  g_auto(reply) one = call(s, "POST", create, AUTH, "{}");
+  CU_ASSERT_EQUAL(one.status, created);
+  g_auto(reply) full = call(s, "POST", create, AUTH, "{}");
+  CU_ASSERT_EQUAL(full.status, 503);
+  g_thread_join(deleting);
+  CU_ASSERT_EQUAL(d.status, created == 201 ? 204 : 200);
+  g_free(d.path);
+  g_auto(reply) again = call(s, "POST", create, AUTH, "{}");
+  CU_ASSERT_EQUAL(again.status, created);
+}
+
+/* DELETE of a context whose cell ignores its interrupt kills the cell
+ * after interrupt-grace and answers once it is gone; until then the
+ * context keeps its slot under --max-sessions, and no process of it is
+ * left.  With OPTION for the backend (NULL: none). */
+static void
+delete_kills_a_stubborn_cell(const char *option)
+{
+  server s = start_server("-b", "subprocess", "-o", "interrupt-grace=4", "--token", TOKEN,
+                          "--max-sessions", "2", option != NULL ? "-o" : NULL, option, NULL);
+  g_autofree char *id = new_context(&s);
+  int cell_pid;
+  g_autoptr(GSocketConnection) client = run_stubborn(&s, id, &cell_pid);
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  delete_holds_its_slot(&s, path, id, context_listed, "/contexts", 200);
+  if (option == NULL) {
+    /* Its pid is the host's: the process is gone. */
+    g_autoptr(GArray) cell = g_array_new(FALSE, FALSE, sizeof(int));
+    g_array_append_val(cell, cell_pid);
+    CU_ASSERT_TRUE(all_gone(cell));
+  }
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
+/* A new kernel of S running a stubborn cell, its WebSocket open in *C:
+ * its id, once the cell runs. */
+static char *
+stubborn_kernel(const server *s, ws_client *c)
+{
+  g_autofree char *channels = NULL;
+  char *id = new_kernel(s, &channels);
+  ws_open(s, channels, AUTH, NULL, c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c->ws);
+  g_autofree char *stubborn = ws_request("shell", "execute_request", "stubborn",
+                                         "{\"code\": \"" STUBBORN_CELL "\", \"silent\": false}");
+  soup_websocket_connection_send_text(c->ws, stubborn);
+  /* Its stream, not its execute_input, which holds the word too. */
+  CU_ASSERT_TRUE(ws_received(c, "\"text\":\"stubborn "));
+  return id;
+}
+
+/* The same for a kernel: its DELETE answers 204 once the cell is killed,
+ * and the kernel keeps its slot until then. */
+static void
+kernel_delete_kills_a_stubborn_cell(const char *option)
+{
+  server s = start_server("-b", "subprocess", "-o", "interrupt-grace=4", "--token", TOKEN,
+                          "--max-sessions", "2", option != NULL ? "-o" : NULL, option, NULL);
+  ws_client c;
+  g_autofree char *id = stubborn_kernel(&s, &c);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  delete_holds_its_slot(&s, path, id, kernel_listed, "/api/kernels", 201);
+  ws_close(&c);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
+static void
+test_serve_delete_kills_a_cell_that_ignores_its_interrupt(void)
+{
+  delete_kills_a_stubborn_cell(NULL);
+  delete_kills_a_stubborn_cell("isolation=sandbox");
+  kernel_delete_kills_a_stubborn_cell(NULL);
+  kernel_delete_kills_a_stubborn_cell("isolation=sandbox");
+}
+
+/* Whether kernel ID of S says STATE within 30 s. */
+static gboolean
+kernel_state_reaches(const server *s, const char *id, const char *state)
+{
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time() < deadline) {
+    g_auto(reply) model = call(s, "GET", path, AUTH, NULL);
+    if (g_strcmp0(member_string(model.body, "execution_state"), state) == 0)
+      return TRUE;
+    g_usleep(20 * 1000);
+  }
+  return FALSE;
+}
+
+/* A kernel deleted while it restarts (its old session still ending: the
+ * cell ignores its interrupt) keeps its slot until the restart is over
+ * and its sessions are gone. */
+static void
+test_serve_delete_during_a_restart_holds_the_slot(void)
+{
+  server s = start_server("-b", "subprocess", "-o", "interrupt-grace=4", "--token", TOKEN,
+                          "--max-sessions", "2", NULL);
+  ws_client c;
+  g_autofree char *id = stubborn_kernel(&s, &c);
+  background_call r = { &s, "POST", g_strdup_printf("/api/kernels/%s/restart", id), 0 };
+  GThread *restarting = g_thread_new("restart", background_run, &r);
+  CU_ASSERT_TRUE(kernel_state_reaches(&s, id, "restarting"));
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  delete_holds_its_slot(&s, path, id, kernel_listed, "/api/kernels", 201);
+  g_thread_join(restarting);
+  CU_ASSERT_EQUAL(r.status, 404); /* deleted as it started */
+  g_free(r.path);
+  ws_close(&c);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
+/* A cell that cannot be killed (the local backend's, in the server's own
+ * process): DELETE answers 202 after --stop-timeout, and the slot stays
+ * taken while the cell runs. */
+static void
+test_serve_delete_of_an_unkillable_cell_is_answered_and_keeps_its_slot(void)
+{
+  server s = start_server("-b", "local", "--token", TOKEN, "--max-sessions", "1",
+                          "--stop-timeout", "1", NULL);
+  g_autofree char *id = new_context(&s);
+  int cell_pid;
+  g_autoptr(GSocketConnection) client = run_stubborn(&s, id, &cell_pid);
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  g_auto(reply) deleted = call(&s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 202);
+  CX_ASSERT_CONTAINS(member_string(deleted.body, "message"), "--stop-timeout");
+  g_auto(reply) full = call(&s, "POST", "/contexts", AUTH, "{}");
+  CU_ASSERT_EQUAL(full.status, 503);
+  /* SIGTERM: the cell still will not stop; the server exits within
+   * --stop-timeout all the same. */
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 128 + SIGTERM);
+  CU_ASSERT_TRUE(log_count(&s, "exiting without waiting") == 1);
+  g_free(s.log);
+}
+
+
+
+/* SIGTERM with a cell that ignores its interrupt running, and no timeout:
+ * the server ends (the cell killed after interrupt-grace, its session
+ * with it) well within --stop-timeout, and leaves no worker behind. */
+static void
+sigterm_ends_the_server_and_its_workers(const char *option)
+{
+  server s = start_server("-b", "subprocess", "--token", TOKEN, option != NULL ? "-o" : NULL,
+                          option, NULL);
+  g_autofree char *id = new_context(&s);
+  int cell_pid;
+  g_autoptr(GSocketConnection) client = run_stubborn(&s, id, &cell_pid);
+  g_autoptr(GArray) workers = descendants_list(pid_of(&s));
+  CU_ASSERT_TRUE(workers->len >= 2); /* the fork server, the session's process */
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  CU_ASSERT_TRUE(all_gone(workers));
+  g_free(s.log);
+}
+
+static void
+test_serve_sigterm_ends_it_with_a_cell_that_ignores_its_interrupt(void)
+{
+  sigterm_ends_the_server_and_its_workers(NULL);
+  sigterm_ends_the_server_and_its_workers("isolation=sandbox");
+}
+
+
+/* Whether a message holding NEEDLE came within 60 s, reading all that
+ * comes as it comes (ws_received() reads one message per pass). */
+static gboolean
+ws_drained_until(ws_client *c, const char *needle)
+{
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+  guint seen = 0;
+  while (g_get_monotonic_time() < deadline) {
+    while (g_main_context_iteration(NULL, FALSE))
+      ;
+    for (; seen < c->received->len; seen++) {
+      gsize len;
+      const char *data = g_bytes_get_data(c->received->pdata[seen], &len);
+      if (memmem(data, len, needle, strlen(needle)) != NULL)
+        return TRUE;
+    }
+    g_usleep(10 * 1000);
+  }
+  return FALSE;
+}
+
+/* A kernel's queue is bounded: a front end that sends execute_requests
+ * without waiting, behind a cell that does not end, gets an error reply
+ * for each past --max-queue at once, and the server does not grow with
+ * what it sends. */
+static void
+test_serve_a_kernel_bounds_its_queue(void)
+{
+  char *saved = asan_quarantine_small();
+  server s = start_server("-b", "subprocess", "--token", TOKEN, "--max-queue", "20", NULL);
+  asan_options_restore(saved);
+  g_autofree char *channels = NULL;
+  g_autofree char *id = new_kernel(&s, &channels);
+  ws_client c;
+  ws_open(&s, channels, AUTH, NULL, &c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
+  g_autofree char *endless = ws_request("shell", "execute_request", "endless",
+    "{\"code\": \"import time\\nwhile True: time.sleep(0.1)\", \"silent\": false}");
+  soup_websocket_connection_send_text(c.ws, endless);
+  CU_ASSERT_TRUE(ws_received(&c, "\"execute_input\""));
+  guint64 before = resident_bytes(pid_of(&s));
+  /* 5000 requests of 16 KiB: 80 MB that a queue without bound would keep. */
+  g_autofree char *padding = g_strnfill(16384, 'x');
+  g_autofree char *content = g_strdup_printf("{\"code\": \"'%s'\", \"silent\": false}", padding);
+  for (int i = 0; i < 5000; i++) {
+    g_autofree char *msg_id = g_strdup_printf("queued-%d", i);
+    g_autofree char *request = ws_request("shell", "execute_request", msg_id, content);
+    soup_websocket_connection_send_text(c.ws, request);
+    /* What libsoup has not sent yet stays in this process: let it go, and
+     * read the replies, as a front end would. */
+    if (i % 200 == 0)
+      while (g_main_context_iteration(NULL, FALSE))
+        ;
+  }
+  /* The last one's refusal: every one before it was answered or queued. */
+  CU_ASSERT_TRUE(ws_drained_until(&c, "\"queued-4999\""));
+  CU_ASSERT_TRUE(ws_received(&c, "requests queued, its limit"));
+  guint64 after = resident_bytes(pid_of(&s));
+  CU_ASSERT_TRUE(after < before + 40 * 1024 * 1024);
+  ws_close(&c);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s", id);
+  g_auto(reply) deleted = call(&s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 204);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
+
+/* Under a memory cap (2.5 GB of address space, which a server with its
+ * cell threads fits in three times over and a thread per queued request
+ * does not), 300 requests queued in one context are each answered, its
+ * DELETE too, and the server goes on: no request dropped in silence, no
+ * abort when a thread cannot be made. */
+static void
+test_serve_queued_cells_under_a_memory_cap_are_all_answered(void)
+{
+  if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    /* ASan's shadow memory is address space no cap leaves room for. */
+    return;
+  }
+  next_server_address_space = (rlim_t)2500 * 1024 * 1024;
+  server s = start_server("-b", "subprocess", "--token", TOKEN, "--max-queue", "400", NULL);
+  g_autofree char *id = new_context(&s);
+  g_autofree char *body = execute_body("import time\\nwhile True: time.sleep(0.1)", id);
+  GPtrArray *clients = g_ptr_array_new_with_free_func(g_object_unref);
+  for (int i = 0; i < 300; i++)
+    g_ptr_array_add(clients, post_unread(&s, "/execute", body));
+  /* Every one accepted: each response begins (a keepalive comes within 5 s). */
+  guint begun = 0;
+  for (guint i = 0; i < clients->len; i++)
+    begun += raw_read_until(clients->pdata[i], "HTTP/1.1 200");
+  CU_ASSERT_EQUAL(begun, 300);
+  g_autofree char *path = g_strdup_printf("/contexts/%s", id);
+  g_auto(reply) deleted = call(&s, "DELETE", path, AUTH, NULL);
+  CU_ASSERT_EQUAL(deleted.status, 200);
+  /* Each of the 300 ends: the first interrupted, the rest not run. */
+  CU_ASSERT_TRUE(log_reaches(&s, "POST /execute 200", 300));
+  g_auto(reply) health = call(&s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+  g_ptr_array_unref(clients);
+  CU_ASSERT_EQUAL(stop_server_within_bound(&s), 0);
+  g_free(s.log);
+}
+
 void
 cx_test_register(void)
 {
@@ -1430,6 +1985,19 @@ cx_test_register(void)
       test_serve_a_websocket_client_that_stops_reading_is_dropped },
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
+    { "test_serve_queued_cells_hold_no_thread_and_are_bounded",
+      test_serve_queued_cells_hold_no_thread_and_are_bounded },
+    { "test_serve_delete_kills_a_cell_that_ignores_its_interrupt",
+      test_serve_delete_kills_a_cell_that_ignores_its_interrupt },
+    { "test_serve_sigterm_ends_it_with_a_cell_that_ignores_its_interrupt",
+      test_serve_sigterm_ends_it_with_a_cell_that_ignores_its_interrupt },
+    { "test_serve_a_kernel_bounds_its_queue", test_serve_a_kernel_bounds_its_queue },
+    { "test_serve_delete_during_a_restart_holds_the_slot",
+      test_serve_delete_during_a_restart_holds_the_slot },
+    { "test_serve_queued_cells_under_a_memory_cap_are_all_answered",
+      test_serve_queued_cells_under_a_memory_cap_are_all_answered },
+    { "test_serve_delete_of_an_unkillable_cell_is_answered_and_keeps_its_slot",
+      test_serve_delete_of_an_unkillable_cell_is_answered_and_keeps_its_slot },
     { NULL }
   };
   cx_test_add_suite("serve", tests);

@@ -358,18 +358,22 @@ test_subprocess_no_zombies_no_leaked_fds(void)
 typedef struct {
   cx_backend *backend;
   cx_session *session;
+  gboolean repeat;            /* every 300 ms (at most 200 times) until DONE */
+  gint done;                  /* atomic */
 } interrupt_target;
 
 static gpointer
 interrupt_later(gpointer data)
 {
   interrupt_target *target = data;
-  g_usleep(300 * 1000);
-  g_autoptr(GError) error = NULL;
-  if (target->session != NULL)
-    cx_session_interrupt(target->session, &error);
-  else
-    cx_backend_interrupt(target->backend, &error);
+  for (int i = 0; i < (target->repeat ? 200 : 1) && !g_atomic_int_get(&target->done); i++) {
+    g_usleep(300 * 1000);
+    g_autoptr(GError) error = NULL;
+    if (target->session != NULL)
+      cx_session_interrupt(target->session, &error);
+    else
+      cx_backend_interrupt(target->backend, &error);
+  }
   return NULL;
 }
 
@@ -398,6 +402,29 @@ test_subprocess_interrupt_session_cell(void)
   CX_ASSERT_CELL_OK(after);
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(after, 0), "text/plain"), "42");
   CU_ASSERT_PTR_NULL(cx_result_get_extra(after, "session_restarted"));
+}
+
+/* A session cell that ignores SIGINT is killed interrupt-grace (1 s by
+ * default) after its interrupt, instead of holding its caller for ever;
+ * the session goes on in a fresh process. */
+static void
+test_subprocess_a_session_cell_that_ignores_its_interrupt_is_killed(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  /* Again and again: the first that finds the cell running counts. */
+  interrupt_target target = { .session = session, .repeat = TRUE };
+  GThread *thread = g_thread_new("interrupter", interrupt_later, &target);
+  g_autoptr(cx_result) killed = session_run(session,
+    "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "for _ in range(300): time.sleep(0.1)");
+  g_atomic_int_set(&target.done, 1);
+  g_thread_join(thread);
+  CX_ASSERT_ERROR_TYPE(killed, CX_ERROR_TYPE_WORKER_CRASHED);
+  CX_ASSERT_CONTAINS(cx_result_get_error_message(killed), "interrupt-grace");
+  g_autoptr(cx_result) after = session_run(session, "print('fresh')");
+  CX_ASSERT_STDOUT(after, "fresh\n");
 }
 
 static void
@@ -1401,6 +1428,8 @@ cx_test_register(void)
     { "test_subprocess_leaves_no_process_behind", test_subprocess_leaves_no_process_behind },
     { "test_subprocess_no_zombies_no_leaked_fds", test_subprocess_no_zombies_no_leaked_fds },
     { "test_subprocess_interrupt_session_cell", test_subprocess_interrupt_session_cell },
+    { "test_subprocess_a_session_cell_that_ignores_its_interrupt_is_killed",
+      test_subprocess_a_session_cell_that_ignores_its_interrupt_is_killed },
     { "test_subprocess_interrupt_stateless_cell", test_subprocess_interrupt_stateless_cell },
     { NULL }
   };

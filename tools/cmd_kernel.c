@@ -59,12 +59,19 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(kernel_args, kernel_args_clear)
 
 static int signal_pipe[2] = { -1, -1 };
 
+/* After SIGTERM, how long the kernel has to end its session (its cell
+ * interrupted, a subprocess cell killed after interrupt-grace) before it
+ * exits at once. */
+#define TERM_WAIT_SECONDS 5
+
 /* SIGINT interrupts the cell (interrupt_mode "signal"); SIGTERM ends the
- * kernel cleanly. */
+ * kernel cleanly, within TERM_WAIT_SECONDS. */
 static void
 on_signal(int signal_number)
 {
   int saved = errno;
+  if (signal_number == SIGTERM)
+    interrupts_exit_within(TERM_WAIT_SECONDS);
   char what = signal_number == SIGINT ? 'i' : 't';
   ssize_t ignored = write(signal_pipe[1], &what, 1);
   (void)ignored;
@@ -86,6 +93,7 @@ open_kernel_backend(gpointer data, GError **error)
   if (!open_requested_backend(kb->request, &kb->opened, error))
     return NULL;
   interrupts_unwatch();
+  interrupts_prepare_deadline("cellexec kernel");
   struct sigaction action = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, NULL);
@@ -307,10 +315,14 @@ cmd_kernel(int argc, char **argv)
     "(as ipykernel does when it has nothing, by a backend that cannot); comm_open,\n"
     "comm_msg and comm_close handed to the session's comm manager; input() asks\n"
     "the front end over stdin when it allows stdin.  SIGTERM ends the kernel\n"
-    "cleanly.\n"
+    "cleanly: its cell is interrupted (the subprocess backend kills it after\n"
+    "interrupt-grace); still running 5 s later, it exits at once (status 143) and\n"
+    "its workers with it.  Requests queued past 1000 are answered at once with an\n"
+    "error instead of waiting.\n"
     "\n"
     "Exit status: 0 the kernel was shut down, 2 usage, config, plugin or connection\n"
-    "file error (one line on stderr says why), 3 install could not write the spec.");
+    "file error (one line on stderr says why), 3 install could not write the spec,\n"
+    "143 still running 5 s after SIGTERM.");
   g_option_context_add_main_entries(context, entries, NULL);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;

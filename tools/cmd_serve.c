@@ -27,6 +27,10 @@ typedef struct {
   int max_sessions;
   int idle_timeout;
   char *max_body;
+  int max_queue;
+  int max_queued;
+  int cell_threads;
+  int stop_timeout;
 } serve_args;
 
 static void
@@ -120,10 +124,19 @@ choose_token(const serve_args *a, gboolean *generated, GError **error)
   return g_string_free(hex, FALSE);
 }
 
+typedef struct {
+  GMainLoop *loop;
+  guint stop_timeout;
+} stopping;
+
+/* SIGINT or SIGTERM: end every session, and the program within
+ * --stop-timeout even if a cell will not stop. */
 static gboolean
-quit_loop(gpointer loop)
+quit_loop(gpointer data)
 {
-  g_main_loop_quit(loop);
+  stopping *stop = data;
+  interrupts_exit_within(stop->stop_timeout);
+  g_main_loop_quit(stop->loop);
   return G_SOURCE_CONTINUE;
 }
 
@@ -137,6 +150,10 @@ serve(serve_args *a)
     return fail_usage("--max-body: %s", error->message);
   if (a->max_sessions < 0 || a->idle_timeout < 0)
     return fail_usage("--max-sessions and --idle-timeout take a number from 0 (no limit)");
+  if (a->max_queue < 0 || a->max_queued < 0 || a->cell_threads < 0 || a->stop_timeout < 0 ||
+      a->cell_threads > 4096 || a->stop_timeout > 3600)
+    return fail_usage("--max-queue, --max-queued, --cell-threads (up to 4096) and "
+                      "--stop-timeout (up to 3600) take a positive number (0: the default)");
   gboolean generated;
   g_autofree char *token = choose_token(a, &generated, &error);
   if (token == NULL)
@@ -166,6 +183,10 @@ serve(serve_args *a)
     .max_sessions = (guint)a->max_sessions,
     .idle_timeout = (guint)a->idle_timeout,
     .max_body = max_body,
+    .max_queue = (guint)a->max_queue,
+    .max_queued = (guint)a->max_queued,
+    .cell_threads = (guint)a->cell_threads,
+    .stop_timeout = (guint)a->stop_timeout,
   };
   g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
   cxs_server *server = cxs_server_new(&options);
@@ -185,8 +206,11 @@ serve(serve_args *a)
     else
       cxs_log("listening on %s", *uri);
   }
-  guint on_int = g_unix_signal_add(SIGINT, quit_loop, loop);
-  guint on_term = g_unix_signal_add(SIGTERM, quit_loop, loop);
+  interrupts_prepare_deadline("cellexec serve");
+  stopping stop = { loop, options.stop_timeout > 0 ? options.stop_timeout
+                                                   : CXS_DEFAULT_STOP_TIMEOUT };
+  guint on_int = g_unix_signal_add(SIGINT, quit_loop, &stop);
+  guint on_term = g_unix_signal_add(SIGTERM, quit_loop, &stop);
   g_main_loop_run(loop);
   g_source_remove(on_int);
   g_source_remove(on_term);
@@ -210,6 +234,10 @@ cmd_serve(int argc, char **argv)
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &a.max_sessions, "Kernels at once (default 0: no limit)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &a.idle_timeout, "End a kernel idle and unconnected for S seconds (default 0: never)", "S" },
     { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "The largest request body or WebSocket message taken (default " DEFAULT_MAX_BODY ")", "SIZE" },
+    { "max-queue", 0, 0, G_OPTION_ARG_INT, &a.max_queue, "Requests waiting per context or kernel; past it 429, or an error reply (default " G_STRINGIFY(CXS_DEFAULT_MAX_QUEUE) ")", "N" },
+    { "max-queued", 0, 0, G_OPTION_ARG_INT, &a.max_queued, "/execute requests waiting in all; past it 503 (default " G_STRINGIFY(CXS_DEFAULT_MAX_QUEUED) ")", "N" },
+    { "cell-threads", 0, 0, G_OPTION_ARG_INT, &a.cell_threads, "Threads running /execute cells at once (default " G_STRINGIFY(CXS_DEFAULT_CELL_THREADS) ")", "N" },
+    { "stop-timeout", 0, 0, G_OPTION_ARG_INT, &a.stop_timeout, "Seconds a DELETE, or SIGTERM, waits for cells to stop (default " G_STRINGIFY(CXS_DEFAULT_STOP_TIMEOUT) ")", "S" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
@@ -235,7 +263,16 @@ cmd_serve(int argc, char **argv)
     "application/json; else 403.  Bad input (malformed JSON, a body over --max-body,\n"
     "an unknown kernel or context) gets a 4xx with {\"message\", \"reason\"} and stops\n"
     "nothing else.  One line per request on stderr.  SIGINT and SIGTERM stop the\n"
-    "server: every kernel's and context's session ends, its workers with it.\n"
+    "server: every kernel's and context's session ends, its workers with it; still\n"
+    "running --stop-timeout seconds later (a cell that ignores its interrupt and\n"
+    "cannot be killed: the local backend's), it exits at once (status 143).\n"
+    "\n"
+    "Under load: cells wait for their turn as plain requests, not threads: at most\n"
+    "--max-queue per context (past it 429) and --max-queued in all (past it 503),\n"
+    "both with Retry-After; a kernel answers requests past --max-queue with an\n"
+    "error reply.  DELETE of a kernel or context interrupts its cell (the subprocess\n"
+    "backend kills it after its interrupt-grace) and answers once it is gone, or\n"
+    "202 after --stop-timeout; it keeps its --max-sessions slot until then.\n"
     "\n"
     "Examples:\n"
     "  cellexec serve -b subprocess -o isolation=sandbox --token-file ~/.cellexec-token\n"
@@ -243,7 +280,8 @@ cmd_serve(int argc, char **argv)
     "  cellexec run -b jupyter -o gateway-url=http://127.0.0.1:8888 -o token=... -c 'print(1)'\n"
     "\n"
     "Exit status: 0 stopped by a signal, 2 usage, config or plugin error, or the\n"
-    "address could not be listened on (one line on stderr says why).");
+    "address could not be listened on (one line on stderr says why), 143 sessions\n"
+    "still ending --stop-timeout seconds after the signal.");
   g_option_context_add_main_entries(context, entries, NULL);
   if (!parse_options(context, &argc, &argv))
     return EXIT_USAGE;

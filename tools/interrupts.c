@@ -110,3 +110,39 @@ interrupts_received(void)
 {
   return received;
 }
+
+/* ---- A deadline for programs that stop on SIGTERM ------------------------------ */
+
+static char deadline_line[256];
+static int deadline_fd = -1;
+
+static void
+on_deadline(int signal_number)
+{
+  (void)signal_number;
+  ssize_t ignored = write(deadline_fd >= 0 ? deadline_fd : STDERR_FILENO, deadline_line,
+                          strlen(deadline_line));
+  (void)ignored;
+  _exit(128 + SIGTERM);
+}
+
+void
+interrupts_prepare_deadline(const char *who)
+{
+  if (deadline_fd < 0)
+    deadline_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  g_snprintf(deadline_line, sizeof deadline_line,
+             "%s: sessions still ending after SIGTERM (a cell that ignores its interrupt and "
+             "could not be killed); exiting without waiting\n", who);
+  struct sigaction action = { .sa_handler = on_deadline };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGALRM, &action, NULL);
+}
+
+void
+interrupts_exit_within(unsigned seconds)
+{
+  unsigned left = alarm(MAX(seconds, 1));
+  if (left != 0 && left < seconds)
+    alarm(left); /* an earlier deadline stands */
+}

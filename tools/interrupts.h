@@ -22,4 +22,15 @@ void interrupts_unwatch(void);
 /* The signal that came (SIGINT or SIGTERM), or 0. */
 int interrupts_received(void);
 
+/* For a program that stops on SIGTERM by ending its sessions (cellexec
+ * serve, cellexec kernel): WHO ("cellexec serve") for the line that
+ * interrupts_exit_within() writes.  Call once, before any cell runs. */
+void interrupts_prepare_deadline(const char *who);
+/* End the program SECONDS from now (exit status 128 + SIGTERM) unless it
+ * has ended: a cell that ignores its interrupt and cannot be killed (in
+ * the local backend's process) must not keep a program told to stop.  The
+ * processes the backends started end with it, as above.  Safe in a
+ * signal handler. */
+void interrupts_exit_within(unsigned seconds);
+
 #endif /* CX_TOOLS_INTERRUPTS_H */

@@ -23,6 +23,7 @@ struct subprocess_backend {
   char *sandbox;             /* isolation = sandbox: its JSON for the worker; else NULL */
   char **view;               /* isolation = sandbox: the directories cells see (cwd, lists) */
   guint64 output_limit;
+  double interrupt_grace;    /* seconds; 0: an interrupted session cell is never killed */
 
   GMutex lock;               /* the fields below */
   cx__sp_worker_process *server; /* fork server mode: the shared server */

@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plugins/subprocess/cell_call.h"
 #include "lib/output_buffer.h"
@@ -31,6 +32,7 @@ typedef enum {
   STOP_NONE,
   STOP_TIMEOUT,
   STOP_OUTPUT_LIMIT,
+  STOP_INTERRUPT_IGNORED,    /* still running interrupt_grace after its interrupt */
 } stop_reason;
 
 typedef struct {
@@ -63,6 +65,7 @@ typedef struct {
   gint64 kill_at;            /* SIGKILL time once stopping; 0: not yet */
   gboolean killed;
   gint64 give_up_at;         /* stop waiting for EXITED; 0: not yet */
+  gint64 interrupted_kill_at; /* an interrupt came: SIGKILL then; 0: none came */
 } call_state;
 
 #define MAX_STREAM_SWITCHES 4096
@@ -408,6 +411,15 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
     begin_stop(call, STOP_TIMEOUT,
                g_strdup_printf("cell exceeded its %g s timeout", timeout));
   }
+  if (call->stop == STOP_NONE && call->interrupted_kill_at != 0) {
+    if (now < call->interrupted_kill_at)
+      return call->interrupted_kill_at;
+    call->stop = STOP_INTERRUPT_IGNORED;
+    call->stop_message = g_strdup_printf(
+      "the cell did not stop within interrupt-grace (%g s) of its interrupt: its process was "
+      "killed, and the session's state with it", call->params->interrupt_grace);
+    call->kill_at = now;
+  }
   if (call->stop == STOP_NONE)
     return G_MAXINT64;
   if (!call->killed) {
@@ -418,6 +430,20 @@ check_deadlines(call_state *call, gint64 start, gint64 now)
     call->give_up_at = now + KILL_WAIT_US;
   }
   return call->give_up_at;
+}
+
+/* The cell was interrupted (PARAMS' wake_fd): it has interrupt_grace to
+ * stop.  The first interrupt sets the time; the ones after it do not
+ * move it. */
+static void
+note_interrupt(call_state *call)
+{
+  guint64 count;
+  while (read(call->params->wake_fd, &count, sizeof count) > 0)
+    ;
+  if (call->params->interrupt_grace > 0 && call->interrupted_kill_at == 0)
+    call->interrupted_kill_at =
+      g_get_monotonic_time() + (gint64)(call->params->interrupt_grace * G_USEC_PER_SEC);
 }
 
 /* ---- The result ---------------------------------------------------------------- */
@@ -606,7 +632,9 @@ make_result(call_state *call, GError **error)
   if (call->stop != STOP_NONE) {
     /* Keep the traceback of the KeyboardInterrupt: it shows where the cell
      * was.  Its last line says what happened in words, as Python's do. */
-    const char *type = call->stop == STOP_TIMEOUT ? CX_ERROR_TYPE_TIMEOUT : CX_ERROR_TYPE_OUTPUT_LIMIT;
+    const char *type = call->stop == STOP_TIMEOUT           ? CX_ERROR_TYPE_TIMEOUT
+                       : call->stop == STOP_INTERRUPT_IGNORED ? CX_ERROR_TYPE_WORKER_CRASHED
+                                                              : CX_ERROR_TYPE_OUTPUT_LIMIT;
     const char *traceback = cx_result_has_error(result) ? cx_result_get_error_traceback(result) : "";
     g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback,
                                             traceback[0] != '\0' ? "\n" : "", type,
@@ -653,9 +681,11 @@ cx__sp_cell_call_run(int channel, cx__wire_reader *reader, gint *pid,
       due = MIN(due, next_server_check);
     }
     int wait_ms = due == G_MAXINT64 ? -1 : (int)MAX((due - now + 999) / 1000, 0);
-    struct pollfd fd = { channel, POLLIN, 0 };
-    if (poll(&fd, 1, wait_ms) < 0 && errno != EINTR)
+    struct pollfd fds[2] = { { channel, POLLIN, 0 }, { params->wake_fd, POLLIN, 0 } };
+    if (poll(fds, params->wake_fd >= 0 ? 2 : 1, wait_ms) < 0 && errno != EINTR)
       break;
+    if (params->wake_fd >= 0 && (fds[1].revents & POLLIN))
+      note_interrupt(&call);
     check_deadlines(&call, start, g_get_monotonic_time());
   }
 

@@ -25,6 +25,12 @@ typedef struct {
    * should start it is gone (dead, or stopped and killed).  May be NULL. */
   gboolean (*server_alive)(gpointer data);
   gpointer server_data;
+  /* Readable when the cell was interrupted (-1: never): a cell still
+   * running INTERRUPT_GRACE seconds later is killed, process group and
+   * all (<= 0: never), as one that ignores SIGINT would hold its caller
+   * for ever.  Sessions only: a stateless cell's caller has its timeout. */
+  int wake_fd;
+  double interrupt_grace;
   /* The call's run options: their output callback, if any, gets the
    * cell's outputs as the frames carrying them arrive. */
   const cx_run_options *run;

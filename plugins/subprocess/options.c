@@ -23,6 +23,9 @@ const cx_option_spec cx__sp_options[] = {
     "those not installed are skipped)" },
   { "timeout", CX_OPTION_DOUBLE, NULL,
     "seconds after which a cell is stopped with TimeoutError (unset or 0: never)" },
+  { "interrupt-grace", CX_OPTION_DOUBLE, "1",
+    "seconds an interrupted session cell has to stop before its process is killed, and the "
+    "session's state with it (0: never killed)" },
   { "cwd", CX_OPTION_PATH, NULL, "working directory of each cell (default: the host's)" },
   { "env", CX_OPTION_ENV, NULL, "environment variables of the worker, on top of the allowlist" },
   { "inherit-env", CX_OPTION_BOOL, "false",
@@ -227,5 +230,11 @@ cx__sp_configure(subprocess_backend *backend, const cx_options *options, GError 
   backend->sandbox = g_steal_pointer(&sandbox);
   backend->view = g_steal_pointer(&view);
   backend->output_limit = cx_options_get_size(options, "output-limit", 0);
+  backend->interrupt_grace = cx_options_get_double(options, "interrupt-grace", 1);
+  if (backend->interrupt_grace < 0 || backend->interrupt_grace > 3600) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "subprocess: interrupt-grace must be from 0 (never kill) to 3600 seconds");
+    return FALSE;
+  }
   return TRUE;
 }

@@ -156,6 +156,8 @@ cx__sp_call_params_for(subprocess_backend *backend, const cx_run_options *run, g
     .timeout = cx_run_options_get_timeout(run),
     .output_limit = backend->output_limit,
     .one_shot = one_shot,
+    .interrupt_grace = backend->interrupt_grace,
+    .wake_fd = -1,
     .run = run,
     .cell_number = 1,
   };

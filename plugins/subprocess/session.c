@@ -3,9 +3,11 @@
  * process died starts a new one on its next call, and says so. */
 #include "config.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "plugins/subprocess/backend.h"
@@ -130,8 +132,16 @@ cx__sp_session_open(cx_backend_instance *instance, GError **error)
   subprocess_session *session = g_new0(subprocess_session, 1);
   session->backend = (subprocess_backend *)instance;
   session->channel = -1;
+  session->interrupted = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (session->interrupted < 0) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "subprocess: cannot open a session: eventfd: %s",
+                g_strerror(errno));
+    g_free(session);
+    return NULL;
+  }
   g_rec_mutex_init(&session->lock);
   if (!session_connect(session, error)) {
+    close(session->interrupted);
     g_rec_mutex_clear(&session->lock);
     g_free(session);
     return NULL;
@@ -195,6 +205,10 @@ cx__sp_session_run_cell(cx_session_instance *instance, const char *code,
   if (cx__wire_send_object(session->channel, CX__WIRE_MSG_RUN, cell, -1, error)) {
     cx__sp_call_params params = cx__sp_call_params_for(backend, run, FALSE);
     params.cell_number = ++session->cells_run;
+    params.wake_fd = session->interrupted;
+    guint64 stale;
+    while (read(session->interrupted, &stale, sizeof stale) > 0)
+      ; /* for a cell before this one */
     g_atomic_int_set(&session->busy, TRUE);
     result = cx__sp_cell_call_run(session->channel, session->reader, &session->pid, &params,
                                   &outcome, error);
@@ -217,6 +231,7 @@ cx__sp_session_close(cx_session_instance *instance)
   /* EOF on its channel: the session's process kills what it started and
    * exits; the server reaps it. */
   session_disconnect(session);
+  close(session->interrupted);
   g_clear_pointer(&session->host_functions, g_hash_table_unref);
   g_rec_mutex_clear(&session->lock);
   g_free(session);
@@ -226,6 +241,10 @@ void
 cx__sp_session_interrupt(subprocess_session *session)
 {
   gint pid = g_atomic_int_get(&session->pid);
-  if (g_atomic_int_get(&session->busy) && pid > 0)
+  if (g_atomic_int_get(&session->busy) && pid > 0) {
     kill(pid, SIGINT);
+    guint64 one = 1;
+    ssize_t ignored = write(session->interrupted, &one, sizeof one);
+    (void)ignored;
+  }
 }

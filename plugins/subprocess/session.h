@@ -23,6 +23,8 @@ typedef struct {
   cx__wire_reader *reader;
   gint pid;                  /* the session's process */
   gint busy;                 /* a cell runs: interrupts go through */
+  int interrupted;           /* an eventfd, written by an interrupt: the cell's
+                              * call kills it after interrupt-grace */
   gboolean dead;             /* the process ended: restart on the next call */
   gboolean restart_unreported; /* revived since its last cell: the next result says so */
   guint generation;          /* counts processes: environments remember theirs */
@@ -44,7 +46,8 @@ cx_session_instance *cx__sp_session_open(cx_backend_instance *instance, GError *
 cx_result *cx__sp_session_run_cell(cx_session_instance *instance, const char *code,
                                    const cx_run_options *run, GError **error);
 void cx__sp_session_close(cx_session_instance *instance);
-/* SIGINT to the session's process while it runs a cell. */
+/* SIGINT to the session's process while it runs a cell; killed if still
+ * running interrupt-grace later. */
 void cx__sp_session_interrupt(subprocess_session *session);
 
 G_END_DECLS

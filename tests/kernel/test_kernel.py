@@ -26,6 +26,7 @@ import hmac
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -934,6 +935,97 @@ class SandboxTests(unittest.TestCase):
         if os.geteuid() == 0:  # only root reads it without the sandbox
             self.assertIn("root:", self.read_in("cellexec", "/etc/shadow"))
             self.assertNotIn("root:", self.read_in("cellexec-sandbox", "/etc/shadow"))
+
+
+def descendants_of(pid):
+    """Pids of the processes under PID (its children, theirs, ...)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, pp in parents.items() if pp == parent and p not in found]
+        found += children
+        todo += children
+    return found
+
+
+def running(pid):
+    """Whether PID is a process that is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+class SigtermTests(unittest.TestCase):
+    """SIGTERM with a cell running that ignores its interrupt, and no
+    timeout: the kernel ends within its bound (5 s; on the subprocess
+    backend the cell is killed after interrupt-grace, 1 s), its workers
+    with it.  On the local backend the cell cannot be killed: the kernel
+    exits at its bound, 143."""
+
+    STUBBORN = ("import signal, time\n"
+                "try:\n"
+                "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                "except ValueError:\n"
+                "    pass  # not the main thread (the local backend's cells)\n"
+                "print('stubborn', flush=True)\n"
+                "while True:\n"
+                "    try:\n"
+                "        time.sleep(0.1)\n"
+                "    except KeyboardInterrupt:\n"
+                "        pass\n")
+
+    def local_spec(self):
+        spec_dir = os.path.join(os.environ["JUPYTER_PATH"], "kernels")
+        with open(os.path.join(spec_dir, "cellexec", "kernel.json")) as f:
+            spec = json.load(f)
+        spec["argv"] = ["local" if arg == "subprocess" else arg for arg in spec["argv"]]
+        os.makedirs(os.path.join(spec_dir, "cellexec-local"), exist_ok=True)
+        with open(os.path.join(spec_dir, "cellexec-local", "kernel.json"), "w") as f:
+            json.dump(spec, f)
+
+    def test_sigterm_ends_a_kernel_whose_cell_ignores_its_interrupt(self):
+        self.local_spec()
+        for name, status in (("cellexec", 0), ("cellexec-sandbox", 0), ("cellexec-local", 143)):
+            with self.subTest(kernel=name):
+                km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+                try:
+                    process = km.provisioner.process
+                    kc.execute(self.STUBBORN)
+                    deadline = time.monotonic() + TIMEOUT
+                    started = False
+                    while not started and time.monotonic() < deadline:
+                        message = kc.get_iopub_msg(timeout=TIMEOUT)
+                        started = "stubborn" in message["content"].get("text", "")
+                    self.assertTrue(started)
+                    workers = descendants_of(process.pid)
+                    process.send_signal(signal.SIGTERM)
+                    try:  # generous: the bound is 5 s
+                        code = process.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+                        self.fail(f"{name} still runs 30 s after SIGTERM")
+                    self.assertEqual(code, status)
+                    deadline = time.monotonic() + 30
+                    while any(running(p) for p in workers) and time.monotonic() < deadline:
+                        time.sleep(0.1)
+                    self.assertEqual([p for p in workers if running(p)], [])
+                finally:
+                    kc.stop_channels()
+                    if km.is_alive():
+                        km.shutdown_kernel(now=True)
 
 
 class FailOnSkip(unittest.TextTestResult):
