@@ -24,6 +24,7 @@ jp_message_free(jp_message *message)
   g_clear_pointer(&message->content, json_object_unref);
   g_clear_pointer(&message->header_json, g_bytes_unref);
   g_clear_pointer(&message->identities, g_ptr_array_unref);
+  g_free(message->too_large);
   g_free(message);
 }
 
@@ -102,7 +103,7 @@ jp_message_encode(const char *key, GPtrArray *identities, JsonObject *header, GB
  * them as U+FFFD (decode('utf8', 'replace')), and so do we, instead of
  * dropping the message.  JSON read from DATA, KEEPING_NUL or not. */
 static JsonNode *
-parse_text(const char *data, gsize len, gboolean keeping_nul)
+parse_text(const char *data, gsize len, gboolean keeping_nul, GError **error)
 {
   g_autofree char *valid = g_utf8_validate_len(data, len, NULL) ? NULL
                                                                  : g_utf8_make_valid(data, (gssize)len);
@@ -110,8 +111,15 @@ parse_text(const char *data, gsize len, gboolean keeping_nul)
     data = valid;
     len = strlen(valid);
   }
-  return keeping_nul ? cx_json_from_string_keeping_nul(data, (gssize)len, NULL)
-                     : cx_json_from_string(data, (gssize)len, NULL);
+  return keeping_nul ? cx_json_from_string_keeping_nul(data, (gssize)len, error)
+                     : cx_json_from_string(data, (gssize)len, error);
+}
+
+static JsonObject *
+object_of(JsonNode *root)
+{
+  return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_object_ref(json_node_get_object(root))
+                                                      : NULL;
 }
 
 JsonNode *
@@ -127,8 +135,25 @@ jp_json_from_file(const char *file, GError **error)
 JsonObject *
 jp_json_parse_object(const char *data, gsize len)
 {
-  g_autoptr(JsonNode) root = parse_text(data, len, FALSE);
-  return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_object_ref(json_node_get_object(root)) : NULL;
+  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, NULL);
+  return object_of(root);
+}
+
+/* The content of M in BYTES.  Refused for its size (CX_ERROR_TOO_LARGE:
+ * a display of millions of values) it is {} and M->too_large says why:
+ * the request it answers learns what became of its output. */
+static JsonObject *
+parse_content(jp_message *m, GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data(bytes, &len);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, &error);
+  if (root == NULL && g_error_matches(error, CX_ERROR, CX_ERROR_TOO_LARGE)) {
+    m->too_large = g_strdup(error->message);
+    return json_object_new();
+  }
+  return object_of(root);
 }
 
 static JsonObject *
@@ -176,7 +201,7 @@ keep_nul_of_content(jp_message *m, const char *data, gsize len, const char *memb
 {
   if (g_strstr_len(data, (gssize)len, "\\u0000") == NULL)
     return;
-  g_autoptr(JsonNode) root = parse_text(data, len, TRUE);
+  g_autoptr(JsonNode) root = parse_text(data, len, TRUE, NULL);
   JsonNode *content = root != NULL && JSON_NODE_HOLDS_OBJECT(root) && member != NULL
                         ? json_object_get_member(json_node_get_object(root), member)
                         : root;
@@ -237,7 +262,7 @@ jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters, jp_
   m->header = parse_object((GBytes *)json[0]);
   m->parent = parse_object((GBytes *)json[1]);
   m->metadata = parse_object((GBytes *)json[2]);
-  m->content = parse_object((GBytes *)json[3]);
+  m->content = parse_content(m, (GBytes *)json[3]);
   if (!message_complete(m)) {
     g_atomic_int_inc(&counters->malformed);
     return JP_RECV_DROPPED;
@@ -245,7 +270,8 @@ jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters, jp_
   m->header_json = g_bytes_ref((GBytes *)json[0]);
   gsize content_len;
   const char *content = g_bytes_get_data((GBytes *)json[3], &content_len);
-  keep_nul_of_content(m, content, content_len, NULL);
+  if (m->too_large == NULL)
+    keep_nul_of_content(m, content, content_len, NULL);
   *message = g_steal_pointer(&m);
   return JP_RECV_OK;
 }

@@ -52,6 +52,10 @@ typedef struct {
   GBytes *header_json;
   GPtrArray *identities;     /* ZeroMQ routing ids before the delimiter (GBytes) */
   gboolean nul_replaced;     /* content held a NUL, read as U+FFFD (see below) */
+  /* jp_message_decode(): why the content was not read, more than
+   * cx_json_from_string reads (CX_JSON_MAX_VALUES, CX_JSON_MAX_BYTES);
+   * CONTENT is {} then.  NULL: it was read. */
+  char *too_large;
 } jp_message;
 
 void jp_message_free(jp_message *message);
@@ -80,7 +84,9 @@ GPtrArray *jp_message_encode(const char *key, GPtrArray *identities, JsonObject 
  * A NUL in the content cannot be held by json-glib, so it is read as
  * U+FFFD; a stream's text and an error's name, value and traceback keep it
  * as CX_RESULT_NUL (the result's marker) instead, and for any other
- * message nul_replaced says a NUL was replaced. */
+ * message nul_replaced says a NUL was replaced.  A content too large to
+ * read comes as {}, with too_large saying why: JP_RECV_OK still, so that
+ * the request it answers can fail with that reason. */
 jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters,
                                  jp_message **message);
 /* The message in a WebSocket text frame TEXT (JSON with a "channel"), or

@@ -180,7 +180,15 @@ receive(zmq_kernel *s, int channel)
   if (frames == NULL)
     return NULL;
   jp_message *message = NULL;
-  if (jp_message_decode(s->key, frames, &s->counters, &message) != JP_RECV_OK) {
+  if (jp_message_decode(s->key, frames, &s->counters, &message) == JP_RECV_OK &&
+      message->too_large != NULL) {
+    /* A front end's request too large to read: not one to act on as {}. */
+    g_printerr("cellexec kernel: a %s message on %s was dropped: %s\n", message->msg_type,
+               jp_channel_names[channel], message->too_large);
+    g_clear_pointer(&message, jp_message_free);
+    return NULL;
+  }
+  if (message == NULL) {
     g_printerr("cellexec kernel: a message on %s was dropped (bad signature or not a Jupyter "
                "message; %d so far)\n",
                jp_channel_names[channel],
