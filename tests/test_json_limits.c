@@ -218,6 +218,28 @@ test_json_commas_in_strings_are_one_value(void)
   CU_ASSERT_EQUAL(strlen(html), 2 + 2 * CX_JSON_MAX_VALUES);
 }
 
+/* A reader that knows its input holds few values bounds them lower (the
+ * server's request bodies); never higher than CX_JSON_MAX_VALUES. */
+static void
+test_json_from_string_bounded_reads_at_most_what_it_is_told(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) ten = cx_json_from_string_bounded("[1,2,3,4,5,6,7,8,9]", -1, 10, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(JsonNode) eleven =
+    cx_json_from_string_bounded("[1,2,3,4,5,6,7,8,9,10]", -1, 10, &error);
+  CU_ASSERT_PTR_NULL(eleven);
+  CX_ASSERT_ERROR(error, CX_ERROR_TOO_LARGE);
+  CX_ASSERT_CONTAINS(error->message, "JSON of more than 10 values (arrays, objects, strings, "
+                                     "numbers) at byte 18,");
+  g_clear_error(&error);
+  g_autoptr(GString) beyond = array_of("0", CX_JSON_MAX_VALUES);
+  g_autoptr(JsonNode) clamped =
+    cx_json_from_string_bounded(beyond->str, (gssize)beyond->len, G_MAXUINT, &error);
+  CU_ASSERT_PTR_NULL(clamped);
+  assert_too_many_values(error);
+}
+
 /* A text longer than CX_JSON_MAX_BYTES is refused by its length, before a
  * byte of it is read (zero pages: they take no memory until written). */
 static void
@@ -465,6 +487,8 @@ cx_test_register(void)
     { "test_json_values_counted_as_the_tree_holds_them",
       test_json_values_counted_as_the_tree_holds_them },
     { "test_json_commas_in_strings_are_one_value", test_json_commas_in_strings_are_one_value },
+    { "test_json_from_string_bounded_reads_at_most_what_it_is_told",
+      test_json_from_string_bounded_reads_at_most_what_it_is_told },
     { "test_json_from_string_refuses_text_past_max_bytes",
       test_json_from_string_refuses_text_past_max_bytes },
     { "test_notebook_with_wide_metadata_is_refused", test_notebook_with_wide_metadata_is_refused },
