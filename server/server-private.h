@@ -56,9 +56,17 @@ void cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, .
  * of TABLE, as Jupyter Server lists kernels and sessions. */
 void cxs_reply_list(SoupServerMessage *msg, GHashTable *table,
                     JsonNode *(*model)(gpointer value, gpointer data), gpointer data);
+/* ---- Request bodies (request_body.c) ------------------------------------- */
+
 /* MSG's request body as a JSON object (new; an empty body: {}), or NULL
- * after answering 400. */
+ * after answering 400, or 413 when it holds more values than a request
+ * body may (request_body.c).  Read in advance, on a worker thread, for a
+ * large body of a route added with cxs_server_add_route(). */
 JsonObject *cxs_request_object(SoupServerMessage *msg);
+/* soup_server_add_handler(PATH, HANDLER, SERVER) for a route that reads
+ * its body (cxs_request_object): a large one is read on a worker thread
+ * first, its message paused, so that no other client waits for it. */
+void cxs_server_add_route(cxs_server *server, const char *path, SoupServerCallback handler);
 /* NOW as Jupyter Server writes times: ISO 8601, UTC, with microseconds. */
 char *cxs_time_text(gint64 real_time);
 

@@ -28,6 +28,9 @@ typedef struct {
 } server;
 
 static server main_server;
+/* The address space the next server started may take (prlimit --as), in
+ * bytes; 0: no limit. */
+static guint64 server_address_space;
 
 /* `cellexec serve` with ARGS (NULL-terminated) after the listen address;
  * waits until it accepts connections. */
@@ -55,6 +58,11 @@ start_server(const char *first, ...)
   g_subprocess_launcher_set_stdout_file_path(launcher, s.log);
   g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
   g_ptr_array_insert(args, 0, program);
+  g_autofree char *cap = g_strdup_printf("--as=%" G_GUINT64_FORMAT, server_address_space);
+  if (server_address_space > 0)
+    for (const char *const *word = (const char *const[]){ "--", cap, "prlimit", NULL }; *word;
+         word++)
+      g_ptr_array_insert(args, 0, (gpointer)*word);
   g_autoptr(GError) error = NULL;
   s.process = g_subprocess_launcher_spawnv(launcher, (const char *const *)args->pdata, &error);
   CX_ASSERT_NO_ERROR(error);
@@ -308,6 +316,39 @@ test_serve_bad_input_gets_4xx_and_stops_nothing(void)
   g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
   CU_ASSERT_EQUAL(listed.status, 200);
   CU_ASSERT_EQUAL(array_length(listed.body), 0);
+}
+
+/* A body of 20 million empty arrays, 60 MB (within the default
+ * --max-body, 64M): json-glib's tree of it took the server to 2.4 GB and
+ * held every other client for 8 s; under a 1 GiB address-space cap the
+ * server aborted.  Now it is refused with 413 before anything is built,
+ * on a worker thread, and the server goes on serving. */
+static void
+test_serve_wide_body_is_refused_within_bounds(void)
+{
+  if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
+    return;
+  }
+  server_address_space = (guint64)1 << 30;
+  server s = start_server("--token", TOKEN, NULL);
+  server_address_space = 0;
+  GString *wide = g_string_sized_new(60 * 1000 * 1000 + 8);
+  g_string_append_c(wide, '[');
+  for (guint i = 0; i < 20 * 1000 * 1000; i++)
+    g_string_append(wide, "[],");
+  g_string_append(wide, "[]]");
+  for (const char *const *path = (const char *const[]){ "/execute", "/api/kernels", NULL };
+       *path != NULL; path++) {
+    g_auto(reply) refused = call(&s, "POST", *path, AUTH, wide->str);
+    CU_ASSERT_EQUAL(refused.status, 413);
+    CX_ASSERT_CONTAINS(member_string(refused.body, "message"),
+                       "the request body is too large to read: JSON of more than 100000 values");
+  }
+  g_string_free(wide, TRUE);
+  g_auto(reply) health = call(&s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
 }
 
 /* ---- WebSockets ---------------------------------------------------------------------- */
@@ -1285,6 +1326,8 @@ cx_test_register(void)
     { "test_serve_kernel_lifecycle_over_rest", test_serve_kernel_lifecycle_over_rest },
     { "test_serve_bad_input_gets_4xx_and_stops_nothing",
       test_serve_bad_input_gets_4xx_and_stops_nothing },
+    { "test_serve_wide_body_is_refused_within_bounds",
+      test_serve_wide_body_is_refused_within_bounds },
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
     { "test_serve_websockets_need_the_token_and_survive_garbage",
       test_serve_websockets_need_the_token_and_survive_garbage },
