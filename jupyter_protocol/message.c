@@ -411,10 +411,33 @@ jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counter
   return g_steal_pointer(&m);
 }
 
+/* A message whose text was too large to read (WHY): of no channel, type
+ * or parent, as none could be read. */
+static jp_message *
+unreadable_message(const char *why)
+{
+  jp_message *m = g_new0(jp_message, 1);
+  m->channel = -1;
+  m->msg_type = g_strdup("");
+  m->msg_id = g_strdup("");
+  m->parent_id = g_strdup("");
+  m->header = json_object_new();
+  m->parent = json_object_new();
+  m->metadata = json_object_new();
+  m->content = json_object_new();
+  m->header_json = jp_json_bytes(m->header);
+  m->too_large = g_strdup(why);
+  return m;
+}
+
 jp_message *
 jp_message_from_websocket(const char *text, gsize len, jp_counters *counters)
 {
-  g_autoptr(JsonObject) o = jp_json_parse_object(text, len);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = parse_text(text, len, FALSE, &error);
+  if (root == NULL && g_error_matches(error, CX_ERROR, CX_ERROR_TOO_LARGE))
+    return unreadable_message(error->message);
+  g_autoptr(JsonObject) o = object_of(root);
   g_autoptr(jp_message) m = g_new0(jp_message, 1);
   m->channel = -1;
   if (o != NULL) {

@@ -90,7 +90,9 @@ GPtrArray *jp_message_encode(const char *key, GPtrArray *identities, JsonObject 
 jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters,
                                  jp_message **message);
 /* The message in a WebSocket text frame TEXT (JSON with a "channel"), or
- * NULL, counted as malformed in COUNTERS. */
+ * NULL, counted as malformed in COUNTERS.  A text too large to read comes
+ * as a message of no channel (-1), with "" for its type and ids, {} for
+ * its parts, and too_large saying why. */
 jp_message *jp_message_from_websocket(const char *text, gsize len, jp_counters *counters);
 
 /* A message as a WebSocket text frame: JSON with its CHANNEL's name and

@@ -190,6 +190,9 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *frame, gpointer data)
             g_atomic_int_get(&dropped->malformed));
     return;
   }
+  if (m->too_large != NULL)
+    cxs_log("kernel %s: a WebSocket message too large to read was dropped: %s", kernel->id,
+            m->too_large);
   int channel = m->channel;
   if (channel != JP_SHELL && channel != JP_CONTROL && channel != JP_STDIN) {
     jp_message_free(m);

@@ -2,7 +2,10 @@
  * directly: what a kernel, a front end or a gateway sends is untrusted.
  * Content nested 100,000 levels deep overflowed json-glib's parser and
  * killed the host; such a message is now dropped, counted as malformed,
- * as every other message that is not JSON it can read. */
+ * as every other message that is not JSON it can read.  Content of more
+ * than CX_JSON_MAX_VALUES values (20 million empty lists from a real
+ * ipykernel aborted the host) is valid, and its request must learn of it:
+ * the message comes with {} for content and too_large saying why. */
 #include "config.h"
 
 #include <string.h>
@@ -62,6 +65,52 @@ test_websocket_message_with_hostile_content_is_dropped(void)
   CU_ASSERT_EQUAL(counters.malformed, 1);
 }
 
+/* "[[],[],...]" of CX_JSON_MAX_VALUES empty arrays: one value too many. */
+static char *
+too_wide_json(void)
+{
+  GString *text = g_string_sized_new(3 * CX_JSON_MAX_VALUES + 2);
+  g_string_append_c(text, '[');
+  for (guint i = 0; i < CX_JSON_MAX_VALUES; i++)
+    g_string_append(text, i > 0 ? ",[]" : "[]");
+  g_string_append_c(text, ']');
+  return g_string_free(text, FALSE);
+}
+
+static void
+test_zmq_message_with_too_wide_content_says_so(void)
+{
+  g_autofree char *wide = too_wide_json();
+  g_autofree char *content = g_strdup_printf("{\"data\": {\"application/json\": %s}}", wide);
+  g_autoptr(GPtrArray) frames = zmq_message(content);
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) m = NULL;
+  CU_ASSERT_EQUAL(jp_message_decode("", frames, &counters, &m), JP_RECV_OK);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_STRING_EQUAL(m->msg_type, "display_data");
+  CU_ASSERT_STRING_EQUAL(m->parent_id, "p1");
+  CU_ASSERT_EQUAL(json_object_get_size(m->content), 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m->too_large);
+  CX_ASSERT_CONTAINS(m->too_large, "JSON of more than 1000000 values");
+  CU_ASSERT_EQUAL(counters.malformed, 0);
+}
+
+static void
+test_websocket_message_too_wide_says_so(void)
+{
+  g_autofree char *wide = too_wide_json();
+  g_autofree char *text = g_strdup_printf(
+    "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"display_data\", \"msg_id\": \"m1\"}, "
+    "\"parent_header\": {}, \"metadata\": {}, \"content\": {\"data\": %s}}", wide);
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) m = jp_message_from_websocket(text, strlen(text), &counters);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_EQUAL(m->channel, -1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m->too_large);
+  CX_ASSERT_CONTAINS(m->too_large, "JSON of more than 1000000 values");
+  CU_ASSERT_EQUAL(counters.malformed, 0);
+}
+
 /* What one side encodes the other decodes: the routing ids kept for the
  * reply, the parent's id, the content; one byte changed and the signature
  * no longer holds. */
@@ -110,6 +159,9 @@ cx_test_register(void)
       test_zmq_message_with_hostile_content_is_dropped },
     { "test_websocket_message_with_hostile_content_is_dropped",
       test_websocket_message_with_hostile_content_is_dropped },
+    { "test_zmq_message_with_too_wide_content_says_so",
+      test_zmq_message_with_too_wide_content_says_so },
+    { "test_websocket_message_too_wide_says_so", test_websocket_message_too_wide_says_so },
     { "test_encoded_message_decodes_and_tampering_is_dropped",
       test_encoded_message_decodes_and_tampering_is_dropped },
     { NULL, NULL },

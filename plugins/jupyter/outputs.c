@@ -278,8 +278,9 @@ void
 jk_exec_unreadable(jk_exec_state *state, const jp_message *m)
 {
   if (state->unreadable == NULL)
-    state->unreadable = g_strdup_printf("the kernel's %s message is too large to read: %s",
-                                        m->msg_type, m->too_large);
+    state->unreadable = g_strdup_printf("the kernel's %s%smessage is too large to read: %s",
+                                        m->msg_type, *m->msg_type != '\0' ? " " : "",
+                                        m->too_large);
   if (state->over_limit == NULL)
     state->over_limit = "output";
 }
