@@ -52,15 +52,23 @@ test_zmq_message_with_hostile_content_is_dropped(void)
   CU_ASSERT_EQUAL(counters.malformed, 1);
 }
 
+/* A WebSocket text message on IOPub with CONTENT, read, counted in
+ * COUNTERS. */
+static jp_message *
+websocket_message(const char *content, jp_counters *counters)
+{
+  g_autofree char *text = g_strdup_printf(
+    "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"display_data\", \"msg_id\": \"m1\"}, "
+    "\"parent_header\": {}, \"metadata\": {}, \"content\": %s}", content);
+  return jp_message_from_websocket(text, strlen(text), counters);
+}
+
 static void
 test_websocket_message_with_hostile_content_is_dropped(void)
 {
   g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "0");
-  g_autofree char *text = g_strdup_printf(
-    "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"stream\", \"msg_id\": \"m1\"}, "
-    "\"parent_header\": {}, \"metadata\": {}, \"content\": %s}", deep);
   jp_counters counters = { 0 };
-  g_autoptr(jp_message) m = jp_message_from_websocket(text, strlen(text), &counters);
+  g_autoptr(jp_message) m = websocket_message(deep, &counters);
   CU_ASSERT_PTR_NULL(m);
   CU_ASSERT_EQUAL(counters.malformed, 1);
 }
@@ -99,11 +107,8 @@ static void
 test_websocket_message_too_wide_says_so(void)
 {
   g_autofree char *wide = too_wide_json();
-  g_autofree char *text = g_strdup_printf(
-    "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"display_data\", \"msg_id\": \"m1\"}, "
-    "\"parent_header\": {}, \"metadata\": {}, \"content\": {\"data\": %s}}", wide);
   jp_counters counters = { 0 };
-  g_autoptr(jp_message) m = jp_message_from_websocket(text, strlen(text), &counters);
+  g_autoptr(jp_message) m = websocket_message(wide, &counters);
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   CU_ASSERT_EQUAL(m->channel, -1);
   CU_ASSERT_PTR_NOT_NULL_FATAL(m->too_large);
