@@ -484,6 +484,31 @@ mark_truncation(jk_exec_state *state, JsonArray *error_cuts)
   }
 }
 
+/* The error of a request that was stopped: at its timeout, past
+ * output-limit, or for an output too large to read. */
+static void
+set_stop_error(jk_exec_state *state)
+{
+  jk_exec *exec = state->exec;
+  gboolean for_output = state->for_output || state->unreadable != NULL;
+  const char *type = for_output ? CX_ERROR_TYPE_OUTPUT_LIMIT : CX_ERROR_TYPE_TIMEOUT;
+  g_autofree char *why =
+    state->unreadable != NULL ? g_strdup(state->unreadable)
+    : for_output
+      ? cx__output_stop_message(cx__output_stop_threshold(exec->output_limit), state->over_limit)
+      : g_strdup_printf("cell exceeded its %g s timeout", exec->timeout);
+  g_autofree char *message = g_strconcat(
+    why,
+    exec->killed      ? "; it did not stop when interrupted, so its kernel was killed"
+    : exec->abandoned ? "; it did not stop when interrupted, and its kernel, not started by "
+                        "cellexec, was left running it"
+                      : "", NULL);
+  const char *traceback = state->traceback ? state->traceback : "";
+  g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback, *traceback ? "\n" : "",
+                                          type, message);
+  cx_result_set_error(exec->result, type, message, told);
+}
+
 static void
 finish_result(jk_exec_state *state, jk_exec_outcome outcome)
 {
@@ -520,23 +545,7 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
   /* An output it could not read fails the cell, even one that ended
    * before it could be stopped. */
   if (outcome == JK_EXEC_TIMEOUT || (state->unreadable != NULL && outcome != JK_EXEC_DIED)) {
-    gboolean for_output = state->for_output || state->unreadable != NULL;
-    const char *type = for_output ? CX_ERROR_TYPE_OUTPUT_LIMIT : CX_ERROR_TYPE_TIMEOUT;
-    g_autofree char *why =
-      state->unreadable != NULL ? g_strdup(state->unreadable)
-      : for_output
-        ? cx__output_stop_message(cx__output_stop_threshold(exec->output_limit), state->over_limit)
-        : g_strdup_printf("cell exceeded its %g s timeout", exec->timeout);
-    g_autofree char *message = g_strconcat(
-      why,
-      exec->killed      ? "; it did not stop when interrupted, so its kernel was killed"
-      : exec->abandoned ? "; it did not stop when interrupted, and its kernel, not started by "
-                          "cellexec, was left running it"
-                        : "", NULL);
-    const char *traceback = state->traceback ? state->traceback : "";
-    g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback, *traceback ? "\n" : "",
-                                            type, message);
-    cx_result_set_error(exec->result, type, message, told);
+    set_stop_error(state);
   } else if (outcome == JK_EXEC_DIED) {
     g_autofree char *message = g_strdup_printf(
       "the kernel died while running the cell (%s); the next call gets a new kernel",
