@@ -41,9 +41,9 @@ cx__wire_decode_output(const guint8 *payload, gsize len, int *stream, guint64 *o
  * cx_json_from_string refuses the nesting that would overflow json-glib's
  * parser (CX_ERROR_BACKEND here) and the width that would exhaust memory
  * (CX_ERROR_TOO_LARGE kept), and reads \u0000 and lone surrogates as
- * U+FFFD.  Both ends link
- * libcellexec (the plugin, as every plugin does, and the worker), so this
- * library reads JSON through the one public entry point too. */
+ * U+FFFD.  Both ends link libcellexec (the plugin, as every plugin does,
+ * and the worker), so this library reads JSON through the one public
+ * entry point too. */
 static JsonNode *
 parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutable,
              gboolean keeping_nul, GError **error)
@@ -62,8 +62,8 @@ parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutabl
   if (root == NULL && g_error_matches(parse_error, CX_ERROR, CX_ERROR_TOO_LARGE)) {
     /* Valid, but more than the host reads: the cell's output, not a
      * broken protocol (cell_call.c stops the cell with OutputLimitExceeded). */
-    g_set_error(error, CX_ERROR, CX_ERROR_TOO_LARGE, "the cell's %s message is too large to read: %s",
-                what, parse_error->message);
+    g_set_error(error, CX_ERROR, CX_ERROR_TOO_LARGE,
+                "the cell's %s message is too large to read: %s", what, parse_error->message);
     return NULL;
   }
   if (root == NULL) {
