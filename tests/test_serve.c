@@ -349,6 +349,7 @@ test_serve_wide_body_is_refused_within_bounds(void)
   g_auto(reply) health = call(&s, "GET", "/health", AUTH, NULL);
   CU_ASSERT_EQUAL(health.status, 200);
   CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
 }
 
 /* ---- WebSockets ---------------------------------------------------------------------- */
