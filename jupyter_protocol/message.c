@@ -101,9 +101,11 @@ jp_message_encode(const char *key, GPtrArray *identities, JsonObject *header, GB
 /* A kernel encodes text holding undecodable bytes with surrogateescape,
  * so a message may carry bytes that are not UTF-8; jupyter_client reads
  * them as U+FFFD (decode('utf8', 'replace')), and so do we, instead of
- * dropping the message.  JSON read from DATA, KEEPING_NUL or not. */
+ * dropping the message.  JSON read from DATA, KEEPING_NUL or not, of at
+ * most MAX_VALUES values (when not KEEPING_NUL: the text was read so
+ * first). */
 static JsonNode *
-parse_text(const char *data, gsize len, gboolean keeping_nul, GError **error)
+parse_text(const char *data, gsize len, gboolean keeping_nul, guint max_values, GError **error)
 {
   g_autofree char *valid = g_utf8_validate_len(data, len, NULL) ? NULL
                                                                  : g_utf8_make_valid(data, (gssize)len);
@@ -112,7 +114,7 @@ parse_text(const char *data, gsize len, gboolean keeping_nul, GError **error)
     len = strlen(valid);
   }
   return keeping_nul ? cx_json_from_string_keeping_nul(data, (gssize)len, error)
-                     : cx_json_from_string(data, (gssize)len, error);
+                     : cx_json_from_string_bounded(data, (gssize)len, max_values, error);
 }
 
 static JsonObject *
@@ -135,7 +137,7 @@ jp_json_from_file(const char *file, GError **error)
 JsonObject *
 jp_json_parse_object(const char *data, gsize len)
 {
-  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, NULL);
+  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, CX_JSON_MAX_VALUES, NULL);
   return object_of(root);
 }
 
@@ -148,7 +150,7 @@ parse_content(jp_message *m, GBytes *bytes)
   gsize len;
   const char *data = g_bytes_get_data(bytes, &len);
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, &error);
+  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, CX_JSON_MAX_VALUES, &error);
   if (root == NULL && g_error_matches(error, CX_ERROR, CX_ERROR_TOO_LARGE)) {
     m->too_large = g_strdup(error->message);
     return json_object_new();
@@ -201,7 +203,7 @@ keep_nul_of_content(jp_message *m, const char *data, gsize len, const char *memb
 {
   if (g_strstr_len(data, (gssize)len, "\\u0000") == NULL)
     return;
-  g_autoptr(JsonNode) root = parse_text(data, len, TRUE, NULL);
+  g_autoptr(JsonNode) root = parse_text(data, len, TRUE, CX_JSON_MAX_VALUES, NULL);
   JsonNode *content = root != NULL && JSON_NODE_HOLDS_OBJECT(root) && member != NULL
                         ? json_object_get_member(json_node_get_object(root), member)
                         : root;
@@ -374,7 +376,8 @@ jp_message_to_websocket_v1(int channel, JsonObject *header, JsonObject *parent, 
 #define V1_MAX_OFFSETS 64
 
 jp_message *
-jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counters)
+jp_message_from_websocket_v1(const guint8 *data, gsize len, guint max_values,
+                             jp_counters *counters)
 {
   guint64 n = 0;
   if (len >= 8) {
@@ -400,7 +403,9 @@ jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counter
     JsonObject **objects[4] = { &m->header, &m->parent, &m->metadata, &m->content };
     for (int i = 0; i < 4; i++) {
       guint64 end = (guint64)i + 2 < n ? offsets[i + 2] : len;
-      *objects[i] = jp_json_parse_object((const char *)data + offsets[i + 1], end - offsets[i + 1]);
+      g_autoptr(JsonNode) part = parse_text((const char *)data + offsets[i + 1],
+                                            end - offsets[i + 1], FALSE, max_values, NULL);
+      *objects[i] = object_of(part);
     }
   }
   if (!ok || m->channel < 0 || !message_complete(m)) {
@@ -431,10 +436,10 @@ unreadable_message(const char *why)
 }
 
 jp_message *
-jp_message_from_websocket(const char *text, gsize len, jp_counters *counters)
+jp_message_from_websocket(const char *text, gsize len, guint max_values, jp_counters *counters)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonNode) root = parse_text(text, len, FALSE, &error);
+  g_autoptr(JsonNode) root = parse_text(text, len, FALSE, max_values, &error);
   if (root == NULL && g_error_matches(error, CX_ERROR, CX_ERROR_TOO_LARGE))
     return unreadable_message(error->message);
   g_autoptr(JsonObject) o = object_of(root);

@@ -90,10 +90,12 @@ GPtrArray *jp_message_encode(const char *key, GPtrArray *identities, JsonObject 
 jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters,
                                  jp_message **message);
 /* The message in a WebSocket text frame TEXT (JSON with a "channel"), or
- * NULL, counted as malformed in COUNTERS.  A text too large to read comes
- * as a message of no channel (-1), with "" for its type and ids, {} for
- * its parts, and too_large saying why. */
-jp_message *jp_message_from_websocket(const char *text, gsize len, jp_counters *counters);
+ * NULL, counted as malformed in COUNTERS.  A text too large to read (more
+ * than MAX_VALUES values, CX_JSON_MAX_VALUES at most: what a peer's
+ * messages may hold) comes as a message of no channel (-1), with "" for
+ * its type and ids, {} for its parts, and too_large saying why. */
+jp_message *jp_message_from_websocket(const char *text, gsize len, guint max_values,
+                                      jp_counters *counters);
 
 /* A message as a WebSocket text frame: JSON with its CHANNEL's name and
  * HEADER, PARENT, METADATA and CONTENT (each may be NULL: {}), no buffers,
@@ -124,8 +126,10 @@ char *jp_websocket_text_of_parts(int channel, GBytes *const parts[4], const char
 GBytes *jp_websocket_v1_of_parts(int channel, GBytes *const parts[4]);
 /* The message in a v1 binary frame, or NULL, counted as malformed in
  * COUNTERS: a table that does not fit the frame, parts out of order, a
- * channel it does not name, or parts that are not JSON objects. */
-jp_message *jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counters);
+ * channel it does not name, or parts that are not JSON objects (of at
+ * most MAX_VALUES values each). */
+jp_message *jp_message_from_websocket_v1(const guint8 *data, gsize len, guint max_values,
+                                         jp_counters *counters);
 
 /* The signature of the four JSON frames, hex; and its check, in constant
  * time. */

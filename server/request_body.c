@@ -4,9 +4,9 @@
  * json-glib builds up to 300 bytes of memory per value, while the text
  * takes 2 or 3: 60 MB of "[]," took the server to 2.4 GB (it aborted
  * under a 2 GB cap) and held its main loop, every other client with it,
- * for 8 s.  A body is read with at most BODY_MAX_VALUES values, refused
- * (413) before json-glib builds anything, so what it costs is bounded by
- * its bytes: at most about three times --max-body.  A body longer than
+ * for 8 s.  A body is read with at most CXS_REQUEST_MAX_VALUES values,
+ * refused (413) before json-glib builds anything, so what it costs is
+ * bounded by its bytes: less than five times --max-body.  A body longer than
  * INLINE_BODY_MAX is read on a worker thread while its message waits
  * (paused), and its route runs once it has been read, with the result
  * ready for cxs_request_object; shorter ones, all that a client
@@ -15,11 +15,6 @@
 
 #include "server/server-private.h"
 
-/* The most values a request body holds: ten thousand times what the
- * Jupyter and E2B clients send (a kernel's name, a cell's code and a few
- * environment variables), and at most 30 MB of json-glib's memory; more
- * than CX_JSON_MAX_DEPTH, so that nesting too deep is told as such. */
-#define BODY_MAX_VALUES 100000
 
 /* Bodies up to this size are read on the main loop: microseconds. */
 #define INLINE_BODY_MAX (64 * 1024)
@@ -44,7 +39,8 @@ static parsed_body *
 parse_body(const char *data, gsize len)
 {
   parsed_body *body = g_new0(parsed_body, 1);
-  body->node = cx_json_from_string_bounded(data, (gssize)len, BODY_MAX_VALUES, &body->error);
+  body->node =
+    cx_json_from_string_bounded(data, (gssize)len, CXS_REQUEST_MAX_VALUES, &body->error);
   return body;
 }
 

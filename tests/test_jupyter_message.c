@@ -60,7 +60,7 @@ websocket_message(const char *content, jp_counters *counters)
   g_autofree char *text = g_strdup_printf(
     "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"display_data\", \"msg_id\": \"m1\"}, "
     "\"parent_header\": {}, \"metadata\": {}, \"content\": %s}", content);
-  return jp_message_from_websocket(text, strlen(text), counters);
+  return jp_message_from_websocket(text, strlen(text), CX_JSON_MAX_VALUES, counters);
 }
 
 static void

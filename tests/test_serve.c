@@ -1145,6 +1145,40 @@ connections_of(const server *s, const char *id)
                                                  "connections", -1);
 }
 
+/* A front end's message of 200000 values (400 KB, within --max-body):
+ * read on the main loop, a message of millions took json-glib hundreds of
+ * megabytes and held every other client.  It is dropped, the log saying
+ * why, and the kernel answers the next one. */
+static void
+test_serve_a_websocket_message_too_wide_is_dropped(void)
+{
+  server s = start_server("--token", TOKEN, NULL);
+  g_auto(reply) kernel = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL_FATAL(kernel.status, 201);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels",
+                                          member_string(kernel.body, "id"));
+  ws_client c;
+  ws_open(&s, path, AUTH, NULL, &c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
+  g_autofree char *zeros = g_strnfill(2 * 200000 - 1, ',');
+  for (gsize i = 0; zeros[i] != '\0'; i += 2)
+    zeros[i] = '0';
+  g_autofree char *wide = g_strdup_printf(
+    "{\"header\": {\"msg_id\": \"w1\", \"msg_type\": \"kernel_info_request\", \"session\": \"s\","
+    " \"username\": \"u\", \"version\": \"5.3\", \"date\": \"\"}, \"parent_header\": {},"
+    " \"metadata\": {}, \"content\": {\"x\": [%s]}, \"channel\": \"shell\"}", zeros);
+  soup_websocket_connection_send_text(c.ws, wide);
+  soup_websocket_connection_send_text(c.ws, KERNEL_INFO);
+  CU_ASSERT_TRUE(kernel_info_answered(&c));
+  ws_close(&c);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_autofree char *log = NULL;
+  CU_ASSERT_TRUE(g_file_get_contents(s.log, &log, NULL, NULL));
+  CX_ASSERT_CONTAINS(log, "a WebSocket message too large to read was dropped: JSON of more "
+                          "than 100000 values");
+  g_free(s.log);
+}
+
 /* libsoup bounds a frame, not a message: one sent as fragments without an
  * end is closed with 1009 once it passes --max-body (64K here), as is a
  * single frame past it, while messages below it go on however many there
@@ -1348,6 +1382,8 @@ cx_test_register(void)
     { "test_serve_sandbox_holds_through_the_server", test_serve_sandbox_holds_through_the_server },
     { "test_serve_a_client_that_stops_reading_holds_its_cell_not_memory",
       test_serve_a_client_that_stops_reading_holds_its_cell_not_memory },
+    { "test_serve_a_websocket_message_too_wide_is_dropped",
+      test_serve_a_websocket_message_too_wide_is_dropped },
     { "test_serve_a_websocket_message_is_bounded_as_a_whole",
       test_serve_a_websocket_message_is_bounded_as_a_whole },
     { "test_serve_ending_a_kernel_closes_its_websockets",

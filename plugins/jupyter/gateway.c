@@ -181,7 +181,7 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *bytes, gpointer data)
   }
   gsize len;
   const char *text = g_bytes_get_data(bytes, &len);
-  jp_message *m = jp_message_from_websocket(text, len, kernel->counters);
+  jp_message *m = jp_message_from_websocket(text, len, CX_JSON_MAX_VALUES, kernel->counters);
   if (m != NULL)
     g_queue_push_tail(&g->incoming, m);
 }
