@@ -1160,8 +1160,9 @@ test_serve_a_websocket_message_too_wide_is_dropped(void)
   ws_client c;
   ws_open(&s, path, AUTH, NULL, &c);
   CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
-  g_autofree char *zeros = g_strnfill(2 * 200000 - 1, ',');
-  for (gsize i = 0; zeros[i] != '\0'; i += 2)
+  gsize zeros_len = 2 * 200000 - 1; /* "0,0,...,0" */
+  g_autofree char *zeros = g_strnfill(zeros_len, ',');
+  for (gsize i = 0; i < zeros_len; i += 2)
     zeros[i] = '0';
   g_autofree char *wide = g_strdup_printf(
     "{\"header\": {\"msg_id\": \"w1\", \"msg_type\": \"kernel_info_request\", \"session\": \"s\","
