@@ -300,7 +300,7 @@ main(int argc, char **argv)
     if (!g_spawn_sync(NULL, (char **)bargv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL,
                       &status, &error) || status != 0)
       g_error("the jupyter_client baseline failed");
-    g_autoptr(JsonNode) node = json_from_string(out, &error);
+    g_autoptr(JsonNode) node = cx_json_from_string(out, -1, &error);
     if (node == NULL)
       g_error("baseline output: %s", out);
     JsonObject *b = json_node_get_object(node);

@@ -119,7 +119,7 @@ run_baselines(const char *script, int iterations, int distinct_iterations,
                     &status, error) ||
       !g_spawn_check_wait_status(status, error))
     return NULL;
-  return json_from_string(out, error);
+  return cx_json_from_string(out, -1, error);
 }
 
 typedef struct {

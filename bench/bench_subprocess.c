@@ -167,7 +167,7 @@ time_mp_ipython(const char *script, int iterations, timing *result, char **missi
                     &status, error) ||
       !g_spawn_check_wait_status(status, error))
     return FALSE;
-  g_autoptr(JsonNode) node = json_from_string(out, error);
+  g_autoptr(JsonNode) node = cx_json_from_string(out, -1, error);
   if (node == NULL)
     return FALSE;
   JsonObject *object = json_node_get_object(node);

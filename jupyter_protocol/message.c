@@ -24,6 +24,7 @@ jp_message_free(jp_message *message)
   g_clear_pointer(&message->content, json_object_unref);
   g_clear_pointer(&message->header_json, g_bytes_unref);
   g_clear_pointer(&message->identities, g_ptr_array_unref);
+  g_free(message->too_large);
   g_free(message);
 }
 
@@ -100,9 +101,10 @@ jp_message_encode(const char *key, GPtrArray *identities, JsonObject *header, GB
 /* A kernel encodes text holding undecodable bytes with surrogateescape,
  * so a message may carry bytes that are not UTF-8; jupyter_client reads
  * them as U+FFFD (decode('utf8', 'replace')), and so do we, instead of
- * dropping the message.  JSON read from DATA, KEEPING_NUL or not. */
+ * dropping the message.  JSON read from DATA, KEEPING_NUL or not, of at
+ * most MAX_VALUES values. */
 static JsonNode *
-parse_text(const char *data, gsize len, gboolean keeping_nul)
+parse_text(const char *data, gsize len, gboolean keeping_nul, guint max_values, GError **error)
 {
   g_autofree char *valid = g_utf8_validate_len(data, len, NULL) ? NULL
                                                                  : g_utf8_make_valid(data, (gssize)len);
@@ -110,8 +112,16 @@ parse_text(const char *data, gsize len, gboolean keeping_nul)
     data = valid;
     len = strlen(valid);
   }
-  return keeping_nul ? cx_json_from_string_keeping_nul(data, (gssize)len, NULL)
-                     : cx_json_from_string(data, (gssize)len, NULL);
+  return cx_json_from_string_bounded(data, (gssize)len, max_values,
+                                     keeping_nul ? CX_JSON_READ_KEEP_NUL : CX_JSON_READ_DEFAULT,
+                                     error);
+}
+
+static JsonObject *
+object_of(JsonNode *root)
+{
+  return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_object_ref(json_node_get_object(root))
+                                                      : NULL;
 }
 
 JsonNode *
@@ -127,8 +137,25 @@ jp_json_from_file(const char *file, GError **error)
 JsonObject *
 jp_json_parse_object(const char *data, gsize len)
 {
-  g_autoptr(JsonNode) root = parse_text(data, len, FALSE);
-  return root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_object_ref(json_node_get_object(root)) : NULL;
+  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, CX_JSON_MAX_VALUES, NULL);
+  return object_of(root);
+}
+
+/* The content of M in BYTES.  Refused for its size (CX_ERROR_TOO_LARGE:
+ * a display of millions of values) it is {} and M->too_large says why:
+ * the request it answers learns what became of its output. */
+static JsonObject *
+parse_content(jp_message *m, GBytes *bytes)
+{
+  gsize len;
+  const char *data = g_bytes_get_data(bytes, &len);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = parse_text(data, len, FALSE, CX_JSON_MAX_VALUES, &error);
+  if (root == NULL && g_error_matches(error, CX_ERROR, CX_ERROR_TOO_LARGE)) {
+    m->too_large = g_strdup(error->message);
+    return json_object_new();
+  }
+  return object_of(root);
 }
 
 static JsonObject *
@@ -177,7 +204,7 @@ keep_nul_of_content(jp_message *m, const char *data, gsize len, const char *memb
 {
   if (g_strstr_len(data, (gssize)len, "\\u0000") == NULL)
     return;
-  g_autoptr(JsonNode) root = parse_text(data, len, TRUE);
+  g_autoptr(JsonNode) root = parse_text(data, len, TRUE, CX_JSON_MAX_VALUES, NULL);
   JsonNode *content = root != NULL && JSON_NODE_HOLDS_OBJECT(root) && member != NULL
                         ? json_object_get_member(json_node_get_object(root), member)
                         : root;
@@ -239,7 +266,7 @@ jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters, jp_
   m->header = parse_object((GBytes *)json[0]);
   m->parent = parse_object((GBytes *)json[1]);
   m->metadata = parse_object((GBytes *)json[2]);
-  m->content = parse_object((GBytes *)json[3]);
+  m->content = parse_content(m, (GBytes *)json[3]);
   if (!message_complete(m)) {
     g_atomic_int_inc(&counters->malformed);
     return JP_RECV_DROPPED;
@@ -247,7 +274,8 @@ jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters, jp_
   m->header_json = g_bytes_ref((GBytes *)json[0]);
   gsize content_len;
   const char *content = g_bytes_get_data((GBytes *)json[3], &content_len);
-  keep_nul_of_content(m, content, content_len, NULL);
+  if (m->too_large == NULL)
+    keep_nul_of_content(m, content, content_len, NULL);
   *message = g_steal_pointer(&m);
   return JP_RECV_OK;
 }
@@ -350,7 +378,8 @@ jp_message_to_websocket_v1(int channel, JsonObject *header, JsonObject *parent, 
 #define V1_MAX_OFFSETS 64
 
 jp_message *
-jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counters)
+jp_message_from_websocket_v1(const guint8 *data, gsize len, guint max_values,
+                             jp_counters *counters)
 {
   guint64 n = 0;
   if (len >= 8) {
@@ -376,7 +405,9 @@ jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counter
     JsonObject **objects[4] = { &m->header, &m->parent, &m->metadata, &m->content };
     for (int i = 0; i < 4; i++) {
       guint64 end = (guint64)i + 2 < n ? offsets[i + 2] : len;
-      *objects[i] = jp_json_parse_object((const char *)data + offsets[i + 1], end - offsets[i + 1]);
+      g_autoptr(JsonNode) part = parse_text((const char *)data + offsets[i + 1],
+                                            end - offsets[i + 1], FALSE, max_values, NULL);
+      *objects[i] = object_of(part);
     }
   }
   if (!ok || m->channel < 0 || !message_complete(m)) {
@@ -389,10 +420,33 @@ jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counter
   return g_steal_pointer(&m);
 }
 
-jp_message *
-jp_message_from_websocket(const char *text, gsize len, jp_counters *counters)
+/* A message whose text was too large to read (WHY): of no channel, type
+ * or parent, as none could be read. */
+static jp_message *
+unreadable_message(const char *why)
 {
-  g_autoptr(JsonObject) o = jp_json_parse_object(text, len);
+  jp_message *m = g_new0(jp_message, 1);
+  m->channel = -1;
+  m->msg_type = g_strdup("");
+  m->msg_id = g_strdup("");
+  m->parent_id = g_strdup("");
+  m->header = json_object_new();
+  m->parent = json_object_new();
+  m->metadata = json_object_new();
+  m->content = json_object_new();
+  m->header_json = jp_json_bytes(m->header);
+  m->too_large = g_strdup(why);
+  return m;
+}
+
+jp_message *
+jp_message_from_websocket(const char *text, gsize len, guint max_values, jp_counters *counters)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) root = parse_text(text, len, FALSE, max_values, &error);
+  if (root == NULL && g_error_matches(error, CX_ERROR, CX_ERROR_TOO_LARGE))
+    return unreadable_message(error->message);
+  g_autoptr(JsonObject) o = object_of(root);
   g_autoptr(jp_message) m = g_new0(jp_message, 1);
   m->channel = -1;
   if (o != NULL) {

@@ -53,6 +53,10 @@ typedef struct {
   GBytes *header_json;
   GPtrArray *identities;     /* ZeroMQ routing ids before the delimiter (GBytes) */
   gboolean nul_replaced;     /* content held a NUL, read as U+FFFD (see below) */
+  /* jp_message_decode(): why the content was not read, more than
+   * cx_json_from_string reads (CX_JSON_MAX_VALUES, CX_JSON_MAX_BYTES);
+   * CONTENT is {} then.  NULL: it was read. */
+  char *too_large;
 } jp_message;
 
 void jp_message_free(jp_message *message);
@@ -82,12 +86,18 @@ GPtrArray *jp_message_encode(const char *key, GPtrArray *identities, JsonObject 
  * U+FFFD; a stream's text, an error's name, value and traceback and an
  * execute_request's code keep it as CX_RESULT_NUL (the result's marker)
  * instead, and for any other message nul_replaced says a NUL was
- * replaced.  So do the two WebSocket readers below. */
+ * replaced.  So do the two WebSocket readers below.  A content too large
+ * to read comes as {}, with too_large saying why: JP_RECV_OK still, so
+ * that the request it answers can fail with that reason. */
 jp_recv_status jp_message_decode(const char *key, GPtrArray *frames, jp_counters *counters,
                                  jp_message **message);
 /* The message in a WebSocket text frame TEXT (JSON with a "channel"), or
- * NULL, counted as malformed in COUNTERS. */
-jp_message *jp_message_from_websocket(const char *text, gsize len, jp_counters *counters);
+ * NULL, counted as malformed in COUNTERS.  A text too large to read (more
+ * than MAX_VALUES values, CX_JSON_MAX_VALUES at most: what a peer's
+ * messages may hold) comes as a message of no channel (-1), with "" for
+ * its type and ids, {} for its parts, and too_large saying why. */
+jp_message *jp_message_from_websocket(const char *text, gsize len, guint max_values,
+                                      jp_counters *counters);
 
 /* A message as a WebSocket text frame: JSON with its CHANNEL's name and
  * HEADER, PARENT, METADATA and CONTENT (each may be NULL: {}), no buffers,
@@ -118,8 +128,10 @@ char *jp_websocket_text_of_parts(int channel, GBytes *const parts[4], const char
 GBytes *jp_websocket_v1_of_parts(int channel, GBytes *const parts[4]);
 /* The message in a v1 binary frame, or NULL, counted as malformed in
  * COUNTERS: a table that does not fit the frame, parts out of order, a
- * channel it does not name, or parts that are not JSON objects. */
-jp_message *jp_message_from_websocket_v1(const guint8 *data, gsize len, jp_counters *counters);
+ * channel it does not name, or parts that are not JSON objects (of at
+ * most MAX_VALUES values each). */
+jp_message *jp_message_from_websocket_v1(const guint8 *data, gsize len, guint max_values,
+                                         jp_counters *counters);
 
 /* The signature of the four JSON frames, hex; and its check, in constant
  * time. */

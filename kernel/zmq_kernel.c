@@ -216,6 +216,13 @@ receive(zmq_kernel *s, int channel)
     say_dropped(s, channel, "bad signature or not a Jupyter message");
     return NULL;
   }
+  if (message->too_large != NULL) {
+    /* A front end's request too large to read: not one to act on as {}. */
+    g_printerr("cellexec kernel: a %s message on %s was dropped: %s\n", message->msg_type,
+               jp_channel_names[channel], message->too_large);
+    g_clear_pointer(&message, jp_message_free);
+    return NULL;
+  }
   return message;
 }
 

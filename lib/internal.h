@@ -154,13 +154,19 @@ int cx__json_hex4(const char *p);
  * sequences become U+FFFD, and so does NUL unless KEEP_NUL, which marks it
  * for cx_json_to_string() to write as \u0000 (json_text.c). */
 char *cx__json_text_from_bytes(const char *data, gsize len, gboolean keep_nul);
-/* FALSE with ERROR (CX_ERROR_JSON) when TEXT (LEN bytes) nests arrays and
- * objects deeper than CX_JSON_MAX_DEPTH; the one check cx_json_from_string
- * makes before json-glib reads the text (json_text.c). */
-gboolean cx__json_check_depth(const char *text, gsize len, GError **error);
-/* The same with LIMIT levels, the error saying that READER reads no more. */
-gboolean cx__json_check_depth_limit(const char *text, gsize len, guint limit,
-                                    const char *reader, GError **error);
+/* FALSE with ERROR when TEXT (LEN bytes) nests arrays and objects deeper
+ * than CX_JSON_MAX_DEPTH (CX_ERROR_JSON), or holds more than
+ * CX_JSON_MAX_VALUES values or CX_JSON_MAX_BYTES bytes
+ * (CX_ERROR_TOO_LARGE); the one check cx_json_from_string makes before
+ * json-glib reads the text (json_text.c). */
+gboolean cx__json_check_bounds(const char *text, gsize len, GError **error);
+/* The same with MAX_DEPTH levels, the error saying that READER reads no
+ * more. */
+gboolean cx__json_check_bounds_at_depth(const char *text, gsize len, guint max_depth,
+                                        const char *reader, GError **error);
+/* cx_json_from_string() of at most MAX_VALUES values (json_text.c). */
+JsonNode *cx__json_parse_bounded(const char *text, gssize length, guint max_values,
+                                 GError **error);
 /* NODE as Python's json.dumps(NODE, sort_keys=True, indent=INDENT,
  * ensure_ascii=False) writes it: how nbformat writes notebooks. */
 char *cx__json_to_python_text(JsonNode *node, guint indent);

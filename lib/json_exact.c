@@ -251,14 +251,14 @@ unused_spare(const scan_result *scan, gunichar after)
 /* TEXT read with \u0000 as the NUL marker and, with NUMBERS, the numbers
  * json-glib cannot hold as the number marker and their text. */
 static JsonNode *
-read_keeping(const char *text, gssize length, gboolean numbers, GError **error)
+read_keeping(const char *text, gssize length, gboolean numbers, guint max_values, GError **error)
 {
   g_return_val_if_fail(text != NULL, NULL);
   gsize len = length < 0 ? strlen(text) : (gsize)length;
   scan_result scan = { { FALSE }, 0, 0, numbers };
   scan_text(text, len, &scan, NULL, 0, 0);
   if (scan.nuls == 0 && scan.kept_numbers == 0)
-    return cx_json_from_string(text, (gssize)len, error);
+    return cx__json_parse_bounded(text, (gssize)len, max_values, error);
   /* A spare only for what the text has to rewrite. */
   gunichar nul_spare = scan.nuls > 0 ? unused_spare(&scan, 0) : 0;
   gunichar number_spare = scan.kept_numbers > 0 ? unused_spare(&scan, nul_spare) : 0;
@@ -272,7 +272,7 @@ read_keeping(const char *text, gssize length, gboolean numbers, GError **error)
   }
   g_autoptr(GString) rewritten = g_string_sized_new(len + 16 * (scan.nuls + scan.kept_numbers));
   scan_text(text, len, &scan, rewritten, nul_spare, number_spare);
-  JsonNode *root = cx_json_from_string(rewritten->str, (gssize)rewritten->len, error);
+  JsonNode *root = cx__json_parse_bounded(rewritten->str, (gssize)rewritten->len, max_values, error);
   if (root == NULL)
     return NULL;
   spares spare = { "", "" };
@@ -287,13 +287,22 @@ read_keeping(const char *text, gssize length, gboolean numbers, GError **error)
 JsonNode *
 cx__json_from_string_exact(const char *text, gssize length, GError **error)
 {
-  return read_keeping(text, length, TRUE, error);
+  return read_keeping(text, length, TRUE, CX_JSON_MAX_VALUES, error);
 }
 
 JsonNode *
 cx_json_from_string_keeping_nul(const char *text, gssize length, GError **error)
 {
-  return read_keeping(text, length, FALSE, error);
+  return read_keeping(text, length, FALSE, CX_JSON_MAX_VALUES, error);
+}
+
+JsonNode *
+cx_json_from_string_bounded(const char *text, gssize length, guint max_values,
+                            cx_json_read_flags flags, GError **error)
+{
+  if (flags & CX_JSON_READ_KEEP_NUL)
+    return read_keeping(text, length, FALSE, max_values, error);
+  return cx__json_parse_bounded(text, length, max_values, error);
 }
 
 const char *

@@ -23,9 +23,11 @@
  *     UTF-8, eats the character after it, or fails the whole document;
  *     cx_json_from_string reads one as U+FFFD too.
  *   - Its parser recurses once per level of nesting, and crashes (the
- *     stack overflows) where it should fail: cx_json_from_string refuses
- *     more than CX_JSON_MAX_DEPTH levels before it starts
- *     (cx__json_check_depth).
+ *     stack overflows) where it should fail; it builds the whole tree, at
+ *     up to a hundred times the size of the text, and GLib aborts the
+ *     program when memory runs out: cx_json_from_string refuses more than
+ *     CX_JSON_MAX_DEPTH levels, CX_JSON_MAX_VALUES values or
+ *     CX_JSON_MAX_BYTES bytes before it starts (cx__json_check_bounds).
  *   - json_node_copy() does not copy objects, arrays or values: the copy
  *     shares them, and their reference counts (unlike a JsonNode's) are
  *     plain integers.  A tree changed through a copy changes the original,
@@ -281,49 +283,100 @@ escapes_replaced(const char *text, gsize len, gsize *out_len)
   return g_string_free(out, FALSE);
 }
 
-/* The nesting limit (CX_JSON_MAX_DEPTH), decided before json-glib sees the
- * text: its parser recurses once per level of arrays and objects, and a
- * document a few tens of thousands of levels deep overflows the stack (a
- * crash, not an error).  Bounding the parse bounds every recursive walk of
- * what it returns too (json-glib's generator and its freeing, the deep copy
- * and the Python-style writer below).  This is no parser: it knows only
- * strings (and their backslash escapes) and brackets, and leaves every other
- * fault to json-glib. */
-gboolean
-cx__json_check_depth(const char *text, gsize len, GError **error)
+/* The index of the closing quote of the string whose opening quote is at
+ * I, or LEN when it has none: the first quote with an even run of
+ * backslashes before it (memchr, as strings are most of a large text). */
+static gsize
+string_end(const char *text, gsize len, gsize i)
 {
-  return cx__json_check_depth_limit(text, len, CX_JSON_MAX_DEPTH, "cellexec", error);
+  for (i++; i < len; i++) {
+    const char *quote = memchr(text + i, '"', len - i);
+    if (quote == NULL)
+      return len;
+    const char *run = quote;
+    while (run > text + i && run[-1] == '\\')
+      run--;
+    i = (gsize)(quote - text);
+    if ((quote - run) % 2 == 0)
+      return i;
+  }
+  return len;
 }
 
-gboolean
-cx__json_check_depth_limit(const char *text, gsize len, guint limit, const char *reader,
-                           GError **error)
+/* Whether the array or object that opens at I is empty: only whitespace
+ * between its brackets. */
+static gboolean
+container_is_empty(const char *text, gsize len, gsize i)
 {
+  for (i++; i < len; i++) {
+    char c = text[i];
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      return c == ']' || c == '}';
+  }
+  return FALSE;
+}
+
+/* Width is cellexec's own bound, whichever READER the depth is for. */
+static gboolean
+too_many_values(guint max_values, gsize at, GError **error)
+{
+  g_set_error(error, CX_ERROR, CX_ERROR_TOO_LARGE,
+              "JSON of more than %u values (arrays, objects, strings, numbers) at byte %"
+              G_GSIZE_FORMAT ", more than cellexec reads in one piece: send the data in "
+              "smaller parts", max_values, at);
+  return FALSE;
+}
+
+/* The bounds of one parse (CX_JSON_MAX_DEPTH, CX_JSON_MAX_VALUES,
+ * CX_JSON_MAX_BYTES), decided before json-glib sees the text.
+ *
+ * Depth: its parser recurses once per level of arrays and objects, and a
+ * document a few tens of thousands of levels deep overflows the stack (a
+ * crash, not an error).  Bounding the parse bounds every recursive walk of
+ * what it returns too (json-glib's generator and its freeing, the deep
+ * copy and the Python-style writer below).
+ *
+ * Width: it builds the whole tree, from 45 bytes of memory per value
+ * (null) to 300 (an empty object), while the text needs 2 or 3 bytes per
+ * value: 60 MB of "[]," was 20 million arrays, 2.4 GB, and GLib aborts
+ * the process when an allocation fails.  Values are counted as the tree
+ * will hold them: the top one, one more after each comma, and the first
+ * of each array or object that is not empty.
+ *
+ * This is no parser: it knows only strings (and their backslash escapes),
+ * brackets and commas, and leaves every other fault to json-glib (text
+ * that is not JSON may be refused as too wide first: it fails either way).
+ * Counting here costs one pass over the text, about a quarter of what
+ * json-glib takes to parse it, and stops at the first value too many. */
+static gboolean
+check_bounds(const char *text, gsize len, guint max_depth, guint max_values, const char *reader,
+             GError **error)
+{
+  if (len > CX_JSON_MAX_BYTES) {
+    g_set_error(error, CX_ERROR, CX_ERROR_TOO_LARGE,
+                "JSON text of %" G_GSIZE_FORMAT " bytes, more than the %u cellexec reads in "
+                "one piece: send the data in smaller parts", len, CX_JSON_MAX_BYTES);
+    return FALSE;
+  }
   guint depth = 0;
+  guint64 values = 1;
   for (gsize i = 0; i < len; i++) {
     char c = text[i];
     if (c == '"') {
-      /* To the closing quote: one with an even run of backslashes before
-       * it (memchr, as strings are most of a large document). */
-      for (i++;; i++) {
-        const char *quote = memchr(text + i, '"', len - i);
-        if (quote == NULL)
-          return TRUE; /* an unterminated string: json-glib says so */
-        const char *run = quote;
-        while (run > text + i && run[-1] == '\\')
-          run--;
-        i = (gsize)(quote - text);
-        if ((quote - run) % 2 == 0)
-          break;
-      }
+      i = string_end(text, len, i);
+    } else if (c == ',') {
+      if (++values > max_values)
+        return too_many_values(max_values, i, error);
     } else if (c == '[' || c == '{') {
-      if (++depth > limit) {
+      if (++depth > max_depth) {
         g_set_error(error, CX_ERROR, CX_ERROR_JSON,
                     "JSON nested deeper than %u levels at byte %" G_GSIZE_FORMAT
                     ", more than %s reads: nest the data less deeply",
-                    limit, i, reader);
+                    max_depth, i, reader);
         return FALSE;
       }
+      if (!container_is_empty(text, len, i) && ++values > max_values)
+        return too_many_values(max_values, i, error);
     } else if ((c == ']' || c == '}') && depth > 0) {
       depth--;
     }
@@ -331,12 +384,32 @@ cx__json_check_depth_limit(const char *text, gsize len, guint limit, const char 
   return TRUE;
 }
 
+gboolean
+cx__json_check_bounds(const char *text, gsize len, GError **error)
+{
+  return check_bounds(text, len, CX_JSON_MAX_DEPTH, CX_JSON_MAX_VALUES, "cellexec", error);
+}
+
+gboolean
+cx__json_check_bounds_at_depth(const char *text, gsize len, guint max_depth, const char *reader,
+                               GError **error)
+{
+  return check_bounds(text, len, max_depth, CX_JSON_MAX_VALUES, reader, error);
+}
+
 JsonNode *
 cx_json_from_string(const char *text, gssize length, GError **error)
 {
+  return cx__json_parse_bounded(text, length, CX_JSON_MAX_VALUES, error);
+}
+
+JsonNode *
+cx__json_parse_bounded(const char *text, gssize length, guint max_values, GError **error)
+{
   g_return_val_if_fail(text != NULL, NULL);
   gsize len = length < 0 ? strlen(text) : (gsize)length;
-  if (!cx__json_check_depth(text, len, error))
+  if (!check_bounds(text, len, CX_JSON_MAX_DEPTH, MIN(max_values, CX_JSON_MAX_VALUES), "cellexec",
+                    error))
     return NULL;
   gsize mapped_len;
   g_autofree char *mapped = escapes_replaced(text, len, &mapped_len);

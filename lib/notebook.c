@@ -143,8 +143,8 @@ cx_notebook_load_data(const char *data, gssize length, const char *origin, GErro
    * module, under its recursion limit) stops: deeper data is no notebook
    * anyone opened, and written back with an indent per level it grows
    * with the square of its depth (100 KB made 2.5 GB). */
-  if (!cx__json_check_depth_limit(data, size, NOTEBOOK_MAX_DEPTH,
-                                  "Jupyter (Python's json module)", &parse_error)) {
+  if (!cx__json_check_bounds_at_depth(data, size, NOTEBOOK_MAX_DEPTH,
+                                      "Jupyter (Python's json module)", &parse_error)) {
     notebook_error(error, origin, "%s", parse_error->message);
     return NULL;
   }

@@ -154,9 +154,9 @@ append_parameter_value(GString *out, const char *item, const char *value, GError
 {
   /* Named without its value, which is too long to show. */
   g_autofree char *name = g_strndup(item, (gsize)(value - 1 - item));
-  g_autoptr(GError) too_deep = NULL;
-  if (!cx__json_check_depth(value, strlen(value), &too_deep)) {
-    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "parameter '%s': %s", name, too_deep->message);
+  g_autoptr(GError) unbounded = NULL;
+  if (!cx__json_check_bounds(value, strlen(value), &unbounded)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "parameter '%s': %s", name, unbounded->message);
     return FALSE;
   }
   g_autoptr(GError) unreadable = NULL;

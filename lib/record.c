@@ -393,7 +393,7 @@ read_record(const char *text, gsize len, guint line, gboolean cut_short, const c
 {
   g_autoptr(GError) parse_error = NULL;
   /* Nesting cx_json_from_string refuses is valid JSON: told apart. */
-  if (!cx__json_check_depth(text, len, &parse_error)) {
+  if (!cx__json_check_bounds(text, len, &parse_error)) {
     line_error(error, origin, line, "%s", parse_error->message);
     return NULL;
   }

@@ -178,9 +178,10 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *frame, gpointer data)
   /* Each connection speaks one framing: the one its handshake chose. */
   jp_message *m = NULL;
   if (c->v1 && type == SOUP_WEBSOCKET_DATA_BINARY)
-    m = jp_message_from_websocket_v1((const guint8 *)bytes, len, dropped);
+    m = jp_message_from_websocket_v1((const guint8 *)bytes, len, CXS_REQUEST_MAX_VALUES,
+                                     dropped);
   else if (!c->v1 && type == SOUP_WEBSOCKET_DATA_TEXT)
-    m = jp_message_from_websocket(bytes, len, dropped);
+    m = jp_message_from_websocket(bytes, len, CXS_REQUEST_MAX_VALUES, dropped);
   else
     g_atomic_int_inc(&dropped->malformed);
   if (m == NULL) {
@@ -190,6 +191,9 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *frame, gpointer data)
             g_atomic_int_get(&dropped->malformed));
     return;
   }
+  if (m->too_large != NULL)
+    cxs_log("kernel %s: a WebSocket message too large to read was dropped: %s", kernel->id,
+            m->too_large);
   int channel = m->channel;
   if (channel != JP_SHELL && channel != JP_CONTROL && channel != JP_STDIN) {
     jp_message_free(m);

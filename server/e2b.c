@@ -949,7 +949,7 @@ cxs_contexts_end_all(cxs_server *server)
 void
 cxs_e2b_add_routes(cxs_server *server)
 {
-  soup_server_add_handler(server->soup, "/execute", execute_route, server, NULL);
-  soup_server_add_handler(server->soup, "/contexts", contexts_route, server, NULL);
+  cxs_server_add_route(server, "/execute", execute_route);
+  cxs_server_add_route(server, "/contexts", contexts_route);
   soup_server_add_handler(server->soup, "/health", health_route, server, NULL);
 }

@@ -86,24 +86,6 @@ cxs_reply_list(SoupServerMessage *msg, GHashTable *table,
   json_array_unref(list);
 }
 
-JsonObject *
-cxs_request_object(SoupServerMessage *msg)
-{
-  SoupMessageBody *body = soup_server_message_get_request_body(msg);
-  if (body->length == 0)
-    return json_object_new();
-  g_autoptr(GError) error = NULL;
-  /* A \u0000 read as CX_RESULT_NUL, not U+FFFD: code holding one fails as
-   * Python fails it, and no other string is silently changed. */
-  g_autoptr(JsonNode) node = cx_json_from_string_keeping_nul(body->data, body->length, &error);
-  if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node)) {
-    cxs_reply_error(msg, SOUP_STATUS_BAD_REQUEST, "the request body is not a JSON object%s%s",
-                    error != NULL ? ": " : "", error != NULL ? error->message : "");
-    return NULL;
-  }
-  return json_object_ref(json_node_get_object(node));
-}
-
 char *
 cxs_time_text(gint64 real_time)
 {

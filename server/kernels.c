@@ -720,8 +720,8 @@ cxs_kernels_add_routes(cxs_server *server)
 {
   soup_server_add_handler(server->soup, "/api", api_route, server, NULL);
   soup_server_add_handler(server->soup, "/api/kernelspecs", kernelspecs_route, server, NULL);
-  soup_server_add_handler(server->soup, "/api/kernels", kernels_route, server, NULL);
-  soup_server_add_handler(server->soup, "/api/sessions", sessions_route, server, NULL);
+  cxs_server_add_route(server, "/api/kernels", kernels_route);
+  cxs_server_add_route(server, "/api/sessions", sessions_route);
   if (server->options.idle_timeout > 0)
     server->cull_source = g_timeout_add_seconds(MAX(1, server->options.idle_timeout / 4),
                                                 cull_idle, server);

@@ -79,9 +79,24 @@ void cxs_reply_error(SoupServerMessage *msg, guint status, const char *format, .
  * of TABLE, as Jupyter Server lists kernels and sessions. */
 void cxs_reply_list(SoupServerMessage *msg, GHashTable *table,
                     JsonNode *(*model)(gpointer value, gpointer data), gpointer data);
+/* ---- Request bodies (request_body.c) ------------------------------------- */
+
+/* The most JSON values a request body or a front end's WebSocket message
+ * holds: ten thousand times what the Jupyter and E2B clients send (a
+ * kernel's name, a cell's code and a few environment variables), and at
+ * most 30 MB of json-glib's memory; more than CX_JSON_MAX_DEPTH, so that
+ * nesting too deep is told as such. */
+#define CXS_REQUEST_MAX_VALUES 100000
+
 /* MSG's request body as a JSON object (new; an empty body: {}), or NULL
- * after answering 400. */
+ * after answering 400, or 413 when it holds more values than a request
+ * body may (request_body.c).  Read in advance, on a worker thread, for a
+ * large body of a route added with cxs_server_add_route(). */
 JsonObject *cxs_request_object(SoupServerMessage *msg);
+/* soup_server_add_handler(PATH, HANDLER, SERVER) for a route that reads
+ * its body (cxs_request_object): a large one is read on a worker thread
+ * first, its message paused, so that no other client waits for it. */
+void cxs_server_add_route(cxs_server *server, const char *path, SoupServerCallback handler);
 /* NOW as Jupyter Server writes times: ISO 8601, UTC, with microseconds. */
 char *cxs_time_text(gint64 real_time);
 

@@ -11,7 +11,8 @@ server_libcxserver_la_SOURCES = \
 	server/websocket.c \
 	server/channels.c \
 	server/e2b.c \
-	server/ending.c
+	server/ending.c \
+	server/request_body.c
 server_libcxserver_la_CFLAGS = $(AM_CFLAGS) $(SOUP_CFLAGS) $(ZMQ_CFLAGS)
 # kernel/libcxkernel.la, which brings the protocol library, is the
 # program's already (tools/tools.mk).

@@ -126,6 +126,12 @@ cx_test_cli_run cx_test_cellexec_finish(GSubprocess *process, const char *input)
 cx_test_cli_run cx_test_cellexec_terminate(GSubprocess *process, double *seconds);
 /* Run `cellexec ARGS...` with INPUT (may be NULL) on its stdin. */
 cx_test_cli_run cx_test_cellexec(const char *input, const char *first, ...) G_GNUC_NULL_TERMINATED;
+/* Run `cellexec ARGS...` under `prlimit --as=ADDRESS_SPACE` (bytes), so
+ * that a host which would exhaust the machine aborts instead (its worker
+ * processes inherit the limit).  Not in a sanitizer build: ASan reserves
+ * more address space than any such limit. */
+cx_test_cli_run cx_test_cellexec_capped(guint64 address_space, const char *first, ...)
+  G_GNUC_NULL_TERMINATED;
 
 /* A new empty temporary directory, removed with its contents at exit. */
 char *cx_test_tmpdir(void);

@@ -673,6 +673,26 @@ cx_test_cellexec(const char *input, const char *first, ...)
   return cx_test_cellexec_finish(process, input);
 }
 
+cx_test_cli_run
+cx_test_cellexec_capped(guint64 address_space, const char *first, ...)
+{
+  va_list args;
+  va_start(args, first);
+  g_auto(GStrv) command = cx_test_cellexec_argv_valist(first, args);
+  va_end(args);
+  g_autoptr(GStrvBuilder) argv = g_strv_builder_new();
+  g_autofree char *cap = g_strdup_printf("--as=%" G_GUINT64_FORMAT, address_space);
+  g_strv_builder_add_many(argv, "prlimit", cap, "--", NULL);
+  g_strv_builder_addv(argv, (const char **)command);
+  g_auto(GStrv) capped = g_strv_builder_end(argv);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) process = g_subprocess_newv(
+    (const char *const *)capped, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+    &error);
+  g_assert_no_error(error);
+  return cx_test_cellexec_finish(process, NULL);
+}
+
 double
 cx_test_seconds_since(gint64 start)
 {

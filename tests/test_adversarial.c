@@ -129,6 +129,15 @@ static const adversarial_case cases[] = {
   { "crash_deep_result_frame", ON_SUBPROCESS, 0,
     FORGE_FRAME("D", "b'{\"x\": ' + b'[{\"y\": ' * 50000 + b'0' + b'}]' * 50000 + b'}'"),
     NULL, 0, "WorkerCrashed", "nested deeper than", NULL, 4, NULL, THEN_OK },
+  /* A display of 20 million empty arrays (60 MB) forged on the channel:
+   * json-glib's tree of it took 2.4 GB and GLib aborted the host.  It is
+   * the cell's output past what the host reads, not a crash. */
+  { "huge_wide_display_frame", ON_SUBPROCESS, 0,
+    FORGE_FRAME("P", "b'{\"event\": \"display\", \"data\": {\"application/json\": [' + "
+                     "b'[],' * (20 * 10**6) + b'[]]}}'"),
+    NULL, 0, "OutputLimitExceeded",
+    "the cell's DISPLAY message is too large to read: JSON of more than 1000000 values",
+    NULL, 10, NULL, THEN_OK },
   /* An ERROR frame is the worker saying it cannot run the cell: one after
    * the cell's output, a malformed ERROR or a malformed LIMIT was forged,
    * and breaks the protocol; the output is kept. */

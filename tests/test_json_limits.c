@@ -7,6 +7,13 @@
  * into the host goes through it: each is tried here with HOSTILE_LEVELS,
  * which crashed the test program before.
  *
+ * json-glib builds the whole tree, up to a hundred times the size of the
+ * text: 60 MB of "[]," took 2.4 GB and aborted the host (GLib aborts when
+ * an allocation fails).  cx_json_from_string refuses more than
+ * CX_JSON_MAX_VALUES values and CX_JSON_MAX_BYTES bytes before json-glib
+ * starts (CX_ERROR_TOO_LARGE); the tests here read the limit itself, not
+ * a hostile size, so that the old code read them and failed the test.
+ *
  * Notebooks, recordings and responses files are read with
  * cx_file_get_contents: only regular files, at most CX_FILE_MAX_SIZE
  * (`cellexec record check /dev/zero` grew to 4.7 GB in 8 s; a FIFO no one
@@ -16,6 +23,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,6 +137,161 @@ notebook_with_metadata(const char *members)
 {
   return g_strdup_printf(
     "{\"cells\": [], \"metadata\": {%s}, \"nbformat\": 4, \"nbformat_minor\": 5}", members);
+}
+
+/* An array of COUNT copies of ITEM ("[0,0,0]" for "0" and 3). */
+static GString *
+array_of(const char *item, guint count)
+{
+  GString *text = g_string_sized_new((strlen(item) + 1) * count + 2);
+  g_string_append_c(text, '[');
+  for (guint i = 0; i < count; i++) {
+    if (i > 0)
+      g_string_append_c(text, ',');
+    g_string_append(text, item);
+  }
+  g_string_append_c(text, ']');
+  return text;
+}
+
+static void
+assert_too_many_values(const GError *error)
+{
+  CX_ASSERT_ERROR(error, CX_ERROR_TOO_LARGE);
+  g_autofree char *expected =
+    g_strdup_printf("JSON of more than %d values (arrays, objects, strings, numbers) at byte ",
+                    CX_JSON_MAX_VALUES);
+  CX_ASSERT_CONTAINS(error->message, expected);
+  CX_ASSERT_CONTAINS(error->message, "send the data in smaller parts");
+}
+
+/* CX_JSON_MAX_VALUES values are read (the array and its numbers), one
+ * more is refused at the comma that brings it, before json-glib builds
+ * anything. */
+static void
+test_json_from_string_reads_values_up_to_the_limit(void)
+{
+  g_autoptr(GString) at_limit = array_of("0", CX_JSON_MAX_VALUES - 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(at_limit->str, (gssize)at_limit->len, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_EQUAL(json_array_get_length(json_node_get_array(node)), CX_JSON_MAX_VALUES - 1);
+
+  g_autoptr(GString) beyond = array_of("0", CX_JSON_MAX_VALUES);
+  g_autoptr(JsonNode) refused = cx_json_from_string(beyond->str, (gssize)beyond->len, &error);
+  CU_ASSERT_PTR_NULL(refused);
+  assert_too_many_values(error);
+  g_autofree char *where = g_strdup_printf("at byte %" G_GSIZE_FORMAT ",", beyond->len - 3);
+  CX_ASSERT_CONTAINS(error->message, where);
+}
+
+/* Empty arrays and objects are one value each (the hostile shape, "[],"
+ * over and over); one that is not empty holds one more than its commas;
+ * whitespace between brackets is still empty. */
+static void
+test_json_values_counted_as_the_tree_holds_them(void)
+{
+  guint pairs = CX_JSON_MAX_VALUES / 4;
+  g_autoptr(GString) empties = array_of("[], { }", pairs); /* 1 + 2 * pairs values */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(empties->str, (gssize)empties->len, &error);
+  CX_ASSERT_NO_ERROR(error);
+  /* 1 + 4 * pairs = CX_JSON_MAX_VALUES + 1: the array, and in each [0] and {"k":0}
+   * the container and its value. */
+  g_autoptr(GString) full = array_of("[0],{\"k\":0}", pairs);
+  g_autoptr(JsonNode) refused = cx_json_from_string(full->str, (gssize)full->len, &error);
+  CU_ASSERT_PTR_NULL(refused);
+  assert_too_many_values(error);
+}
+
+/* Commas in strings are text: one string of two million commas is one
+ * value, as a picture in base64 or a table's HTML is. */
+static void
+test_json_commas_in_strings_are_one_value(void)
+{
+  g_autofree char *commas = g_strnfill(2 * CX_JSON_MAX_VALUES, ',');
+  g_autofree char *text = g_strdup_printf("{\"text/html\": \"\\\\\\\"%s\"}", commas);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(text, -1, &error);
+  CX_ASSERT_NO_ERROR(error);
+  const char *html = json_object_get_string_member(json_node_get_object(node), "text/html");
+  CU_ASSERT_EQUAL(strlen(html), 2 + 2 * CX_JSON_MAX_VALUES);
+}
+
+/* A reader that knows its input holds few values bounds them lower (the
+ * server's request bodies); never higher than CX_JSON_MAX_VALUES. */
+static void
+test_json_from_string_bounded_reads_at_most_what_it_is_told(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) ten =
+    cx_json_from_string_bounded("[1,2,3,4,5,6,7,8,9]", -1, 10, CX_JSON_READ_DEFAULT, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(JsonNode) eleven =
+    cx_json_from_string_bounded("[1,2,3,4,5,6,7,8,9,10]", -1, 10, CX_JSON_READ_DEFAULT, &error);
+  CU_ASSERT_PTR_NULL(eleven);
+  CX_ASSERT_ERROR(error, CX_ERROR_TOO_LARGE);
+  CX_ASSERT_CONTAINS(error->message, "JSON of more than 10 values (arrays, objects, strings, "
+                                     "numbers) at byte 18,");
+  g_clear_error(&error);
+  g_autoptr(GString) beyond = array_of("0", CX_JSON_MAX_VALUES);
+  g_autoptr(JsonNode) clamped =
+    cx_json_from_string_bounded(beyond->str, (gssize)beyond->len, G_MAXUINT, CX_JSON_READ_DEFAULT,
+                                &error);
+  CU_ASSERT_PTR_NULL(clamped);
+  assert_too_many_values(error);
+}
+
+/* A text longer than CX_JSON_MAX_BYTES is refused by its length, before a
+ * byte of it is read (zero pages: they take no memory until written). */
+static void
+test_json_from_string_refuses_text_past_max_bytes(void)
+{
+  gsize len = (gsize)CX_JSON_MAX_BYTES + 1;
+  char *text = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CU_ASSERT_FATAL(text != MAP_FAILED);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = cx_json_from_string(text, (gssize)len, &error);
+  munmap(text, len);
+  CU_ASSERT_PTR_NULL(node);
+  CX_ASSERT_ERROR(error, CX_ERROR_TOO_LARGE);
+  g_autofree char *expected = g_strdup_printf("JSON text of %" G_GSIZE_FORMAT " bytes, more than "
+                                              "the %d cellexec reads in one piece", len,
+                                              CX_JSON_MAX_BYTES);
+  CX_ASSERT_CONTAINS(error->message, expected);
+}
+
+/* A notebook too wide is refused naming its file; the limit is cellexec's,
+ * not Jupyter's (which reads any width). */
+static void
+test_notebook_with_wide_metadata_is_refused(void)
+{
+  g_autoptr(GString) wide = array_of("[]", CX_JSON_MAX_VALUES);
+  g_autofree char *members = g_strdup_printf("\"x\": %s", wide->str);
+  g_autofree char *text = notebook_with_metadata(members);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(text, -1, "wide.ipynb", &error);
+  CU_ASSERT_PTR_NULL(notebook);
+  CX_ASSERT_ERROR(error, CX_ERROR_NOTEBOOK);
+  CX_ASSERT_CONTAINS(error->message, "wide.ipynb: JSON of more than ");
+  CX_ASSERT_CONTAINS(error->message, "more than cellexec reads in one piece");
+}
+
+/* A parameter too wide fails: taken as a string, it would silently mean
+ * something else. */
+static void
+test_notebook_parameter_too_wide_fails(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_notebook) notebook = cx_notebook_load_data(
+    "{\"cells\": [], \"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 5}", -1, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(GString) wide = array_of("0", CX_JSON_MAX_VALUES);
+  g_autofree char *assignment = g_strdup_printf("x=%s", wide->str);
+  const char *const assignments[] = { assignment, NULL };
+  CU_ASSERT_FALSE(cx_notebook_inject_parameters(notebook, assignments, &error));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  CX_ASSERT_CONTAINS(error->message, "parameter 'x': JSON of more than ");
 }
 
 /* A notebook whose metadata holds 100 KB of nested arrays: read, it became
@@ -320,6 +483,21 @@ cx_test_register(void)
     { NULL, NULL },
   };
   cx_test_add_suite("json_depth", json_tests);
+  static const cx_test_case width_tests[] = {
+    { "test_json_from_string_reads_values_up_to_the_limit",
+      test_json_from_string_reads_values_up_to_the_limit },
+    { "test_json_values_counted_as_the_tree_holds_them",
+      test_json_values_counted_as_the_tree_holds_them },
+    { "test_json_commas_in_strings_are_one_value", test_json_commas_in_strings_are_one_value },
+    { "test_json_from_string_bounded_reads_at_most_what_it_is_told",
+      test_json_from_string_bounded_reads_at_most_what_it_is_told },
+    { "test_json_from_string_refuses_text_past_max_bytes",
+      test_json_from_string_refuses_text_past_max_bytes },
+    { "test_notebook_with_wide_metadata_is_refused", test_notebook_with_wide_metadata_is_refused },
+    { "test_notebook_parameter_too_wide_fails", test_notebook_parameter_too_wide_fails },
+    { NULL, NULL },
+  };
+  cx_test_add_suite("json_width", width_tests);
   static const cx_test_case input_tests[] = {
     { "test_notebook_with_deep_metadata_is_refused", test_notebook_with_deep_metadata_is_refused },
     { "test_notebook_nests_as_deep_as_jupyter_reads", test_notebook_nests_as_deep_as_jupyter_reads },

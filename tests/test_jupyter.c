@@ -766,6 +766,28 @@ test_jupyter_output_limit_stops_a_flooding_kernel(void)
   CU_ASSERT_TRUE(len < 1024 + 100);
 }
 
+/* A real ipykernel's display of 20 million empty arrays: json-glib's tree
+ * of its 80 MB took the host past 2 GB, and `cellexec run -b jupyter`
+ * aborted (here under a 1.5 GB cap, which the kernel shares).  Now the
+ * cell fails with OutputLimitExceeded in one line, naming the limit, and
+ * what it printed after is kept. */
+static void
+test_jupyter_wide_display_does_not_abort_the_host(void)
+{
+  if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
+    return;
+  }
+  g_auto(cx_test_cli_run) run = cx_test_cellexec_capped(
+    1500u << 20, "run", "-b", "jupyter", "-c",
+    "from IPython.display import publish_display_data\n"
+    "publish_display_data({'application/json': [[]] * (20 * 10**6)})\nprint('after')", NULL);
+  CU_ASSERT_EQUAL(run.status, 1);
+  CU_ASSERT_STRING_EQUAL(run.out, "after\n");
+  CX_ASSERT_CONTAINS(run.err, "OutputLimitExceeded: the kernel's display_data message is too "
+                              "large to read: JSON of more than 1000000 values");
+}
+
 /* ---- A kernel of someone else's ---------------------------------------------------- */
 
 /* Start ARGV quietly; wait (30 s at most) until it has written FILE. */
@@ -1235,6 +1257,8 @@ cx_test_register(void)
     { "test_jupyter_output_limit_keeps_head_and_tail", test_jupyter_output_limit_keeps_head_and_tail },
     { "test_jupyter_output_limit_stops_a_flooding_kernel",
       test_jupyter_output_limit_stops_a_flooding_kernel },
+    { "test_jupyter_wide_display_does_not_abort_the_host",
+      test_jupyter_wide_display_does_not_abort_the_host },
     { "test_jupyter_kernelspec_is_found_and_python_resolved", test_jupyter_kernelspec_is_found_and_python_resolved },
     { "test_jupyter_eight_kernels_at_once", test_jupyter_eight_kernels_at_once },
     { "test_jupyter_session_keeps_state_and_survives_a_kill", test_jupyter_session_keeps_state_and_survives_a_kill },

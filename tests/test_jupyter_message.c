@@ -3,7 +3,10 @@
  * Content nested 100,000 levels deep overflowed json-glib's parser and
  * killed the host; such a message is now dropped, counted as malformed,
  * as every other message that is not JSON it can read.  A message over a
- * kernel's bounds is dropped as it is read. */
+ * kernel's bounds is dropped as it is read.  Content of more than
+ * CX_JSON_MAX_VALUES values (20 million empty lists from a real ipykernel
+ * aborted the host) is valid, and its request must learn of it: the
+ * message comes with {} for content and too_large saying why. */
 #include "config.h"
 
 #include <string.h>
@@ -52,17 +55,68 @@ test_zmq_message_with_hostile_content_is_dropped(void)
   CU_ASSERT_EQUAL(counters.malformed, 1);
 }
 
+/* A WebSocket text message on IOPub with CONTENT, read, counted in
+ * COUNTERS. */
+static jp_message *
+websocket_message(const char *content, jp_counters *counters)
+{
+  g_autofree char *text = g_strdup_printf(
+    "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"display_data\", \"msg_id\": \"m1\"}, "
+    "\"parent_header\": {}, \"metadata\": {}, \"content\": %s}", content);
+  return jp_message_from_websocket(text, strlen(text), CX_JSON_MAX_VALUES, counters);
+}
+
 static void
 test_websocket_message_with_hostile_content_is_dropped(void)
 {
   g_autofree char *deep = cx_test_nested_json(HOSTILE_LEVELS, "0");
-  g_autofree char *text = g_strdup_printf(
-    "{\"channel\": \"iopub\", \"header\": {\"msg_type\": \"stream\", \"msg_id\": \"m1\"}, "
-    "\"parent_header\": {}, \"metadata\": {}, \"content\": %s}", deep);
   jp_counters counters = { 0 };
-  g_autoptr(jp_message) m = jp_message_from_websocket(text, strlen(text), &counters);
+  g_autoptr(jp_message) m = websocket_message(deep, &counters);
   CU_ASSERT_PTR_NULL(m);
   CU_ASSERT_EQUAL(counters.malformed, 1);
+}
+
+/* "[[],[],...]" of CX_JSON_MAX_VALUES empty arrays: one value too many. */
+static char *
+too_wide_json(void)
+{
+  GString *text = g_string_sized_new(3 * CX_JSON_MAX_VALUES + 2);
+  g_string_append_c(text, '[');
+  for (guint i = 0; i < CX_JSON_MAX_VALUES; i++)
+    g_string_append(text, i > 0 ? ",[]" : "[]");
+  g_string_append_c(text, ']');
+  return g_string_free(text, FALSE);
+}
+
+static void
+test_zmq_message_with_too_wide_content_says_so(void)
+{
+  g_autofree char *wide = too_wide_json();
+  g_autofree char *content = g_strdup_printf("{\"data\": {\"application/json\": %s}}", wide);
+  g_autoptr(GPtrArray) frames = zmq_message(content);
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) m = NULL;
+  CU_ASSERT_EQUAL(jp_message_decode("", frames, &counters, &m), JP_RECV_OK);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_STRING_EQUAL(m->msg_type, "display_data");
+  CU_ASSERT_STRING_EQUAL(m->parent_id, "p1");
+  CU_ASSERT_EQUAL(json_object_get_size(m->content), 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m->too_large);
+  CX_ASSERT_CONTAINS(m->too_large, "JSON of more than 1000000 values");
+  CU_ASSERT_EQUAL(counters.malformed, 0);
+}
+
+static void
+test_websocket_message_too_wide_says_so(void)
+{
+  g_autofree char *wide = too_wide_json();
+  jp_counters counters = { 0 };
+  g_autoptr(jp_message) m = websocket_message(wide, &counters);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_EQUAL(m->channel, -1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m->too_large);
+  CX_ASSERT_CONTAINS(m->too_large, "JSON of more than 1000000 values");
+  CU_ASSERT_EQUAL(counters.malformed, 0);
 }
 
 /* What one side encodes the other decodes: the routing ids kept for the
@@ -180,7 +234,7 @@ decoded_from_websocket_text(const char *content, jp_counters *counters)
   g_autofree char *text = g_strdup_printf(
     "{\"channel\": \"shell\", \"header\": " EXECUTE_HEADER ", \"parent_header\": {}, "
     "\"metadata\": {}, \"content\": %s}", content);
-  return jp_message_from_websocket(text, strlen(text), counters);
+  return jp_message_from_websocket(text, strlen(text), CX_JSON_MAX_VALUES, counters);
 }
 
 static jp_message *
@@ -194,7 +248,7 @@ decoded_from_websocket_v1(const char *content, jp_counters *counters)
     g_bytes_unref(parts[i]);
   gsize len;
   const guint8 *data = g_bytes_get_data(frame, &len);
-  return jp_message_from_websocket_v1(data, len, counters);
+  return jp_message_from_websocket_v1(data, len, CX_JSON_MAX_VALUES, counters);
 }
 
 /* A \u0000 in the code reaches the session as CX_RESULT_NUL, which fails
@@ -236,6 +290,9 @@ cx_test_register(void)
       test_zmq_message_with_hostile_content_is_dropped },
     { "test_websocket_message_with_hostile_content_is_dropped",
       test_websocket_message_with_hostile_content_is_dropped },
+    { "test_zmq_message_with_too_wide_content_says_so",
+      test_zmq_message_with_too_wide_content_says_so },
+    { "test_websocket_message_too_wide_says_so", test_websocket_message_too_wide_says_so },
     { "test_encoded_message_decodes_and_tampering_is_dropped",
       test_encoded_message_decodes_and_tampering_is_dropped },
     { "test_messages_over_the_bounds_are_dropped_whole",

@@ -30,6 +30,9 @@ typedef struct {
 } server;
 
 static server main_server;
+/* The address space the next server started may take (prlimit --as), in
+ * bytes; 0: no limit. */
+static guint64 server_address_space;
 
 /* The address space (RLIMIT_AS) of the next server start_server() starts;
  * 0: no limit. */
@@ -75,6 +78,11 @@ start_server(const char *first, ...)
     g_subprocess_launcher_set_child_setup(launcher, limit_address_space, &address_space, NULL);
   g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
   g_ptr_array_insert(args, 0, program);
+  g_autofree char *cap = g_strdup_printf("--as=%" G_GUINT64_FORMAT, server_address_space);
+  if (server_address_space > 0)
+    for (const char *const *word = (const char *const[]){ "--", cap, "prlimit", NULL }; *word;
+         word++)
+      g_ptr_array_insert(args, 0, (gpointer)*word);
   g_autoptr(GError) error = NULL;
   s.process = g_subprocess_launcher_spawnv(launcher, (const char *const *)args->pdata, &error);
   CX_ASSERT_NO_ERROR(error);
@@ -331,6 +339,40 @@ test_serve_bad_input_gets_4xx_and_stops_nothing(void)
   g_auto(reply) listed = call(s, "GET", "/api/kernels", AUTH, NULL);
   CU_ASSERT_EQUAL(listed.status, 200);
   CU_ASSERT_EQUAL(array_length(listed.body), 0);
+}
+
+/* A body of 20 million empty arrays, 60 MB (within the default
+ * --max-body, 64M): json-glib's tree of it took the server to 2.4 GB and
+ * held every other client for 8 s; under a 1 GiB address-space cap the
+ * server aborted.  Now it is refused with 413 before anything is built,
+ * on a worker thread, and the server goes on serving. */
+static void
+test_serve_wide_body_is_refused_within_bounds(void)
+{
+  if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
+    return;
+  }
+  server_address_space = (guint64)1 << 30;
+  server s = start_server("--token", TOKEN, NULL);
+  server_address_space = 0;
+  GString *wide = g_string_sized_new(60 * 1000 * 1000 + 8);
+  g_string_append_c(wide, '[');
+  for (guint i = 0; i < 20 * 1000 * 1000; i++)
+    g_string_append(wide, "[],");
+  g_string_append(wide, "[]]");
+  for (const char *const *path = (const char *const[]){ "/execute", "/api/kernels", NULL };
+       *path != NULL; path++) {
+    g_auto(reply) refused = call(&s, "POST", *path, AUTH, wide->str);
+    CU_ASSERT_EQUAL(refused.status, 413);
+    CX_ASSERT_CONTAINS(member_string(refused.body, "message"),
+                       "the request body is too large to read: JSON of more than 100000 values");
+  }
+  g_string_free(wide, TRUE);
+  g_auto(reply) health = call(&s, "GET", "/health", AUTH, NULL);
+  CU_ASSERT_EQUAL(health.status, 200);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
 }
 
 /* ---- WebSockets ---------------------------------------------------------------------- */
@@ -683,7 +725,7 @@ test_serve_a_leaving_client_interrupts_only_its_own_cell(void)
 
 /* A new Python context of S (E2B's /contexts): its id (new). */
 static char *
-new_context(server *s)
+new_context(const server *s)
 {
   g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{\"language\": \"python\"}");
   CU_ASSERT_EQUAL(context.status, 200);
@@ -1263,6 +1305,41 @@ connections_of(const server *s, const char *id)
                                                  "connections", -1);
 }
 
+/* A front end's message of 200000 values (400 KB, within --max-body):
+ * read on the main loop, a message of millions took json-glib hundreds of
+ * megabytes and held every other client.  It is dropped, the log saying
+ * why, and the kernel answers the next one. */
+static void
+test_serve_a_websocket_message_too_wide_is_dropped(void)
+{
+  server s = start_server("--token", TOKEN, NULL);
+  g_auto(reply) kernel = call(&s, "POST", "/api/kernels", AUTH, "{}");
+  CU_ASSERT_EQUAL_FATAL(kernel.status, 201);
+  g_autofree char *path = g_strdup_printf("/api/kernels/%s/channels",
+                                          member_string(kernel.body, "id"));
+  ws_client c;
+  ws_open(&s, path, AUTH, NULL, &c);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c.ws);
+  gsize zeros_len = 2 * 200000 - 1; /* "0,0,...,0" */
+  g_autofree char *zeros = g_strnfill(zeros_len, ',');
+  for (gsize i = 0; i < zeros_len; i += 2)
+    zeros[i] = '0';
+  g_autofree char *wide = g_strdup_printf(
+    "{\"header\": {\"msg_id\": \"w1\", \"msg_type\": \"kernel_info_request\", \"session\": \"s\","
+    " \"username\": \"u\", \"version\": \"5.3\", \"date\": \"\"}, \"parent_header\": {},"
+    " \"metadata\": {}, \"content\": {\"x\": [%s]}, \"channel\": \"shell\"}", zeros);
+  soup_websocket_connection_send_text(c.ws, wide);
+  soup_websocket_connection_send_text(c.ws, KERNEL_INFO);
+  CU_ASSERT_TRUE(kernel_info_answered(&c));
+  ws_close(&c);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_autofree char *log = NULL;
+  CU_ASSERT_TRUE(g_file_get_contents(s.log, &log, NULL, NULL));
+  CX_ASSERT_CONTAINS(log, "a WebSocket message too large to read was dropped: JSON of more "
+                          "than 100000 values");
+  g_free(s.log);
+}
+
 /* libsoup bounds a frame, not a message: one sent as fragments without an
  * end is closed with 1009 once it passes --max-body (64K here), as is a
  * single frame past it, while messages below it go on however many there
@@ -1473,14 +1550,6 @@ static char *
 execute_body(const char *code, const char *context_id)
 {
   return g_strdup_printf("{\"code\": \"%s\", \"context_id\": \"%s\"}", code, context_id);
-}
-
-static char *
-new_context(const server *s)
-{
-  g_auto(reply) context = call(s, "POST", "/contexts", AUTH, "{}");
-  CU_ASSERT_EQUAL_FATAL(context.status, 200);
-  return g_strdup(member_string(context.body, "id"));
 }
 
 /* How many lines of S's log hold NEEDLE. */
@@ -1954,6 +2023,8 @@ cx_test_register(void)
     { "test_serve_kernel_lifecycle_over_rest", test_serve_kernel_lifecycle_over_rest },
     { "test_serve_bad_input_gets_4xx_and_stops_nothing",
       test_serve_bad_input_gets_4xx_and_stops_nothing },
+    { "test_serve_wide_body_is_refused_within_bounds",
+      test_serve_wide_body_is_refused_within_bounds },
     { "test_serve_e2b_execute_streams_json_lines", test_serve_e2b_execute_streams_json_lines },
     { "test_serve_e2b_execute_refuses_code_with_nul_as_python_does",
       test_serve_e2b_execute_refuses_code_with_nul_as_python_does },
@@ -1977,6 +2048,8 @@ cx_test_register(void)
     { "test_serve_sandbox_holds_through_the_server", test_serve_sandbox_holds_through_the_server },
     { "test_serve_a_client_that_stops_reading_holds_its_cell_not_memory",
       test_serve_a_client_that_stops_reading_holds_its_cell_not_memory },
+    { "test_serve_a_websocket_message_too_wide_is_dropped",
+      test_serve_a_websocket_message_too_wide_is_dropped },
     { "test_serve_a_websocket_message_is_bounded_as_a_whole",
       test_serve_a_websocket_message_is_bounded_as_a_whole },
     { "test_serve_ending_a_kernel_closes_its_websockets",

@@ -601,6 +601,35 @@ test_subprocess_memory_limit(void)
   CX_ASSERT_CELL_OK(fits);
 }
 
+/* A forged DISPLAY frame of 20 million empty arrays (60 MB): json-glib's
+ * tree of it took 2.4 GB, and `cellexec run` aborted (GLib aborts when an
+ * allocation fails; here under a 1.5 GB cap).  Now the cell ends with
+ * OutputLimitExceeded, in one line, and the host exits as for any failed
+ * cell.  (test_adversarial's huge_wide_display_frame runs the next cell.) */
+static void
+test_subprocess_wide_display_does_not_abort_the_host(void)
+{
+  if (g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
+    return;
+  }
+  g_autofree char *dir = cx_test_tmpdir();
+  g_autofree char *cell = cx_test_write_file(
+    dir, "wide.py",
+    "import os, struct, time\n"
+    "payload = b'{\"event\": \"display\", \"data\": {\"application/json\": [' + "
+    "b'[],' * (20 * 10**6) + b'[]]}}'\n"
+    "frame = struct.pack('>IB', len(payload), ord('P')) + payload\n"
+    "del payload\n"
+    "while frame:\n    frame = frame[os.write(3, frame):]\n"
+    "time.sleep(5)\n");
+  g_auto(cx_test_cli_run) run =
+    cx_test_cellexec_capped(1500u << 20, "run", "-b", "subprocess", cell, NULL);
+  CU_ASSERT_EQUAL(run.status, 1);
+  CX_ASSERT_CONTAINS(run.err, "\nOutputLimitExceeded: the cell's DISPLAY message is too large "
+                              "to read: JSON of more than 1000000 values");
+}
+
 static void
 test_subprocess_cpu_limit(void)
 {
@@ -1443,6 +1472,8 @@ cx_test_register(void)
   };
   static const cx_test_case limits[] = {
     { "test_subprocess_memory_limit", test_subprocess_memory_limit },
+    { "test_subprocess_wide_display_does_not_abort_the_host",
+      test_subprocess_wide_display_does_not_abort_the_host },
     { "test_subprocess_cpu_limit", test_subprocess_cpu_limit },
     { "test_subprocess_process_and_file_size_limits", test_subprocess_process_and_file_size_limits },
     { "test_subprocess_output_limit_keeps_head_and_tail", test_subprocess_output_limit_keeps_head_and_tail },

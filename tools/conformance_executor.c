@@ -16,7 +16,7 @@
 static JsonObject *
 object_of(const char *text)
 {
-  g_autoptr(JsonNode) node = json_from_string(text, NULL);
+  g_autoptr(JsonNode) node = cx_json_from_string(text, -1, NULL);
   g_assert(node != NULL && JSON_NODE_HOLDS_OBJECT(node));
   return json_object_ref(json_node_get_object(node));
 }

@@ -44,6 +44,8 @@ typedef enum {
   /* ABI 1.1 */
   CX_ERROR_NOTEBOOK,         /* a file that is not an nbformat 4 notebook, or cannot be written */
   CX_ERROR_CELL,             /* a notebook cell failed and the run stopped there */
+  /* ABI 1.2 */
+  CX_ERROR_TOO_LARGE,        /* valid input past a bound cellexec sets (CX_JSON_MAX_VALUES) */
 } cx_error_code;
 
 /* ABI 1.2: the request type of cx_session_request() (and the backend
@@ -71,9 +73,28 @@ CX_EXPORT char *cx_json_to_string(JsonNode *node, gboolean pretty);
  * that are not UTF-8 or a failed document.  Arrays and objects nested more
  * than CX_JSON_MAX_DEPTH levels deep are refused, naming the byte (counted
  * from 0) where the text goes deeper: json-glib's parser would overflow the
- * stack on them and crash the program.  Use it wherever JSON comes into a
- * program. */
+ * stack on them and crash the program.  Text of more than CX_JSON_MAX_BYTES
+ * bytes, or of more than CX_JSON_MAX_VALUES values, is refused with
+ * CX_ERROR_TOO_LARGE (ABI 1.2; before, the tree was built, at up to a
+ * hundred times the size of the text, and the program aborted when memory
+ * ran out).  Use it wherever JSON comes into a program. */
 CX_EXPORT JsonNode *cx_json_from_string(const char *text, gssize length, GError **error);
+/* ABI 1.2: how cx_json_from_string_bounded() reads strings. */
+typedef enum {
+  CX_JSON_READ_DEFAULT = 0,
+  /* A \u0000 is read as CX_RESULT_NUL, as cx_json_from_string_keeping_nul()
+   * reads it, not as U+FFFD. */
+  CX_JSON_READ_KEEP_NUL = 1 << 0,
+} cx_json_read_flags;
+
+/* ABI 1.2: cx_json_from_string() (with CX_JSON_READ_KEEP_NUL in FLAGS,
+ * cx_json_from_string_keeping_nul()) reading at most MAX_VALUES values (no
+ * more than CX_JSON_MAX_VALUES whatever MAX_VALUES says), for input known
+ * to hold few, such as an HTTP request's body: json-glib's tree of it then
+ * takes at most about 300 bytes per value beyond the text. */
+CX_EXPORT JsonNode *cx_json_from_string_bounded(const char *text, gssize length,
+                                                guint max_values, cx_json_read_flags flags,
+                                                GError **error);
 /* ABI 1.1: like cx_json_from_string(), but a \u0000 in a string (or a member
  * name) is read as CX_RESULT_NUL, the two bytes C0 80 that no UTF-8 text
  * holds, instead of U+FFFD: for text a plugin passes on whole, such as a
@@ -91,6 +112,18 @@ CX_EXPORT JsonNode *cx_json_from_string_keeping_nul(const char *text, gssize len
  * limit; 10000 leaves room for a raised limit or a newer Python, and
  * json-glib reads and frees it in less than 2 MiB of stack. */
 #define CX_JSON_MAX_DEPTH 10000
+
+/* ABI 1.2: the most values (arrays, objects, strings, numbers, true, false
+ * and null, each member's value counted) and the longest text
+ * cx_json_from_string reads in one piece.  json-glib builds the whole
+ * tree, from 45 bytes of memory per value to 300 (an empty object), so
+ * 60 MB of "[]," would take 2.4 GB: bounded, a text costs at most about
+ * 300 MB beyond its own bytes.  A million values is more than a notebook
+ * of ten thousand cells holds, and a string of any length is one value
+ * (a picture in base64, a table's HTML); 256 MiB is CX_FILE_MAX_SIZE, the
+ * largest notebook cellexec reads. */
+#define CX_JSON_MAX_VALUES 1000000
+#define CX_JSON_MAX_BYTES (256 * 1024 * 1024)
 
 /* ABI 1.1: the largest file cx_file_get_contents reads: 256 MiB. */
 #define CX_FILE_MAX_SIZE (256 * 1024 * 1024)

@@ -176,6 +176,8 @@ read_sockets(zmq_wait *w)
     if (m == NULL)
       continue;
     if (g_strcmp0(m->parent_id, w->msg_id) == 0 && jk_exec_is_reply(w->exec, m->msg_type)) {
+      if (m->too_large != NULL)
+        jk_exec_unreadable(w->state, m);
       g_clear_pointer(&w->exec->reply, json_object_unref);
       w->exec->reply = json_object_ref(m->content);
       w->replied_at = g_get_monotonic_time();

@@ -181,7 +181,7 @@ on_message(SoupWebsocketConnection *ws, gint type, GBytes *bytes, gpointer data)
   }
   gsize len;
   const char *text = g_bytes_get_data(bytes, &len);
-  jp_message *m = jp_message_from_websocket(text, len, kernel->counters);
+  jp_message *m = jp_message_from_websocket(text, len, CX_JSON_MAX_VALUES, kernel->counters);
   if (m != NULL)
     g_queue_push_tail(&g->incoming, m);
 }
@@ -429,7 +429,11 @@ read_incoming(jk_kernel *kernel, jk_exec *exec, jk_exec_state *state, const char
     const char *state_name = m->channel == JP_IOPUB && g_str_equal(m->msg_type, "status")
                                ? cx__peer_get_string(m->content, "execution_state", "")
                                : "";
-    if (g_str_equal(state_name, "restarting") || g_str_equal(state_name, "dead")) {
+    if (m->too_large != NULL) {
+      /* Too large to read, whose it was is unknown: it came while this
+       * request ran, the only one running on this connection. */
+      jk_exec_unreadable(state, m);
+    } else if (g_str_equal(state_name, "restarting") || g_str_equal(state_name, "dead")) {
       /* The server saw its kernel die (and may bring up another). */
       kernel->dead = TRUE;
       exec->died_how = g_strdup_printf("the server reports it %s", state_name);

@@ -102,6 +102,9 @@ typedef struct {
   JsonArray *cuts;
   const char *over_limit;
   gboolean stopped, for_output; /* stopping began; because of over_limit */
+  /* Why a message of the request could not be read (too large), as the
+   * cell's OutputLimitExceeded says it; NULL while all could. */
+  char *unreadable;
 } jk_exec_state;
 /* Begin one request's state (jk_exec_finish ends it). */
 void jk_exec_begin(jk_exec_state *state, jk_exec *exec);
@@ -136,6 +139,10 @@ const char *jk_input_prompt(const jp_message *m, const char *msg_id);
 JsonObject *jk_exec_input_reply(jk_exec *exec, const char *msg_id, jp_message *m);
 /* One IOPub message of this request; TRUE when it says idle. */
 gboolean jk_exec_handle_iopub(jk_exec_state *state, jp_message *m);
+/* A message of the request whose content was too large to read (M's
+ * too_large): the cell stops as it does past output-limit, its error
+ * saying why (the first such message's reason). */
+void jk_exec_unreadable(jk_exec_state *state, const jp_message *m);
 void jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome);
 
 /* A connection with nothing open yet, on the ZeroMQ transport until its

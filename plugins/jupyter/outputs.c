@@ -274,6 +274,17 @@ handle_stream(jk_exec_state *state, JsonObject *c)
     state->over_limit = err ? "stderr" : "stdout";
 }
 
+void
+jk_exec_unreadable(jk_exec_state *state, const jp_message *m)
+{
+  if (state->unreadable == NULL)
+    state->unreadable = g_strdup_printf("the kernel's %s%smessage is too large to read: %s",
+                                        m->msg_type, *m->msg_type != '\0' ? " " : "",
+                                        m->too_large);
+  if (state->over_limit == NULL)
+    state->over_limit = "output";
+}
+
 /* One IOPub message of this request.  TRUE when it says idle. */
 gboolean
 jk_exec_handle_iopub(jk_exec_state *state, jp_message *m)
@@ -281,6 +292,10 @@ jk_exec_handle_iopub(jk_exec_state *state, jp_message *m)
   cx_result *result = state->exec->result;
   JsonObject *c = m->content;
   const char *type = m->msg_type;
+  if (m->too_large != NULL) {
+    jk_exec_unreadable(state, m);
+    return FALSE;
+  }
   if (g_str_equal(type, "status"))
     return g_strcmp0(cx__peer_get_string(c, "execution_state", ""), "idle") == 0;
   if (g_str_equal(type, "error")) {
@@ -469,6 +484,31 @@ mark_truncation(jk_exec_state *state, JsonArray *error_cuts)
   }
 }
 
+/* The error of a request that was stopped: at its timeout, past
+ * output-limit, or for an output too large to read. */
+static void
+set_stop_error(jk_exec_state *state)
+{
+  jk_exec *exec = state->exec;
+  gboolean for_output = state->for_output || state->unreadable != NULL;
+  const char *type = for_output ? CX_ERROR_TYPE_OUTPUT_LIMIT : CX_ERROR_TYPE_TIMEOUT;
+  g_autofree char *why =
+    state->unreadable != NULL ? g_strdup(state->unreadable)
+    : for_output
+      ? cx__output_stop_message(cx__output_stop_threshold(exec->output_limit), state->over_limit)
+      : g_strdup_printf("cell exceeded its %g s timeout", exec->timeout);
+  g_autofree char *message = g_strconcat(
+    why,
+    exec->killed      ? "; it did not stop when interrupted, so its kernel was killed"
+    : exec->abandoned ? "; it did not stop when interrupted, and its kernel, not started by "
+                        "cellexec, was left running it"
+                      : "", NULL);
+  const char *traceback = state->traceback ? state->traceback : "";
+  g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback, *traceback ? "\n" : "",
+                                          type, message);
+  cx_result_set_error(exec->result, type, message, told);
+}
+
 static void
 finish_result(jk_exec_state *state, jk_exec_outcome outcome)
 {
@@ -502,22 +542,10 @@ finish_result(jk_exec_state *state, jk_exec_outcome outcome)
   write_tails(state);
   g_autoptr(JsonArray) error_cuts = json_array_new();
   bound_error(state, error_cuts);
-  if (outcome == JK_EXEC_TIMEOUT) {
-    const char *type = state->for_output ? CX_ERROR_TYPE_OUTPUT_LIMIT : CX_ERROR_TYPE_TIMEOUT;
-    g_autofree char *why =
-      state->for_output
-        ? cx__output_stop_message(cx__output_stop_threshold(exec->output_limit), state->over_limit)
-        : g_strdup_printf("cell exceeded its %g s timeout", exec->timeout);
-    g_autofree char *message = g_strconcat(
-      why,
-      exec->killed      ? "; it did not stop when interrupted, so its kernel was killed"
-      : exec->abandoned ? "; it did not stop when interrupted, and its kernel, not started by "
-                          "cellexec, was left running it"
-                        : "", NULL);
-    const char *traceback = state->traceback ? state->traceback : "";
-    g_autofree char *told = g_strdup_printf("%s%s%s: %s\n", traceback, *traceback ? "\n" : "",
-                                            type, message);
-    cx_result_set_error(exec->result, type, message, told);
+  /* An output it could not read fails the cell, even one that ended
+   * before it could be stopped. */
+  if (outcome == JK_EXEC_TIMEOUT || (state->unreadable != NULL && outcome != JK_EXEC_DIED)) {
+    set_stop_error(state);
   } else if (outcome == JK_EXEC_DIED) {
     g_autofree char *message = g_strdup_printf(
       "the kernel died while running the cell (%s); the next call gets a new kernel",
@@ -554,6 +582,7 @@ jk_exec_finish(jk_exec_state *state, jk_exec_outcome outcome)
 {
   finish_result(state, outcome);
   clear_error(state);
+  g_clear_pointer(&state->unreadable, g_free);
   g_clear_pointer(&state->dropped, json_array_unref);
   g_clear_pointer(&state->cuts, json_array_unref);
   for (int stream = 1; stream <= 2; stream++)

@@ -149,6 +149,20 @@ begin_stop(call_state *call, stop_reason reason, char *message)
 
 static void apply_event(cx_result *result, JsonObject *event);
 
+/* A DISPLAY frame that could not be read: one too large for the host to
+ * read (CX_ERROR_TOO_LARGE: a display of millions of values) is output
+ * past a limit, and the cell is stopped with OutputLimitExceeded saying
+ * which; any other fault breaks the protocol.  (Only a cell that forges
+ * them sends other frames that large: they break it too.) */
+static void
+display_unreadable(call_state *call, const GError *error)
+{
+  if (g_error_matches(error, CX_ERROR, CX_ERROR_TOO_LARGE))
+    begin_stop(call, STOP_OUTPUT_LIMIT, g_strdup(error->message));
+  else
+    call->protocol_error = g_strdup(error->message);
+}
+
 /* Give a chunk of stream text to the output callback, made valid UTF-8 (a
  * character cut between two writes shows as U+FFFD in the chunks; the
  * result keeps the bytes).  g_utf8_make_valid() replaces a NUL too, which
@@ -266,7 +280,7 @@ on_display(call_state *call, const guint8 *payload, gsize len)
   JsonNode *node = bound ? cx__wire_parse_mutable_object(payload, len, "DISPLAY", &error)
                          : cx__wire_parse_object(payload, len, "DISPLAY", &error);
   if (node == NULL) {
-    call->protocol_error = g_strdup(error->message);
+    display_unreadable(call, error);
     return;
   }
   note_truncated_event(call, json_node_get_object(node));

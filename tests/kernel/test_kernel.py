@@ -253,6 +253,22 @@ class KernelManagerTests(unittest.TestCase):
         self.assertEqual(reply["status"], "ok")
         self.assertEqual(self.stdout_of(outputs), "after the crash\n")
 
+    def test_a_request_too_wide_to_read_is_dropped(self):
+        """A request of two million JSON values, more than the kernel reads
+        (json-glib holds each in up to 300 bytes; 60 MB of them aborted
+        it), is dropped without a reply; the next request is served."""
+        content = {"code": "print('wide')", "silent": False, "store_history": True,
+                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True,
+                   "padding": [[]] * 2_000_000}
+        wide = self.kc.session.msg("execute_request", content)
+        self.kc.shell_channel.send(wide)
+        after = self.kc.execute("print('after')")
+        parents = []
+        while after not in parents:
+            parents.append(self.kc.get_shell_msg(timeout=TIMEOUT)["parent_header"].get("msg_id"))
+        self.assertNotIn(wide["header"]["msg_id"], parents)
+        self.assertTrue(self.km.is_alive())
+
     def test_shutdown_leaves_no_process_behind(self):
         _, outputs = self.run_cell("import os; print(os.getpid(), os.getppid())")
         cell_pids = [int(pid) for pid in self.stdout_of(outputs).split()]

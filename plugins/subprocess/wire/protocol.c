@@ -39,9 +39,11 @@ cx__wire_decode_output(const guint8 *payload, gsize len, int *stream, guint64 *o
 /* PAYLOAD as a JSON object; MUTABLE: nodes the caller may change.  A cell
  * can write frames to its channel itself, so the payload is hostile:
  * cx_json_from_string refuses the nesting that would overflow json-glib's
- * parser (and reads \u0000 and lone surrogates as U+FFFD).  Both ends link
- * libcellexec (the plugin, as every plugin does, and the worker), so this
- * library reads JSON through the one public entry point too. */
+ * parser (CX_ERROR_BACKEND here) and the width that would exhaust memory
+ * (CX_ERROR_TOO_LARGE kept), and reads \u0000 and lone surrogates as
+ * U+FFFD.  Both ends link libcellexec (the plugin, as every plugin does,
+ * and the worker), so this library reads JSON through the one public
+ * entry point too. */
 static JsonNode *
 parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutable,
              gboolean keeping_nul, GError **error)
@@ -56,6 +58,13 @@ parse_object(const guint8 *payload, gsize len, const char *what, gboolean mutabl
                                                        CX_ERROR_UNSUPPORTED))) {
     g_clear_error(&parse_error);
     root = cx_json_from_string((const char *)payload, (gssize)len, &parse_error);
+  }
+  if (root == NULL && g_error_matches(parse_error, CX_ERROR, CX_ERROR_TOO_LARGE)) {
+    /* Valid, but more than the host reads: the cell's output, not a
+     * broken protocol (cell_call.c stops the cell with OutputLimitExceeded). */
+    g_set_error(error, CX_ERROR, CX_ERROR_TOO_LARGE,
+                "the cell's %s message is too large to read: %s", what, parse_error->message);
+    return NULL;
   }
   if (root == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "malformed %s message from the worker: %s",

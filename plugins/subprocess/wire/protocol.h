@@ -88,7 +88,8 @@ gboolean cx__wire_decode_output(const guint8 *payload, gsize len, int *stream,
                                 GError **error);
 
 /* PAYLOAD as a JSON object (a new node), or NULL with CX_ERROR_BACKEND
- * naming WHAT (the message) when it is not one.  The _mutable form's nodes
+ * naming WHAT (the message) when it is not one, or CX_ERROR_TOO_LARGE
+ * when it is more than cx_json_from_string reads.  The _mutable form's nodes
  * may be changed (to bound them). */
 JsonNode *cx__wire_parse_object(const guint8 *payload, gsize len, const char *what,
                                 GError **error);
