@@ -164,8 +164,19 @@ typedef struct {
   cxk_kernel *kernel;
   const jp_message *request;
   gboolean silent;
-  gboolean for_comm; /* a comm message's handler (deliver_comm_message) */
+  gboolean for_comm;     /* a comm message's handler (deliver_comm_message) */
+  JsonObject *last_error; /* the error output last sent to the sink, not yet sent */
 } execution;
+
+static void
+send_last_error(execution *run)
+{
+  if (run->last_error == NULL)
+    return;
+  run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, "error",
+                         run->last_error);
+  g_clear_pointer(&run->last_error, json_object_unref);
+}
 
 static void
 on_output(JsonObject *output, gpointer data)
@@ -179,6 +190,14 @@ on_output(JsonObject *output, gpointer data)
    * it: the front end sent no cell that could fail. */
   if (run->for_comm && g_str_equal(msg_type, "error"))
     return;
+  send_last_error(run);
+  /* An error output waits until the next output or the cell's end: when it
+   * is the failure of a cell that took its session down, execute() adds
+   * what happened to the session before it goes out. */
+  if (g_str_equal(msg_type, "error")) {
+    run->last_error = g_steal_pointer(&content);
+    return;
+  }
   run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, msg_type, content);
 }
 
@@ -262,6 +281,43 @@ set_error_fields(JsonObject *content, const char *ename, const char *evalue,
   json_object_set_array_member(content, "traceback", traceback);
 }
 
+/* The traceback of a cell that took its session down (a crash, a time
+ * limit): what the backend's says, or else ENAME and EVALUE as IPython
+ * colours a line of them, then what became of the session (renewed here),
+ * so that a front end shows why the cell ended and what follows. */
+static char **
+session_end_traceback(cxk_kernel *kernel, const cx_result *result, const char *ename,
+                      const char *evalue)
+{
+  g_autoptr(GStrvBuilder) lines = g_strv_builder_new();
+  const char *const *given = cx_result_get_error_output_traceback(result);
+  const char *text = cx_result_get_error_traceback(result);
+  if (given != NULL)
+    g_strv_builder_addv(lines, (const char **)given);
+  g_autofree char *line = g_strdup_printf("\x1b[0;31m%s\x1b[0m: %s", ename, evalue);
+  if (given == NULL || given[0] == NULL)
+    g_strv_builder_add(lines, text != NULL && *text != '\0' ? text : line);
+  g_autofree char *note = renew_session(kernel);
+  g_autofree char *note_line = g_strndup(note, strlen(note) - 1); /* a line: no newline */
+  g_strv_builder_add(lines, note_line);
+  return g_strv_builder_end(lines);
+}
+
+/* The error output RUN holds (made when it has none) with ENAME, EVALUE
+ * and LINES. */
+static void
+set_last_error(execution *run, const char *ename, const char *evalue, const char *const *lines)
+{
+  if (run->last_error == NULL)
+    run->last_error = json_object_new();
+  json_object_set_string_member(run->last_error, "ename", ename);
+  json_object_set_string_member(run->last_error, "evalue", evalue);
+  JsonArray *traceback = json_array_new();
+  for (gsize i = 0; lines[i] != NULL; i++)
+    json_array_add_string_element(traceback, lines[i]);
+  json_object_set_array_member(run->last_error, "traceback", traceback);
+}
+
 /* The cell's number from the backend's result, else the kernel's count. */
 static gint64
 number_of(cxk_kernel *kernel, const cx_result *result, gboolean counted)
@@ -322,13 +378,16 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
   } else if (!cx_result_get_success(result)) {
     const char *ename = cx_result_has_error(result) ? cx_result_get_error_type(result) : "Error";
     const char *evalue = cx_result_has_error(result) ? cx_result_get_error_message(result) : "";
-    set_error_fields(content, ename, evalue, cx_result_get_error_output_traceback(result),
-                     cx_result_get_error_traceback(result));
     if (cx_result_ends_session(result)) {
-      g_autofree char *note = renew_session(kernel);
-      send_stderr(kernel, request, note);
+      g_auto(GStrv) lines = session_end_traceback(kernel, result, ename, evalue);
+      set_error_fields(content, ename, evalue, (const char *const *)lines, NULL);
+      set_last_error(&run, ename, evalue, (const char *const *)lines);
+    } else {
+      set_error_fields(content, ename, evalue, cx_result_get_error_output_traceback(result),
+                       cx_result_get_error_traceback(result));
     }
   }
+  send_last_error(&run);
   /* What the cell paged (`zip?`), the backend's "payload" extra, whatever
    * its outcome; user_expressions only after a success; both as ipykernel
    * replies. */

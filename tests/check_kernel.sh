@@ -19,7 +19,9 @@ rm -rf "$prefix"
 cellexec="$builddir/tools/cellexec"
 "$cellexec" kernel install --prefix "$prefix" --name cellexec -b subprocess >/dev/null &&
 "$cellexec" kernel install --prefix "$prefix" --name cellexec-sandbox -b subprocess \
-  -o isolation=sandbox --display-name "Python (cellexec sandbox)" >/dev/null || exit 1
+  -o isolation=sandbox --display-name "Python (cellexec sandbox)" >/dev/null &&
+"$cellexec" kernel install --prefix "$prefix" --name cellexec-timeout -b subprocess \
+  -o timeout=1 --display-name "Python (cellexec, 1 s a cell)" >/dev/null || exit 1
 # ipykernel on this Python, not a python3 found first on PATH, its history
 # in memory as nbclient starts it.
 mkdir -p "$prefix/share/jupyter/kernels/python3"
@@ -31,7 +33,7 @@ JSON
 export JUPYTER_PATH="$prefix/share/jupyter" JUPYTER_RUNTIME_DIR="$builddir/tests/kernel-runtime" \
   PYDEVD_DISABLE_FILE_VALIDATION=1
 if [ -z "$CELLEXEC_SANITIZED" ]; then
-  exec "$python" "$srcdir/tests/kernel/test_kernel.py"
+  exec "$python" "$srcdir/tests/kernel/test_kernel.py" "$@"  # test names: run those alone
 fi
 # The sanitizer build: the kernel's C code (and its workers) under ASan and
 # UBSan, driven by the suites that talk to cellexec's kernel.  Left out:

@@ -2,13 +2,16 @@
 
 Run by tests/check_kernel.sh, with JUPYTER_PATH naming kernelspecs it made:
 "cellexec" (the subprocess backend), "cellexec-sandbox" (the same with
-isolation = sandbox) and "python3" (ipykernel on the same Python).
+isolation = sandbox), "cellexec-timeout" (the subprocess backend with a
+1 s timeout a cell) and "python3" (ipykernel on the same Python).
 
 - jupyter_kernel_test's KernelTests, with a sample for every test, against
   both cellexec kernels and ipykernel: ipykernel passing proves the
   samples.  A skipped test fails the run (a missing sample would skip).
   What cellexec does not serve yet is marked an expected failure on its
   kernels only, so that serving it turns the mark into a failure to remove.
+- What a front end shows of a cell: its number, and why a crash or a
+  timeout ended it.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
   input() over stdin, comms both ways (and an ipywidgets slider), shutdown
   leaving no process behind, a kernel ending with its front end.
@@ -223,8 +226,9 @@ class KernelManagerTests(unittest.TestCase):
         reply, outputs = self.run_cell("import os; os._exit(3)")
         self.assertEqual(reply["status"], "error")
         self.assertEqual(reply["ename"], "WorkerCrashed")
-        notes = [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"]
-        self.assertIn("fresh session", "".join(notes))
+        errors = [m["content"] for m in outputs if m["msg_type"] == "error"]
+        self.assertEqual(len(errors), 1)
+        self.assertIn("fresh session", errors[0]["traceback"][-1])
         self.assertTrue(self.km.is_alive())
         reply, outputs = self.run_cell("print('after the crash')")
         self.assertEqual(reply["status"], "ok")
@@ -264,6 +268,91 @@ class SignalInterruptTests(KernelManagerTests):
         _, outputs = self.run_cell("print('still here')")
         self.assertEqual(self.stdout_of(outputs), "still here\n")
         self.assertEqual(self.run_cell("import time; time.sleep(0.1); 'slept'")[0]["status"], "ok")
+
+
+def cell_messages(kc, code, **options):
+    """Run CODE: its execute_reply's content and [(msg_type, content)] of
+    the IOPub messages it caused (statuses left out)."""
+    outputs = []
+    reply = kc.execute_interactive(code, timeout=TIMEOUT, output_hook=outputs.append, **options)
+    return reply["content"], [(m["msg_type"], m["content"]) for m in outputs
+                              if m["msg_type"] != "status"]
+
+
+def open_comm_to_no_target(kc, comm_id):
+    """What Notebook's widget extension sends at start: a comm_open to a
+    target the kernel has not registered; waits until it is answered."""
+    message = kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": "jupyter.widget",
+                                           "data": {}})
+    kc.shell_channel.send(message)
+    messages_of(kc, message["header"]["msg_id"])
+
+
+def numbers_of(reply, messages):
+    """The execution counts a cell's execute_input, execute_result and
+    execute_reply carry, in that order (None for one not sent)."""
+    def count(kind):
+        return next((content["execution_count"] for msg_type, content in messages
+                     if msg_type == kind), None)
+    return count("execute_input"), count("execute_result"), reply["execution_count"]
+
+
+class FrontEndViewTests(unittest.TestCase):
+    """What a front end shows of a cell, on cellexec as on ipykernel: the
+    cell's number, and why a cell that took its session down ended."""
+
+    def start(self, name):
+        km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+        self.addCleanup(km.shutdown_kernel, now=True)
+        self.addCleanup(kc.stop_channels)
+        return kc
+
+    def test_comms_to_no_target_take_no_number(self):
+        # ipykernel's numbers: a failing cell after two comm_opens is 1 on
+        # every message, the next 2.  A crash on cellexec is numbered the
+        # same (ipykernel would die of one), and a fresh session starts at
+        # 1 again, as a restarted ipykernel does.
+        kc = self.start("python3")
+        for comm_id in ("w1", "w2"):
+            open_comm_to_no_target(kc, comm_id)
+        self.assertEqual(numbers_of(*cell_messages(kc, "1/0")), (1, None, 1))
+        open_comm_to_no_target(kc, "w3")
+        self.assertEqual(numbers_of(*cell_messages(kc, "'next'")), (2, 2, 2))
+        kc = self.start("cellexec")
+        for comm_id in ("w1", "w2"):
+            open_comm_to_no_target(kc, comm_id)
+        self.assertEqual(numbers_of(*cell_messages(kc, "'first'")), (1, 1, 1))
+        self.assertEqual(numbers_of(*cell_messages(kc, "import os; os.kill(os.getpid(), 11)")),
+                         (2, None, 2))
+        open_comm_to_no_target(kc, "w3")
+        self.assertEqual(numbers_of(*cell_messages(kc, "'next'")), (1, 1, 1))
+
+    def assert_error_shown_as_replied(self, reply, messages):
+        """The error output is the reply's error, as ipykernel sends it."""
+        errors = [content for msg_type, content in messages if msg_type == "error"]
+        self.assertEqual(len(errors), 1)
+        self.assertEqual(errors[0], {key: reply[key] for key in ("ename", "evalue", "traceback")})
+        return errors[0]
+
+    def test_a_crash_and_a_timeout_say_why_in_the_error(self):
+        kc = self.start("python3")
+        reply, messages = cell_messages(kc, "1/0")
+        self.assert_error_shown_as_replied(reply, messages)
+        kc = self.start("cellexec")
+        reply, messages = cell_messages(kc, "import os; os.kill(os.getpid(), 11)")
+        error = self.assert_error_shown_as_replied(reply, messages)
+        self.assertEqual(error["ename"], "WorkerCrashed")
+        shown = "\n".join(error["traceback"])
+        self.assertIn("WorkerCrashed", shown)
+        self.assertIn("killed by signal 11 (SIGSEGV)", shown)
+        self.assertIn("fresh session", error["traceback"][-1])
+        self.assertFalse([m for m in messages if m[0] == "stream"])  # all said in the error
+        kc = self.start("cellexec-timeout")
+        reply, messages = cell_messages(kc, "while True: pass")
+        error = self.assert_error_shown_as_replied(reply, messages)
+        self.assertEqual(error["ename"], "TimeoutError")
+        self.assertIn("1 s timeout", "\n".join(error["traceback"]))
+        self.assertIn("fresh session", error["traceback"][-1])
 
 
 class StopOnErrorTests(unittest.TestCase):
