@@ -126,9 +126,9 @@ def _create_shell():
                                f"shown inline (%matplotlib inline)")
 
     shell.enable_gui = enable_gui
-    # Formatting the cell's value (format() below, on this thread only: cells
-    # of other threads share the shell) turns IPython's shown traceback back
-    # into the exception.
+    # format(raising=True) (on this thread only: cells of other threads
+    # share the shell) turns IPython's shown traceback back into the
+    # exception.
     shows_traceback = shell.showtraceback
 
     def showtraceback(*args, **kwargs):
@@ -428,11 +428,14 @@ def take_payload():
     return payload
 
 
-def format(obj):
+def format(obj, raising=False):
     """(data, metadata) of OBJ as IPython's DisplayFormatter makes them.  A
-    formatter that raises fails the cell, as it does without IPython
-    (IPython itself would only print the traceback)."""
+    formatter that raises is shown as an error output and left out of the
+    bundle, as in ipykernel; with RAISING (what is not a cell's output),
+    its exception is raised instead."""
     the_shell = shell()
+    if not raising:
+        return the_shell.display_formatter.format(obj)
     _formatting.value = True
     try:
         return the_shell.display_formatter.format(obj)

@@ -91,6 +91,27 @@ test_local_isolated_works_without_ipython(void)
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(value, "text/markdown"), "**page**");
   CU_ASSERT_TRUE(json_object_has_member(value, "text/plain"));
 
+  /* A formatter that raises is shown and left out, as IPython's are: the
+   * cell succeeds, and a value with no formatter left is not shown. */
+  g_autoptr(cx_result) broken = cx_test_run_cell(
+    backend,
+    "class Broken:\n"
+    "    def _repr_html_(self):\n"
+    "        raise RuntimeError('no html')\n"
+    "    def __repr__(self):\n"
+    "        raise ValueError('no repr')\n"
+    "Broken()",
+    NULL);
+  CX_ASSERT_CELL_OK(broken);
+  g_autoptr(JsonArray) failures = cx_result_list_outputs(broken);
+  CU_ASSERT_EQUAL_FATAL(json_array_get_length(failures), 2);
+  static const char *const raised[] = { "RuntimeError", "ValueError" };
+  for (guint i = 0; i < 2; i++) {
+    JsonObject *failure = json_array_get_object_element(failures, i);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(failure, "output_type"), "error");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(failure, "ename"), raised[i]);
+  }
+
   /* A cell in IPython's syntax says what is missing and why; input() still fails
    * as in a kernel. */
   static const char *const magics[] = { "%time 1", "!echo hi", "x = !ls", "len?", "%%capture\n1" };
