@@ -235,6 +235,25 @@ ask_front_end(const char *prompt, gboolean password, gpointer data, GError **err
   return value;
 }
 
+/* Tell SESSION's interpreter that a front end uses it, in a cell of its
+ * own kept out of the history: pyembed's shell then answers as
+ * ipykernel's (its class name, its config, exit asking the front end to
+ * end).  A real ipykernel behind the jupyter backend has no such module
+ * and is one already. */
+static void
+face_front_end(cx_session *session)
+{
+  static const char code[] =
+    "getattr(__import__('sys').modules.get('_cellexec_ipython'), 'serve_front_end', bool)()";
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_store_history(options, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = cx_session_run_cell(session, code, options, &error);
+  if (result == NULL || !cx_result_get_success(result))
+    g_printerr("cellexec kernel: the session's shell may not answer as ipykernel's: %s\n",
+               result == NULL ? error->message : cx_result_get_error_message(result));
+}
+
 /* Replace a session a cell left untrustworthy; the sentence that says so,
  * for the front end (new). */
 static char *
@@ -250,6 +269,7 @@ renew_session(cxk_kernel *kernel)
     return g_strdup_printf("cellexec: the session was lost and no fresh one could be opened "
                            "(%s); restart the kernel\n", error->message);
   cx_session_close(old);
+  face_front_end(fresh);
   kernel->execution_count = 0;
   return g_strdup("cellexec: the kernel is still alive, with a fresh session: the state of the "
                   "cells before is gone; run them again\n");
@@ -590,6 +610,7 @@ cxk_kernel_new(cx_backend *backend, const cxk_sink *sink, GError **error)
   cx_session *session = cx_session_open(backend, error);
   if (session == NULL)
     return NULL;
+  face_front_end(session);
   cxk_kernel *kernel = g_new0(cxk_kernel, 1);
   kernel->backend = backend;
   kernel->session = session;

@@ -202,8 +202,11 @@ def _automagic(source, namespace, word):
     """(statements, last_expression, python, cell) of SOURCE as IPython's
     automagic makes it (transform_cell's prefilter of a one-line cell), or
     None: WORD defined, not a magic, or IPython not installed."""
-    if word is None or word in namespace or word in builtins.__dict__:
+    if word is None:
         return None
+    for defined in (namespace, builtins.__dict__):
+        if word in defined and not _ipython.is_autocall(defined[word]):
+            return None
     try:
         python = _ipython.automagic(source, namespace)
     except _ipython.IPythonUnavailable:
@@ -376,7 +379,8 @@ def execute(source, namespace, runner, history, count, store=True):
             raise
         statements, last_expression, python, cell = magic
     else:
-        if word is not None and word not in namespace:  # pwd, ls -d /tmp
+        if word is not None and (word not in namespace  # pwd, ls -d /tmp
+                                 or _ipython.is_autocall(namespace[word])):  # exit
             statements, last_expression, python, cell = (
                 _automagic(source, namespace, word) or (statements, last_expression, python, cell))
     if cell is not None:

@@ -11,7 +11,8 @@ isolation = sandbox), "cellexec-timeout" (the subprocess backend with a
   What cellexec does not serve yet is marked an expected failure on its
   kernels only, so that serving it turns the mark into a failure to remove.
 - What a front end shows of a cell: its number, and why a crash or a
-  timeout ended it.
+  timeout ended it; the shell cells see (its class and config, exit and
+  quit asking the front end to end), as ipykernel's.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
   input() over stdin, comms both ways (and an ipywidgets slider), shutdown
   leaving no process behind, a kernel ending with its front end.
@@ -353,6 +354,58 @@ class FrontEndViewTests(unittest.TestCase):
         self.assertEqual(error["ename"], "TimeoutError")
         self.assertIn("1 s timeout", "\n".join(error["traceback"]))
         self.assertIn("fresh session", error["traceback"][-1])
+
+
+# What code asks to tell a notebook's kernel from a terminal: the shell's
+# class, its config (tqdm.auto, plotly), IPython's own get_ipython(), and
+# which tqdm tqdm.auto chooses.
+SHELL_QUESTIONS = """\
+import IPython, tqdm.auto, tqdm.notebook
+shell = get_ipython()
+print(type(shell).__name__, type(shell).__module__, 'IPKernelApp' in shell.config,
+      IPython.get_ipython() is shell, issubclass(tqdm.auto.tqdm, tqdm.notebook.tqdm))
+"""
+
+# ipykernel's exit and quit, as jupyter console takes them: the reply's
+# payload asks the front end to end.
+EXITS = ["exit", "exit()", "quit()", "quit", "exit(keep_kernel=True)", "exit(); print('goes on')"]
+
+
+class KernelShellTests(unittest.TestCase):
+    """The shell a cell of the kernel sees answers as ipykernel's, and
+    exit and quit ask the front end to end; a cell of `cellexec run` still
+    says it is in no kernel."""
+
+    def seen_by(self, name):
+        km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+        try:
+            seen = []
+            for code in [SHELL_QUESTIONS] + EXITS:
+                reply, messages = cell_messages(kc, code)
+                seen.append((code, reply["status"], reply["payload"],
+                             [content.get("text") for kind, content in messages
+                              if kind in ("stream", "execute_result")]))
+            return seen
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+    def test_the_shell_and_exit_are_ipykernels(self):
+        expected = self.seen_by("python3")
+        self.assertEqual(expected[0][3], ["ZMQInteractiveShell ipykernel.zmqshell True True True\n"])
+        self.assertEqual(expected[1][2], [{"source": "ask_exit", "keepkernel": False}])
+        for name in ("cellexec", "cellexec-sandbox"):
+            with self.subTest(kernel=name):
+                self.assertEqual(self.seen_by(name), expected)
+
+    def test_a_cell_of_cellexec_run_is_in_no_kernel(self):
+        done = subprocess.run([CELLEXEC, "run", "-b", "subprocess", "-c", SHELL_QUESTIONS],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "InteractiveShell _cellexec_ipython False True False\n")
+        done = subprocess.run([CELLEXEC, "run", "-b", "subprocess", "-c", "exit()"],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertIn("SystemExit", done.stderr)
 
 
 class StopOnErrorTests(unittest.TestCase):
