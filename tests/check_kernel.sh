@@ -15,21 +15,8 @@ if ! "$python" -c 'import jupyter_kernel_test, ipykernel' 2>/dev/null; then
   exit 1
 fi
 prefix="$builddir/tests/kernel-prefix"
-rm -rf "$prefix"
-cellexec="$builddir/tools/cellexec"
-"$cellexec" kernel install --prefix "$prefix" --name cellexec -b subprocess >/dev/null &&
-"$cellexec" kernel install --prefix "$prefix" --name cellexec-sandbox -b subprocess \
-  -o isolation=sandbox --display-name "Python (cellexec sandbox)" >/dev/null &&
-"$cellexec" kernel install --prefix "$prefix" --name cellexec-timeout -b subprocess \
-  -o timeout=1 --display-name "Python (cellexec, 1 s a cell)" >/dev/null || exit 1
-# ipykernel on this Python, not a python3 found first on PATH, its history
-# in memory as nbclient starts it.
-mkdir -p "$prefix/share/jupyter/kernels/python3"
-cat > "$prefix/share/jupyter/kernels/python3/kernel.json" <<JSON
-{"argv": ["$python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}",
-          "--HistoryManager.hist_file=:memory:"],
- "display_name": "Python 3 (ipykernel)", "language": "python"}
-JSON
+. "$srcdir/tests/kernelspecs.sh"
+install_kernelspecs "$prefix" || exit 1
 export JUPYTER_PATH="$prefix/share/jupyter" JUPYTER_RUNTIME_DIR="$builddir/tests/kernel-runtime" \
   PYDEVD_DISABLE_FILE_VALIDATION=1
 if [ -z "$CELLEXEC_SANITIZED" ]; then

@@ -91,8 +91,30 @@ test_local_isolated_works_without_ipython(void)
   CU_ASSERT_STRING_EQUAL(json_object_get_string_member(value, "text/markdown"), "**page**");
   CU_ASSERT_TRUE(json_object_has_member(value, "text/plain"));
 
-  /* A formatter that raises is shown and left out, as IPython's are: the
-   * cell succeeds, and a value with no formatter left is not shown. */
+  /* A cell in IPython's syntax says what is missing and why; input() still fails
+   * as in a kernel. */
+  static const char *const magics[] = { "%time 1", "!echo hi", "x = !ls", "len?", "%%capture\n1" };
+  for (gsize i = 0; i < G_N_ELEMENTS(magics); i++) {
+    g_autoptr(cx_result) magic = cx_test_run_cell(backend, magics[i], NULL);
+    CX_ASSERT_ERROR_TYPE(magic, "SyntaxError");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(magic), "needs IPython");
+    CX_ASSERT_CONTAINS(cx_result_get_error_message(magic),
+                       "cannot be imported by " CX_PYTHON_EXECUTABLE " in isolated mode");
+  }
+  g_autoptr(cx_result) asked = cx_test_run_cell(backend, "input()", NULL);
+  CX_ASSERT_ERROR_TYPE(asked, "StdinNotImplementedError");
+  g_autoptr(cx_result) plain = cx_test_run_cell(backend, "get_ipython() is None", NULL);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(plain, 0),
+                                                       "text/plain"), "True");
+}
+
+/* Without IPython, a formatter that raises is shown and left out, as
+ * IPython's are: the cell succeeds, and a value with no formatter left is
+ * not shown. */
+static void
+test_local_isolated_raising_formatter_is_shown(void)
+{
+  g_autoptr(cx_backend) backend = open_isolated();
   g_autoptr(cx_result) broken = cx_test_run_cell(
     backend,
     "class Broken:\n"
@@ -111,22 +133,6 @@ test_local_isolated_works_without_ipython(void)
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(failure, "output_type"), "error");
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(failure, "ename"), raised[i]);
   }
-
-  /* A cell in IPython's syntax says what is missing and why; input() still fails
-   * as in a kernel. */
-  static const char *const magics[] = { "%time 1", "!echo hi", "x = !ls", "len?", "%%capture\n1" };
-  for (gsize i = 0; i < G_N_ELEMENTS(magics); i++) {
-    g_autoptr(cx_result) magic = cx_test_run_cell(backend, magics[i], NULL);
-    CX_ASSERT_ERROR_TYPE(magic, "SyntaxError");
-    CX_ASSERT_CONTAINS(cx_result_get_error_message(magic), "needs IPython");
-    CX_ASSERT_CONTAINS(cx_result_get_error_message(magic),
-                       "cannot be imported by " CX_PYTHON_EXECUTABLE " in isolated mode");
-  }
-  g_autoptr(cx_result) asked = cx_test_run_cell(backend, "input()", NULL);
-  CX_ASSERT_ERROR_TYPE(asked, "StdinNotImplementedError");
-  g_autoptr(cx_result) plain = cx_test_run_cell(backend, "get_ipython() is None", NULL);
-  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(cx_result_get_output(plain, 0),
-                                                       "text/plain"), "True");
 }
 
 void
@@ -136,6 +142,8 @@ cx_test_register(void)
     { "test_local_isolated_has_no_site_packages", test_local_isolated_has_no_site_packages },
     { "test_local_isolated_reports_it", test_local_isolated_reports_it },
     { "test_local_isolated_works_without_ipython", test_local_isolated_works_without_ipython },
+    { "test_local_isolated_raising_formatter_is_shown",
+      test_local_isolated_raising_formatter_is_shown },
     { NULL }
   };
   cx_test_add_suite("local: isolated", tests);
