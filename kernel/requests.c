@@ -201,6 +201,17 @@ on_output(JsonObject *output, gpointer data)
   run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, msg_type, content);
 }
 
+/* The options of a call for RUN: its outputs to on_output, with every NUL
+ * a cell wrote kept, as ipykernel sends it (\u0000). */
+static cx_run_options *
+kernel_run_options(execution *run)
+{
+  cx_run_options *options = cx_run_options_new();
+  cx_run_options_set_output_callback(options, on_output, run);
+  cx_run_options_set_output_keeps_nul(options, TRUE);
+  return options;
+}
+
 /* A cell's input(): an input_request to the front end on stdin, as a
  * child of the execute_request, and the value of its input_reply.  An
  * interrupt ends the wait (G_IO_ERROR_CANCELLED: KeyboardInterrupt in the
@@ -378,8 +389,7 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
     kernel->sink.send(kernel->sink.data, JP_IOPUB, request, "execute_input", input);
   }
   execution run = { kernel, request, silent };
-  g_autoptr(cx_run_options) options = cx_run_options_new();
-  cx_run_options_set_output_callback(options, on_output, &run);
+  g_autoptr(cx_run_options) options = kernel_run_options(&run);
   cx_run_options_set_store_history(options, counted);
   /* Without allow_stdin, input() fails at once, as in ipykernel. */
   if (cx__peer_get_boolean(request->content, "allow_stdin", FALSE))
@@ -459,8 +469,7 @@ deliver_comm_message(cxk_kernel *kernel, const jp_message *request)
     "__import__('json').loads(__import__('base64').b64decode('%s')))",
     request->msg_type, encoded);
   execution run = { kernel, request, TRUE, TRUE };
-  g_autoptr(cx_run_options) options = cx_run_options_new();
-  cx_run_options_set_output_callback(options, on_output, &run);
+  g_autoptr(cx_run_options) options = kernel_run_options(&run);
   cx_run_options_set_store_history(options, FALSE);
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_result) result = cx_session_run_cell(kernel->session, code, options, &error);

@@ -36,7 +36,7 @@ UBSAN_OPTIONS="log_path=$reports/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export ASAN_OPTIONS UBSAN_OPTIONS
 "$python" "$srcdir/tests/kernel/test_kernel.py" CellexecKernelTests KernelManagerTests \
   SignalInterruptTests FrontEndCommTests StopOnErrorTests UserExpressionsTests \
-  HostileFrontEndTests OrphanTests CommandLineTests
+  HostileFrontEndTests OrphanTests CommandLineTests FrontEndViewTests NulTests
 status=$?
 # LeakSanitizer's tracer crashing at exit is the tool's failure, not a
 # finding (tests/sanitized_run.sh); anything else is one.

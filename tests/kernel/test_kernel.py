@@ -12,7 +12,8 @@ isolation = sandbox), "cellexec-timeout" (the subprocess backend with a
   kernels only, so that serving it turns the mark into a failure to remove.
 - What a front end shows of a cell: its number, and why a crash or a
   timeout ended it; the shell cells see (its class and config, exit and
-  quit asking the front end to end), as ipykernel's.
+  quit asking the front end to end), as ipykernel's; a NUL a cell writes,
+  sent as ipykernel sends it.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
   input() over stdin, comms both ways (and an ipywidgets slider), shutdown
   leaving no process behind, a kernel ending with its front end.
@@ -280,6 +281,17 @@ def cell_messages(kc, code, **options):
                               if m["msg_type"] != "status"]
 
 
+def seen_on(name, cells, view, **options):
+    """[VIEW(code, reply, messages)] of each of CELLS run in turn on a new
+    kernel NAME (cell_messages)."""
+    km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+    try:
+        return [view(code, *cell_messages(kc, code, **options)) for code in cells]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
 def open_comm_to_no_target(kc, comm_id):
     """What Notebook's widget extension sends at start: a comm_open to a
     target the kernel has not registered; waits until it is answered."""
@@ -376,19 +388,14 @@ class KernelShellTests(unittest.TestCase):
     exit and quit ask the front end to end; a cell of `cellexec run` still
     says it is in no kernel."""
 
+    @staticmethod
+    def view(code, reply, messages):
+        return (code, reply["status"], reply["payload"],
+                [content.get("text") for kind, content in messages
+                 if kind in ("stream", "execute_result")])
+
     def seen_by(self, name):
-        km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
-        try:
-            seen = []
-            for code in [SHELL_QUESTIONS] + EXITS:
-                reply, messages = cell_messages(kc, code)
-                seen.append((code, reply["status"], reply["payload"],
-                             [content.get("text") for kind, content in messages
-                              if kind in ("stream", "execute_result")]))
-            return seen
-        finally:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
+        return seen_on(name, [SHELL_QUESTIONS] + EXITS, self.view)
 
     def test_the_shell_and_exit_are_ipykernels(self):
         expected = self.seen_by("python3")
@@ -406,6 +413,29 @@ class KernelShellTests(unittest.TestCase):
         done = subprocess.run([CELLEXEC, "run", "-b", "subprocess", "-c", "exit()"],
                               capture_output=True, text=True, timeout=TIMEOUT)
         self.assertIn("SystemExit", done.stderr)
+
+
+class NulTests(unittest.TestCase):
+    """A NUL a cell writes reaches the front end as ipykernel sends it
+    (\\u0000), not as U+FFFD."""
+
+    CELLS = ["print('a\\0b')", "import sys; sys.stderr.write('c\\0d'); sys.stderr.flush()",
+             "raise ValueError('e\\0f')"]
+
+    @staticmethod
+    def view(code, reply, messages):
+        return ([(content["name"], content["text"]) for kind, content in messages
+                 if kind == "stream"],
+                [content["evalue"] for kind, content in messages if kind == "error"],
+                reply.get("evalue"))
+
+    def seen_by(self, name):
+        return seen_on(name, self.CELLS, self.view, stop_on_error=False)
+
+    def test_a_nul_is_sent_as_it_was_written(self):
+        expected = self.seen_by("python3")
+        self.assertEqual(expected[0][0], [("stdout", "a\0b\n")])
+        self.assertEqual(self.seen_by("cellexec"), expected)
 
 
 class StopOnErrorTests(unittest.TestCase):
