@@ -87,20 +87,10 @@ def _create_shell():
         def parent_header(self):
             return {}  # the request a cell's messages answer is the kernel's to know
 
-    # Code tells a terminal from a notebook by this name (plotly, ...) and
-    # by the config's IPKernelApp section (tqdm.auto): a front end's
-    # session answers as ipykernel's shell, anything else as IPython's.
-    if _front_end:
-        CellShell.__name__ = CellShell.__qualname__ = "ZMQInteractiveShell"
-        CellShell.__module__ = "ipykernel.zmqshell"
-    else:
-        CellShell.__name__ = CellShell.__qualname__ = "InteractiveShell"
-
     config = Config()
     config.HistoryManager.enabled = False     # no SQLite file in ~/.ipython
     config.HistoryManager.hist_file = ":memory:"  # as nbclient starts kernels; cells check it
-    if _front_end:
-        config.IPKernelApp.connection_file = ""  # the kernel's to know, as its parent header
+    _present(CellShell, config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")       # e.g. "working in a virtualenv"
         shell = CellShell.instance(
@@ -153,6 +143,19 @@ def _create_shell():
     if _front_end:
         _install_kernel_exit(shell)
     return shell
+
+
+def _present(shell_class, config):
+    """SHELL_CLASS and CONFIG as code that tells a terminal from a notebook
+    sees them: by the class's name (plotly, ...) and the config's
+    IPKernelApp section (tqdm.auto).  A front end's session answers as
+    ipykernel's shell, anything else as IPython's."""
+    if _front_end:
+        shell_class.__name__ = shell_class.__qualname__ = "ZMQInteractiveShell"
+        shell_class.__module__ = "ipykernel.zmqshell"
+        config.IPKernelApp.connection_file = ""  # the kernel's to know, as its parent header
+    else:
+        shell_class.__name__ = shell_class.__qualname__ = "InteractiveShell"
 
 
 def _install_kernel_exit(shell):
