@@ -22,7 +22,7 @@ packages="build-essential autoconf automake libtool pkg-config
   python3-nbformat python3-nbclient python3-jupyter-kernel-test jupyter-client valgrind abigail-tools
   python3-pytest python3-xmltodict python3-nbconvert python3-testpath python3-ipywidgets
   libsoup-3.0-dev python3-jupyter-server python3-zmq libseccomp-dev clang wrk python3-tqdm
-  python3-notebook chromium"
+  python3-notebook chromium python3-jupyter-console python3-pexpect"
 
 # Install those of the Debian packages named as arguments that are missing.
 install_missing() {

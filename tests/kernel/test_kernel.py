@@ -12,8 +12,8 @@ isolation = sandbox), "cellexec-timeout" (the subprocess backend with a
   kernels only, so that serving it turns the mark into a failure to remove.
 - What a front end shows of a cell: its number, and why a crash or a
   timeout ended it; the shell cells see (its class and config, exit and
-  quit asking the front end to end), as ipykernel's; a NUL a cell writes,
-  sent as ipykernel sends it.
+  quit asking the front end to end, and ending `jupyter console`), as
+  ipykernel's; a NUL a cell writes, sent as ipykernel sends it.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
   input() over stdin, comms both ways (and an ipywidgets slider), shutdown
   leaving no process behind, a kernel ending with its front end.
@@ -413,6 +413,35 @@ class KernelShellTests(unittest.TestCase):
         done = subprocess.run([CELLEXEC, "run", "-b", "subprocess", "-c", "exit()"],
                               capture_output=True, text=True, timeout=TIMEOUT)
         self.assertIn("SystemExit", done.stderr)
+
+
+class JupyterConsoleTests(unittest.TestCase):
+    """jupyter console (Debian's, under pexpect) ends on exit, exit() and
+    quit() with cellexec's kernel as with ipykernel."""
+
+    def ends_console(self, kernel, line):
+        """True when `jupyter console` on KERNEL ends once LINE is typed
+        after a first cell; False when it prompts for another."""
+        import pexpect
+        child = pexpect.spawn(sys.executable, ["-m", "jupyter_console", "--kernel", kernel,
+                                               "--simple-prompt"],
+                              env=dict(os.environ, TERM="dumb"), timeout=TIMEOUT,
+                              encoding="utf-8")
+        try:
+            child.expect(r"In \[1\]: ")
+            child.sendline("print(6 * 7)")
+            child.expect("42")
+            child.expect(r"In \[2\]: ")
+            child.sendline(line)
+            return child.expect([pexpect.EOF, r"In \[3\]: "]) == 0
+        finally:
+            child.close(force=True)
+
+    def test_exit_ends_jupyter_console(self):
+        lines = ["exit", "exit()", "quit()"]
+        expected = [self.ends_console("python3", line) for line in lines]
+        self.assertEqual(expected, [True] * len(lines))
+        self.assertEqual([self.ends_console("cellexec", line) for line in lines], expected)
 
 
 class NulTests(unittest.TestCase):
