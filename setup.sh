@@ -21,7 +21,8 @@ packages="build-essential autoconf automake libtool pkg-config
   python3-ipython python3-ipykernel python3-jupyter-client python3-numpy python3-matplotlib
   python3-nbformat python3-nbclient python3-jupyter-kernel-test jupyter-client valgrind abigail-tools
   python3-pytest python3-xmltodict python3-nbconvert python3-testpath python3-ipywidgets
-  libsoup-3.0-dev python3-jupyter-server python3-zmq libseccomp-dev clang wrk"
+  libsoup-3.0-dev python3-jupyter-server python3-zmq libseccomp-dev clang wrk python3-tqdm
+  python3-notebook chromium python3-jupyter-console python3-pexpect"
 
 # Install those of the Debian packages named as arguments that are missing.
 install_missing() {
@@ -38,10 +39,10 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
 }
 
-# The JavaScript clients tests/check_clients.sh runs: Node and npm (Debian's,
-# when the machine has none), and the packages tests/node/package-lock.json
-# pins, into tests/node/node_modules (ignored by git), again only when the
-# lock changed.
+# The JavaScript clients tests/check_clients.sh and tests/check_browser.sh
+# run: Node and npm (Debian's, when the machine has none), and the packages
+# tests/node/package-lock.json pins, into tests/node/node_modules (ignored
+# by git), again only when the lock changed.
 install_clients() {
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     install_missing nodejs npm

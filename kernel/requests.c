@@ -166,8 +166,19 @@ typedef struct {
   cxk_kernel *kernel;
   const jp_message *request;
   gboolean silent;
-  gboolean for_comm; /* a comm message's handler (deliver_comm_message) */
+  gboolean for_comm;     /* a comm message's handler (deliver_comm_message) */
+  JsonObject *last_error; /* the error output last sent to the sink, not yet sent */
 } execution;
+
+static void
+send_last_error(execution *run)
+{
+  if (run->last_error == NULL)
+    return;
+  run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, "error",
+                         run->last_error);
+  g_clear_pointer(&run->last_error, json_object_unref);
+}
 
 static void
 on_output(JsonObject *output, gpointer data)
@@ -181,7 +192,26 @@ on_output(JsonObject *output, gpointer data)
    * it: the front end sent no cell that could fail. */
   if (run->for_comm && g_str_equal(msg_type, "error"))
     return;
+  send_last_error(run);
+  /* An error output waits until the next output or the cell's end: when it
+   * is the failure of a cell that took its session down, execute() adds
+   * what happened to the session before it goes out. */
+  if (g_str_equal(msg_type, "error")) {
+    run->last_error = g_steal_pointer(&content);
+    return;
+  }
   run->kernel->sink.send(run->kernel->sink.data, JP_IOPUB, run->request, msg_type, content);
+}
+
+/* The options of a call for RUN: its outputs to on_output, with every NUL
+ * a cell wrote kept, as ipykernel sends it (\u0000). */
+static cx_run_options *
+kernel_run_options(execution *run)
+{
+  cx_run_options *options = cx_run_options_new();
+  cx_run_options_set_output_callback(options, on_output, run);
+  cx_run_options_set_output_keeps_nul(options, TRUE);
+  return options;
 }
 
 /* A cell's input(): an input_request to the front end on stdin, as a
@@ -218,6 +248,25 @@ ask_front_end(const char *prompt, gboolean password, gpointer data, GError **err
   return value;
 }
 
+/* Tell SESSION's interpreter that a front end uses it, in a cell of its
+ * own kept out of the history: pyembed's shell then answers as
+ * ipykernel's (its class name, its config, exit asking the front end to
+ * end).  A real ipykernel behind the jupyter backend has no such module
+ * and is one already. */
+static void
+face_front_end(cx_session *session)
+{
+  static const char code[] =
+    "getattr(__import__('sys').modules.get('_cellexec_ipython'), 'serve_front_end', bool)()";
+  g_autoptr(cx_run_options) options = cx_run_options_new();
+  cx_run_options_set_store_history(options, FALSE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_result) result = cx_session_run_cell(session, code, options, &error);
+  if (result == NULL || !cx_result_get_success(result))
+    g_printerr("cellexec kernel: the session's shell may not answer as ipykernel's: %s\n",
+               result == NULL ? error->message : cx_result_get_error_message(result));
+}
+
 /* Replace a session a cell left untrustworthy; the sentence that says so,
  * for the front end (new). */
 static char *
@@ -233,6 +282,7 @@ renew_session(cxk_kernel *kernel)
     return g_strdup_printf("cellexec: the session was lost and no fresh one could be opened "
                            "(%s); restart the kernel\n", error->message);
   cx_session_close(old);
+  face_front_end(fresh);
   kernel->execution_count = 0;
   g_atomic_int_set(&kernel->count_seen, 0);
   return g_strdup("cellexec: the kernel is still alive, with a fresh session: the state of the "
@@ -263,6 +313,43 @@ set_error_fields(JsonObject *content, const char *ename, const char *evalue,
   if (lines == NULL && text != NULL && *text != '\0')
     json_array_add_string_element(traceback, text);
   json_object_set_array_member(content, "traceback", traceback);
+}
+
+/* The traceback of a cell that took its session down (a crash, a time
+ * limit): what the backend's says, or else ENAME and EVALUE as IPython
+ * colours a line of them, then what became of the session (renewed here),
+ * so that a front end shows why the cell ended and what follows. */
+static char **
+session_end_traceback(cxk_kernel *kernel, const cx_result *result, const char *ename,
+                      const char *evalue)
+{
+  g_autoptr(GStrvBuilder) lines = g_strv_builder_new();
+  const char *const *given = cx_result_get_error_output_traceback(result);
+  const char *text = cx_result_get_error_traceback(result);
+  if (given != NULL)
+    g_strv_builder_addv(lines, (const char **)given);
+  g_autofree char *line = g_strdup_printf("\x1b[0;31m%s\x1b[0m: %s", ename, evalue);
+  if (given == NULL || given[0] == NULL)
+    g_strv_builder_add(lines, text != NULL && *text != '\0' ? text : line);
+  g_autofree char *note = renew_session(kernel);
+  g_autofree char *note_line = g_strndup(note, strlen(note) - 1); /* a line: no newline */
+  g_strv_builder_add(lines, note_line);
+  return g_strv_builder_end(lines);
+}
+
+/* The error output RUN holds (made when it has none) with ENAME, EVALUE
+ * and LINES. */
+static void
+set_last_error(execution *run, const char *ename, const char *evalue, const char *const *lines)
+{
+  if (run->last_error == NULL)
+    run->last_error = json_object_new();
+  json_object_set_string_member(run->last_error, "ename", ename);
+  json_object_set_string_member(run->last_error, "evalue", evalue);
+  JsonArray *traceback = json_array_new();
+  for (gsize i = 0; lines[i] != NULL; i++)
+    json_array_add_string_element(traceback, lines[i]);
+  json_object_set_array_member(run->last_error, "traceback", traceback);
 }
 
 /* The cell's number from the backend's result, else the kernel's count. */
@@ -305,8 +392,7 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
     kernel->sink.send(kernel->sink.data, JP_IOPUB, request, "execute_input", input);
   }
   execution run = { kernel, request, silent };
-  g_autoptr(cx_run_options) options = cx_run_options_new();
-  cx_run_options_set_output_callback(options, on_output, &run);
+  g_autoptr(cx_run_options) options = kernel_run_options(&run);
   cx_run_options_set_store_history(options, counted);
   /* Without allow_stdin, input() fails at once, as in ipykernel. */
   if (cx__peer_get_boolean(request->content, "allow_stdin", FALSE))
@@ -326,13 +412,16 @@ execute(cxk_kernel *kernel, const jp_message *request, GPtrArray **behind)
   } else if (!cx_result_get_success(result)) {
     const char *ename = cx_result_has_error(result) ? cx_result_get_error_type(result) : "Error";
     const char *evalue = cx_result_has_error(result) ? cx_result_get_error_message(result) : "";
-    set_error_fields(content, ename, evalue, cx_result_get_error_output_traceback(result),
-                     cx_result_get_error_traceback(result));
     if (cx_result_ends_session(result)) {
-      g_autofree char *note = renew_session(kernel);
-      send_stderr(kernel, request, note);
+      g_auto(GStrv) lines = session_end_traceback(kernel, result, ename, evalue);
+      set_error_fields(content, ename, evalue, (const char *const *)lines, NULL);
+      set_last_error(&run, ename, evalue, (const char *const *)lines);
+    } else {
+      set_error_fields(content, ename, evalue, cx_result_get_error_output_traceback(result),
+                       cx_result_get_error_traceback(result));
     }
   }
+  send_last_error(&run);
   /* What the cell paged (`zip?`), the backend's "payload" extra, whatever
    * its outcome; user_expressions only after a success; both as ipykernel
    * replies. */
@@ -384,8 +473,7 @@ deliver_comm_message(cxk_kernel *kernel, const jp_message *request)
     "__import__('json').loads(__import__('base64').b64decode('%s')))",
     request->msg_type, encoded);
   execution run = { kernel, request, TRUE, TRUE };
-  g_autoptr(cx_run_options) options = cx_run_options_new();
-  cx_run_options_set_output_callback(options, on_output, &run);
+  g_autoptr(cx_run_options) options = kernel_run_options(&run);
   cx_run_options_set_store_history(options, FALSE);
   g_autoptr(GError) error = NULL;
   g_autoptr(cx_result) result = cx_session_run_cell(kernel->session, code, options, &error);
@@ -535,6 +623,7 @@ cxk_kernel_new(cx_backend *backend, const cxk_sink *sink, GError **error)
   cx_session *session = cx_session_open(backend, error);
   if (session == NULL)
     return NULL;
+  face_front_end(session);
   cxk_kernel *kernel = g_new0(cxk_kernel, 1);
   kernel->backend = backend;
   kernel->session = session;

@@ -64,6 +64,13 @@ cx_result_set_streamed(cx_result *result)
   result->streamed = TRUE;
 }
 
+/* Whether the output callback wants a NUL as CX_RESULT_NUL, not U+FFFD. */
+static gboolean
+listener_keeps_nul(const cx_result *result)
+{
+  return cx_run_options_get_output_keeps_nul(result->listener_run);
+}
+
 /* Give OUTPUT (taken) to the output callback, if there is one. */
 static void
 emit(cx_result *result, JsonObject *output)
@@ -292,7 +299,8 @@ cx__result_append_stream(cx_result *result, int stream, const char *data, gsize 
   g_string_append_len(last->text, data, len);
   /* DATA need not end with a NUL; the copy in LAST does. */
   if (result->listener_run != NULL)
-    emit(result, stream_output(stream, last->text->str + last->text->len - len, len, FALSE));
+    emit(result, stream_output(stream, last->text->str + last->text->len - len, len,
+                               listener_keeps_nul(result)));
 }
 
 void
@@ -341,7 +349,7 @@ emit_item(cx_result *result, const output_item *item)
 {
   if (result->listener_run == NULL)
     return;
-  JsonObject *output = item_to_output(item, FALSE);
+  JsonObject *output = item_to_output(item, listener_keeps_nul(result));
   if (item->display_id != NULL) {
     JsonObject *transient = json_object_new();
     json_object_set_string_member(transient, "display_id", item->display_id);
@@ -481,7 +489,7 @@ add_shown_error(cx_result *result, const char *ename, const char *evalue, char *
   item->evalue = g_strdup(evalue);
   item->traceback = lines;
   g_ptr_array_add(result->items, item);
-  emit(result, item_to_output(item, FALSE));
+  emit(result, item_to_output(item, listener_keeps_nul(result)));
 }
 
 void
@@ -688,11 +696,13 @@ cx__result_finish_streaming(cx_result *result, const cx_run_options *run)
     return;
   if (!result->streamed) {
     /* Built without streaming: everything now, in order. */
-    g_autoptr(JsonArray) outputs = outputs_to_json(result, FALSE);
+    g_autoptr(JsonArray) outputs =
+      outputs_to_json(result, cx_run_options_get_output_keeps_nul(run));
     for (guint i = 0; i < json_array_get_length(outputs); i++)
       cx_run_options_emit_output(run, json_array_get_object_element(outputs, i));
   } else {
-    g_autoptr(JsonObject) failure = failure_output(result, FALSE);
+    g_autoptr(JsonObject) failure =
+      failure_output(result, cx_run_options_get_output_keeps_nul(run));
     if (failure != NULL)
       cx_run_options_emit_output(run, failure);
   }

@@ -19,6 +19,7 @@ struct cx_run_options {
   cx_input_func input_callback;
   gpointer input_data;
   gboolean unstored;  /* cx_run_options_set_store_history(FALSE) */
+  gboolean keeps_nul; /* cx_run_options_set_output_keeps_nul() */
 };
 
 static GPtrArray *
@@ -75,6 +76,7 @@ cx_run_options_copy(const cx_run_options *run)
   copy->input_callback = run->input_callback;
   copy->input_data = run->input_data;
   copy->unstored = run->unstored;
+  copy->keeps_nul = run->keeps_nul;
   if (run->mime != NULL)
     for (guint i = 0; i + 1 < run->mime->len; i++)
       cx_run_options_add_allowed_mime_type(copy, g_ptr_array_index(run->mime, i));
@@ -416,4 +418,17 @@ gboolean
 cx_run_options_get_store_history(const cx_run_options *run)
 {
   return run == NULL || !run->unstored;
+}
+
+void
+cx_run_options_set_output_keeps_nul(cx_run_options *run, gboolean keeps_nul)
+{
+  g_return_if_fail(run != NULL);
+  run->keeps_nul = keeps_nul;
+}
+
+gboolean
+cx_run_options_get_output_keeps_nul(const cx_run_options *run)
+{
+  return run != NULL && run->keeps_nul;
 }

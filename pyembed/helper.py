@@ -202,8 +202,11 @@ def _automagic(source, namespace, word):
     """(statements, last_expression, python, cell) of SOURCE as IPython's
     automagic makes it (transform_cell's prefilter of a one-line cell), or
     None: WORD defined, not a magic, or IPython not installed."""
-    if word is None or word in namespace or word in builtins.__dict__:
+    if word is None:
         return None
+    for defined in (namespace, builtins.__dict__):
+        if word in defined and not _ipython.is_autocall(defined[word]):
+            return None
     try:
         python = _ipython.automagic(source, namespace)
     except _ipython.IPythonUnavailable:
@@ -376,7 +379,8 @@ def execute(source, namespace, runner, history, count, store=True):
             raise
         statements, last_expression, python, cell = magic
     else:
-        if word is not None and word not in namespace:  # pwd, ls -d /tmp
+        if word is not None and (word not in namespace  # pwd, ls -d /tmp
+                                 or _ipython.is_autocall(namespace[word])):  # exit
             statements, last_expression, python, cell = (
                 _automagic(source, namespace, word) or (statements, last_expression, python, cell))
     if cell is not None:
@@ -409,7 +413,9 @@ def execute(source, namespace, runner, history, count, store=True):
         _first_cell_output(namespace, value)
     else:  # even when not STOREd: IPython's DisplayHook does not ask
         history.store_output(namespace, count, value)
-    return bundle
+    # Every formatter raised (a __repr__ that raises): no execute_result,
+    # as ipykernel sends none for an empty bundle.
+    return bundle if bundle[0] else None
 
 
 def finish_cell(source, error):
@@ -511,16 +517,38 @@ def _needs_ipython_format(obj):
     return len(repr(obj)) > _PRETTY_WIDTH
 
 
+def _show_formatter_error(exc):
+    """EXC, raised by one of a value's formatters, shown as an error output
+    while the cell goes on, as IPython's formatters show one."""
+    import traceback
+
+    lines = [_errors.utf8_safe(line) for line in traceback.format_exception(exc)]
+    if not _native.show_error(type(exc).__name__,
+                              _errors.utf8_safe(_errors.safe_str(exc)), lines):
+        print("".join(lines), end="", file=sys.stderr)
+
+
+def _formatted(method, *args, **kwargs):
+    """METHOD(*ARGS, **KWARGS), a formatter's answer, or None when it raised
+    (shown, as IPython shows it)."""
+    try:
+        return method(*args, **kwargs)
+    except Exception as exc:
+        _show_formatter_error(exc)
+        return None
+
+
 def _own_format(obj):
     """The MIME bundle of OBJ by the _repr_*_ protocol alone, for when
-    IPython is not installed."""
+    IPython is not installed.  A formatter that raises is shown and left
+    out, as with IPython: the others still make the bundle."""
     if type(obj) in _PLAIN_TYPES:
         return {"text/plain": repr(obj)}, {}
     bundle = {}
     metadata = {}
     method = _real_method(obj, "_repr_mimebundle_")
     if method is not None:
-        data = method(include=None, exclude=None)
+        data = _formatted(method, include=None, exclude=None)
         if isinstance(data, tuple):  # (data, metadata)
             data, metadata = data[0], dict(data[1] or {})
         if data:
@@ -531,13 +559,15 @@ def _own_format(obj):
         method = _real_method(obj, name)
         if method is None:
             continue
-        data = method()
+        data = _formatted(method)
         if isinstance(data, tuple):  # (data, metadata)
             data, metadata[mime] = data[0], data[1]
         if data is not None:
             bundle[mime] = data
     if "text/plain" not in bundle:
-        bundle["text/plain"] = repr(obj)
+        text = _formatted(repr, obj)
+        if text is not None:
+            bundle["text/plain"] = text
     return bundle, metadata
 
 

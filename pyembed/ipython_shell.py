@@ -38,6 +38,7 @@ _creating = False
 _formatting = _thread._local()  # True while format() runs on a thread
 _running = _thread._local()     # .info: the ExecutionInfo of the thread's cell
 _unavailable = None  # why IPython cannot be used, once known
+_front_end = False   # serve_front_end() was called
 
 
 class IPythonUnavailable(Exception):
@@ -86,13 +87,10 @@ def _create_shell():
         def parent_header(self):
             return {}  # the request a cell's messages answer is the kernel's to know
 
-    # Cells see the class they always saw (code tells a terminal from a
-    # notebook by this name).
-    CellShell.__name__ = CellShell.__qualname__ = "InteractiveShell"
-
     config = Config()
     config.HistoryManager.enabled = False     # no SQLite file in ~/.ipython
     config.HistoryManager.hist_file = ":memory:"  # as nbclient starts kernels; cells check it
+    _present(CellShell, config)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")       # e.g. "working in a virtualenv"
         shell = CellShell.instance(
@@ -126,9 +124,9 @@ def _create_shell():
                                f"shown inline (%matplotlib inline)")
 
     shell.enable_gui = enable_gui
-    # Formatting the cell's value (format() below, on this thread only: cells
-    # of other threads share the shell) turns IPython's shown traceback back
-    # into the exception.
+    # format(raising=True) (on this thread only: cells of other threads
+    # share the shell) turns IPython's shown traceback back into the
+    # exception.
     shows_traceback = shell.showtraceback
 
     def showtraceback(*args, **kwargs):
@@ -142,7 +140,62 @@ def _create_shell():
     shell.register_magics(_kernel_magics())
     # %store, which IPython's applications (a kernel's too) load by default.
     shell.extension_manager.load_extension("storemagic")
+    if _front_end:
+        _install_kernel_exit(shell)
     return shell
+
+
+def _present(shell_class, config):
+    """SHELL_CLASS and CONFIG as code that tells a terminal from a notebook
+    sees them: by the class's name (plotly, ...) and the config's
+    IPKernelApp section (tqdm.auto).  A front end's session answers as
+    ipykernel's shell, anything else as IPython's."""
+    if _front_end:
+        shell_class.__name__ = shell_class.__qualname__ = "ZMQInteractiveShell"
+        shell_class.__module__ = "ipykernel.zmqshell"
+        config.IPKernelApp.connection_file = ""  # the kernel's to know, as its parent header
+    else:
+        shell_class.__name__ = shell_class.__qualname__ = "InteractiveShell"
+
+
+def _install_kernel_exit(shell):
+    """exit and quit as ipykernel's (its ZMQExitAutocall): called, or alone
+    on a line, they ask the front end to end (the reply's "ask_exit"
+    payload; keep_kernel=True: the front end only) and the cell goes on."""
+    import builtins
+
+    from IPython.core.autocall import ExitAutocall
+
+    class KernelExit(ExitAutocall):
+        def __call__(self, keep_kernel=False):
+            self._ip.payload_manager.write_payload({"source": "ask_exit",
+                                                    "keepkernel": bool(keep_kernel)})
+
+    builtins.exit = builtins.quit = shell.exiter = KernelExit(shell)
+
+
+def serve_front_end():
+    """The session faces a Jupyter front end (`cellexec kernel` says so as
+    it opens one): from now on the shell is made as ipykernel's is seen
+    from a cell.  False when the shell exists already and stays as it is."""
+    global _front_end
+    if _shell is not None:
+        return False
+    _front_end = True
+    try:
+        shell()  # now, as ipykernel's exists before the first cell
+    except IPythonUnavailable:
+        pass
+    return True
+
+
+def is_autocall(obj):
+    """True for an object IPython calls when it stands alone on a line."""
+    if _shell is None:
+        return False
+    from IPython.core.autocall import IPyAutocall
+
+    return isinstance(obj, IPyAutocall)
 
 
 def _kernel_magics():
@@ -278,6 +331,10 @@ def transform(source):
 def point_at(namespace):
     """Make NAMESPACE the shell's user namespace (its module's, for a cell's
     __main__)."""
+    if _front_end:  # as ipykernel's shell puts them in its namespace
+        for name in ("exit", "quit"):
+            if namespace.setdefault(name, _shell.exiter) is _shell.exiter:
+                _shell.user_ns_hidden[name] = _shell.exiter
     if _shell.user_ns is not namespace:
         # The cell's __main__ (cell.c), which %run, %prun and pickle use.
         main = sys.modules.get("__main__")
@@ -428,11 +485,14 @@ def take_payload():
     return payload
 
 
-def format(obj):
+def format(obj, raising=False):
     """(data, metadata) of OBJ as IPython's DisplayFormatter makes them.  A
-    formatter that raises fails the cell, as it does without IPython
-    (IPython itself would only print the traceback)."""
+    formatter that raises is shown as an error output and left out of the
+    bundle, as in ipykernel; with RAISING (what is not a cell's output),
+    its exception is raised instead."""
     the_shell = shell()
+    if not raising:
+        return the_shell.display_formatter.format(obj)
     _formatting.value = True
     try:
         return the_shell.display_formatter.format(obj)

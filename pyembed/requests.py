@@ -119,7 +119,7 @@ def is_complete(content, namespace, cells):
 def _output_text(value):
     """A cell's value as history keeps it: its text/plain."""
     try:
-        data, _ = _ipython.format(value)
+        data, _ = _ipython.format(value, raising=True)
         return data.get("text/plain")
     except Exception:
         return None

@@ -15,23 +15,12 @@ if ! "$python" -c 'import jupyter_kernel_test, ipykernel' 2>/dev/null; then
   exit 1
 fi
 prefix="$builddir/tests/kernel-prefix"
-rm -rf "$prefix"
-cellexec="$builddir/tools/cellexec"
-"$cellexec" kernel install --prefix "$prefix" --name cellexec -b subprocess >/dev/null &&
-"$cellexec" kernel install --prefix "$prefix" --name cellexec-sandbox -b subprocess \
-  -o isolation=sandbox --display-name "Python (cellexec sandbox)" >/dev/null || exit 1
-# ipykernel on this Python, not a python3 found first on PATH, its history
-# in memory as nbclient starts it.
-mkdir -p "$prefix/share/jupyter/kernels/python3"
-cat > "$prefix/share/jupyter/kernels/python3/kernel.json" <<JSON
-{"argv": ["$python", "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}",
-          "--HistoryManager.hist_file=:memory:"],
- "display_name": "Python 3 (ipykernel)", "language": "python"}
-JSON
+. "$srcdir/tests/kernelspecs.sh"
+install_kernelspecs "$prefix" || exit 1
 export JUPYTER_PATH="$prefix/share/jupyter" JUPYTER_RUNTIME_DIR="$builddir/tests/kernel-runtime" \
   PYDEVD_DISABLE_FILE_VALIDATION=1
 if [ -z "$CELLEXEC_SANITIZED" ]; then
-  exec "$python" "$srcdir/tests/kernel/test_kernel.py"
+  exec "$python" "$srcdir/tests/kernel/test_kernel.py" "$@"  # test names: run those alone
 fi
 # The sanitizer build: the kernel's C code (and its workers) under ASan and
 # UBSan, driven by the suites that talk to cellexec's kernel.  Left out:
@@ -48,7 +37,7 @@ UBSAN_OPTIONS="log_path=$reports/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export ASAN_OPTIONS UBSAN_OPTIONS
 "$python" "$srcdir/tests/kernel/test_kernel.py" CellexecKernelTests KernelManagerTests \
   SignalInterruptTests FrontEndCommTests StopOnErrorTests UserExpressionsTests \
-  HostileFrontEndTests OrphanTests CommandLineTests
+  HostileFrontEndTests OrphanTests CommandLineTests FrontEndViewTests NulTests
 status=$?
 # LeakSanitizer's tracer crashing at exit is the tool's failure, not a
 # finding (tests/sanitized_run.sh); anything else is one.

@@ -30,9 +30,12 @@ TESTS += tests/check_clients.sh
 endif
 EXTRA_DIST += tests/check_clients.sh $(NODE_CLIENT_FILES)
 NODE_CLIENT_FILES = tests/node/package.json tests/node/package-lock.json \
-	tests/node/jupyterlab_client.mjs tests/node/e2b_client.mjs
+	tests/node/jupyterlab_client.mjs tests/node/e2b_client.mjs tests/node/notebook_browser.mjs
 # cellexec kernel against Jupyter's kernel tests and jupyter_client.
 TESTS += tests/check_kernel.sh
-EXTRA_DIST += tests/check_kernel.sh tests/kernel/test_kernel.py
+EXTRA_DIST += tests/check_kernel.sh tests/kernel/test_kernel.py tests/kernelspecs.sh
+# What Jupyter Notebook shows of it in headless Chromium, beside ipykernel.
+TESTS += tests/check_browser.sh
+EXTRA_DIST += tests/check_browser.sh
 # A kernel that speaks the protocol badly, run by test_jupyter.
 EXTRA_DIST += tests/hostile_kernel.py

@@ -285,17 +285,24 @@ test_local_allowed_mime_types_filter_bundles(void)
   CU_ASSERT_PTR_NULL(output_text(result, 0, "text/plain"));
 }
 
+/* As ipykernel (tests/ipython's value_repr_raises has its outputs): the
+ * formatter's traceback is an error output, the value is not shown, and
+ * the cell succeeds. */
 static void
-test_local_raising_repr_is_cell_error(void)
+test_local_raising_repr_is_shown_not_a_failure(void)
 {
   g_autoptr(cx_result) result =
     run("class Bad:\n    def __repr__(self):\n        raise ValueError('no repr')\n"
         "print('before')\nBad()");
-  CX_ASSERT_ERROR_TYPE(result, "ValueError");
-  CU_ASSERT_STRING_EQUAL(cx_result_get_error_message(result), "no repr");
-  CX_ASSERT_CONTAINS(cx_result_get_error_traceback(result), "raise ValueError('no repr')");
+  CX_ASSERT_CELL_OK(result);
   CX_ASSERT_STDOUT(result, "before\n");
   CU_ASSERT_EQUAL(cx_result_get_n_outputs(result), 0);
+  g_autoptr(JsonArray) outputs = cx_result_list_outputs(result);
+  CU_ASSERT_EQUAL_FATAL(json_array_get_length(outputs), 2);
+  JsonObject *shown = json_array_get_object_element(outputs, 1);
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(shown, "output_type"), "error");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(shown, "ename"), "ValueError");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string_member(shown, "evalue"), "no repr");
 }
 
 static void
@@ -1597,7 +1604,8 @@ cx_test_register(void)
     { "test_local_honours_repr_json_and_mimebundle", test_local_honours_repr_json_and_mimebundle },
     { "test_local_display_appends_outputs_in_order", test_local_display_appends_outputs_in_order },
     { "test_local_allowed_mime_types_filter_bundles", test_local_allowed_mime_types_filter_bundles },
-    { "test_local_raising_repr_is_cell_error", test_local_raising_repr_is_cell_error },
+    { "test_local_raising_repr_is_shown_not_a_failure",
+      test_local_raising_repr_is_shown_not_a_failure },
     { "test_local_non_json_repr_json_is_cell_error", test_local_non_json_repr_json_is_cell_error },
     { NULL }
   };

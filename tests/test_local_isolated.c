@@ -108,6 +108,33 @@ test_local_isolated_works_without_ipython(void)
                                                        "text/plain"), "True");
 }
 
+/* Without IPython, a formatter that raises is shown and left out, as
+ * IPython's are: the cell succeeds, and a value with no formatter left is
+ * not shown. */
+static void
+test_local_isolated_raising_formatter_is_shown(void)
+{
+  g_autoptr(cx_backend) backend = open_isolated();
+  g_autoptr(cx_result) broken = cx_test_run_cell(
+    backend,
+    "class Broken:\n"
+    "    def _repr_html_(self):\n"
+    "        raise RuntimeError('no html')\n"
+    "    def __repr__(self):\n"
+    "        raise ValueError('no repr')\n"
+    "Broken()",
+    NULL);
+  CX_ASSERT_CELL_OK(broken);
+  g_autoptr(JsonArray) failures = cx_result_list_outputs(broken);
+  CU_ASSERT_EQUAL_FATAL(json_array_get_length(failures), 2);
+  static const char *const raised[] = { "RuntimeError", "ValueError" };
+  for (guint i = 0; i < 2; i++) {
+    JsonObject *failure = json_array_get_object_element(failures, i);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(failure, "output_type"), "error");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(failure, "ename"), raised[i]);
+  }
+}
+
 void
 cx_test_register(void)
 {
@@ -115,6 +142,8 @@ cx_test_register(void)
     { "test_local_isolated_has_no_site_packages", test_local_isolated_has_no_site_packages },
     { "test_local_isolated_reports_it", test_local_isolated_reports_it },
     { "test_local_isolated_works_without_ipython", test_local_isolated_works_without_ipython },
+    { "test_local_isolated_raising_formatter_is_shown",
+      test_local_isolated_raising_formatter_is_shown },
     { NULL }
   };
   cx_test_add_suite("local: isolated", tests);

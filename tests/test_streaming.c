@@ -209,6 +209,41 @@ test_streaming_past_the_output_limit_gives_what_the_result_keeps(void)
   CU_ASSERT_STRING_EQUAL(streamed, kept);
 }
 
+/* What cx_json_to_string() writes of each output (collect's JSON text is
+ * json-glib's, which would write a NUL's C0 80 raw). */
+static void
+collect_json_text(JsonObject *output, gpointer data)
+{
+  collector *c = data;
+  g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), output);
+  g_ptr_array_add(c->outputs, cx_json_to_string(node, FALSE));
+}
+
+/* With cx_run_options_set_output_keeps_nul(), a NUL a cell writes reaches
+ * the callback as CX_RESULT_NUL (\u0000 in JSON text), in a stream and in
+ * the failure; without, as U+FFFD. */
+static void
+test_streaming_keeps_a_nul_when_asked(void)
+{
+  static const char *const backends[] = { "local", "subprocess" };
+  for (gsize b = 0; b < G_N_ELEMENTS(backends); b++) {
+    g_autoptr(cx_backend) backend = cx_test_open_backend(backends[b], NULL, NULL);
+    for (int keeps = 0; keeps <= 1; keeps++) {
+      g_auto(collector) c = { g_ptr_array_new_with_free_func(g_free), NULL };
+      g_autoptr(cx_run_options) run = cx_run_options_new();
+      cx_run_options_set_output_callback(run, collect_json_text, &c);
+      cx_run_options_set_output_keeps_nul(run, keeps);
+      g_autoptr(cx_result) result =
+        cx_test_run_cell(backend, "print('a\\0b', flush=True)\nraise ValueError('c\\0d')", run);
+      CX_ASSERT_ERROR_TYPE(result, "ValueError");
+      g_autofree char *all = joined(&c);
+      CX_ASSERT_CONTAINS(all, keeps ? "\"a\\u0000b" : "\"a\xef\xbf\xbd" "b");
+      CX_ASSERT_CONTAINS(all, keeps ? "\"evalue\":\"c\\u0000d\""
+                                    : "\"evalue\":\"c\xef\xbf\xbd" "d\"");
+    }
+  }
+}
+
 /* A backend that does not stream (the fake) still gives every output to
  * the callback, once the cell is over, in order. */
 static void
@@ -244,6 +279,7 @@ cx_test_register(void)
       test_streaming_update_of_an_earlier_cells_display },
     { "test_streaming_past_the_output_limit_gives_what_the_result_keeps",
       test_streaming_past_the_output_limit_gives_what_the_result_keeps },
+    { "test_streaming_keeps_a_nul_when_asked", test_streaming_keeps_a_nul_when_asked },
     { "test_streaming_backends_that_do_not_stream_give_everything_at_the_end",
       test_streaming_backends_that_do_not_stream_give_everything_at_the_end },
     { NULL, NULL }

@@ -459,6 +459,27 @@ test_subprocess_unstored_cell_keeps_the_history(void)
   cx_test_check_unstored_cells(shared_backend());
 }
 
+/* A cell that crashes its process is numbered by the host as the worker
+ * numbers cells: those kept out of the history (a kernel's comm handlers)
+ * take no number. */
+static void
+test_subprocess_crashed_cell_after_unstored_ones_keeps_its_number(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_session) session = cx_session_open(shared_backend(), &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_run_options) unstored = cx_run_options_new();
+  cx_run_options_set_store_history(unstored, FALSE);
+  for (int i = 0; i < 2; i++) {
+    g_autoptr(cx_result) handler = cx_session_run_cell(session, "pass", unstored, &error);
+    CX_ASSERT_NO_ERROR(error);
+  }
+  g_autoptr(cx_result) crashed = session_run(session, "import os; os._exit(3)");
+  CX_ASSERT_ERROR_TYPE(crashed, "WorkerCrashed");
+  JsonNode *count = cx_result_get_extra(crashed, "execution_count");
+  CU_ASSERT_TRUE(count != NULL && json_node_get_int(count) == 1);
+}
+
 /* Answered in the session's process, on its namespace (tests/cx_test_main.c). */
 static void
 test_subprocess_session_answers_jupyter_requests(void)
@@ -1442,6 +1463,8 @@ cx_test_register(void)
     { "test_subprocess_unstored_cell_keeps_the_history", test_subprocess_unstored_cell_keeps_the_history },
     { "test_subprocess_code_with_nul_fails_as_python_fails",
       test_subprocess_code_with_nul_fails_as_python_fails },
+    { "test_subprocess_crashed_cell_after_unstored_ones_keeps_its_number",
+      test_subprocess_crashed_cell_after_unstored_ones_keeps_its_number },
     { "test_subprocess_session_answers_jupyter_requests",
       test_subprocess_session_answers_jupyter_requests },
     { "test_subprocess_output_bytes_and_rich_outputs", test_subprocess_output_bytes_and_rich_outputs },

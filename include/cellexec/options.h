@@ -193,6 +193,17 @@ CX_EXPORT char *cx_run_options_ask_input(const cx_run_options *run, const char *
 CX_EXPORT void cx_run_options_set_store_history(cx_run_options *run, gboolean store_history);
 CX_EXPORT gboolean cx_run_options_get_store_history(const cx_run_options *run);
 
+/* ABI 1.2: whether the output callback's text keeps a NUL the cell wrote
+ * (in a stream, in an error) as the two bytes CX_RESULT_NUL (result.h),
+ * which cx_json_to_string() writes as \u0000: for a caller that sends the
+ * outputs on as JSON text, as `cellexec kernel` does.  Default FALSE: a
+ * NUL reaches the callback as U+FFFD, as the JsonNode forms of a result
+ * read it.  The local and subprocess backends honour it; the jupyter
+ * backend reads a kernel's \u0000 as U+FFFD before any callback.  A NULL
+ * RUN reads as FALSE. */
+CX_EXPORT void cx_run_options_set_output_keeps_nul(cx_run_options *run, gboolean keeps_nul);
+CX_EXPORT gboolean cx_run_options_get_output_keeps_nul(const cx_run_options *run);
+
 /* The run options as a JSON object {"cwd", "env", "timeout",
  * "use_subprocess", "allowed_mime_types"} (new node), e.g. for recording. */
 CX_EXPORT JsonNode *cx_run_options_to_json_node(const cx_run_options *run);

@@ -163,16 +163,38 @@ display_unreadable(call_state *call, const GError *error)
     call->protocol_error = g_strdup(error->message);
 }
 
-/* Give a chunk of stream text to the output callback, made valid UTF-8 (a
- * character cut between two writes shows as U+FFFD in the chunks; the
- * result keeps the bytes).  g_utf8_make_valid() replaces a NUL too, which
- * a JSON string in a JsonNode cannot hold. */
+/* DATA made valid UTF-8 (a character cut between two writes shows as
+ * U+FFFD in the chunks; the result keeps the bytes).  g_utf8_make_valid()
+ * replaces a NUL too, which a JSON string in a JsonNode cannot hold; with
+ * KEEPS_NUL (cx_run_options_set_output_keeps_nul) a NUL is CX_RESULT_NUL
+ * instead. */
+static char *
+live_text(const guint8 *data, gsize len, gboolean keeps_nul)
+{
+  if (!keeps_nul || memchr(data, '\0', len) == NULL)
+    return g_utf8_make_valid((const char *)data, (gssize)len);
+  GString *text = g_string_sized_new(len + 1);
+  gsize start = 0;
+  for (gsize i = 0; i <= len; i++) {
+    if (i < len && data[i] != '\0')
+      continue;
+    g_autofree char *part = g_utf8_make_valid((const char *)data + start, (gssize)(i - start));
+    g_string_append(text, part);
+    if (i < len)
+      g_string_append(text, CX_RESULT_NUL);
+    start = i + 1;
+  }
+  return g_string_free(text, FALSE);
+}
+
+/* Give a chunk of stream text to the output callback (live_text). */
 static void
 stream_live(call_state *call, int stream, const guint8 *data, gsize len)
 {
   if (call->live == NULL || len == 0)
     return;
-  g_autofree char *text = g_utf8_make_valid((const char *)data, (gssize)len);
+  g_autofree char *text =
+    live_text(data, len, cx_run_options_get_output_keeps_nul(call->params->run));
   JsonObject *output = json_object_new();
   json_object_set_string_member(output, "output_type", "stream");
   json_object_set_string_member(output, "name", stream == 1 ? "stdout" : "stderr");

@@ -204,7 +204,10 @@ cx__sp_session_run_cell(cx_session_instance *instance, const char *code,
   }
   if (cx__wire_send_object(session->channel, CX__WIRE_MSG_RUN, cell, -1, error)) {
     cx__sp_call_params params = cx__sp_call_params_for(backend, run, FALSE);
-    params.cell_number = ++session->cells_run;
+    /* Numbered as the worker numbers it: a cell kept out of the history
+     * has the number of the last one that was not. */
+    params.cell_number = cx_run_options_get_store_history(run) ? ++session->cells_run
+                                                               : session->cells_run;
     params.wake_fd = session->interrupted;
     guint64 stale;
     while (read(session->interrupted, &stale, sizeof stale) > 0)

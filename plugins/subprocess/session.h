@@ -28,7 +28,7 @@ typedef struct {
   gboolean dead;             /* the process ended: restart on the next call */
   gboolean restart_unreported; /* revived since its last cell: the next result says so */
   guint generation;          /* counts processes: environments remember theirs */
-  guint cells_run;           /* cells sent to the current process */
+  guint cells_run;           /* history cells sent to the current process */
   guint executor_depth;      /* executor requests waiting for their reply */
   GHashTable *host_functions; /* function id -> executor_host.c's record */
   guint last_function_id;

@@ -171,6 +171,42 @@ CASES = [
                 "succeeds; the object is shown as text/plain",
     },
     {
+        "name": "value_repr_raises",
+        "code": "class Unprintable:\n"
+                "    def __repr__(self):\n"
+                "        raise ValueError('no repr today')\n"
+                "\n"
+                "print('before')\n"
+                "Unprintable()",
+        "note": "the cell's value cannot be shown: the traceback is an error output, there is "
+                "no execute_result, and the cell succeeds (the traceback is not compared: "
+                "Python 3.11 marks the failing call of one of IPython's frames in a kernel "
+                "and not in cellexec's embedded shell)",
+    },
+    {
+        "name": "value_repr_html_raises",
+        "code": "class Broken:\n"
+                "    def _repr_html_(self):\n"
+                "        raise RuntimeError('no html today')\n"
+                "\n"
+                "Broken()",
+        "normalize": ["compare_tracebacks"],
+        "note": "the error output, then the execute_result of what the other formatters made",
+    },
+    {
+        "name": "value_repr_mimebundle_raises",
+        "code": "class Broken:\n"
+                "    def _repr_mimebundle_(self, include=None, exclude=None):\n"
+                "        raise RuntimeError('no bundle today')\n"
+                "    def _repr_html_(self):\n"
+                "        return '<b>html still</b>'\n"
+                "\n"
+                "Broken()",
+        "normalize": ["compare_tracebacks"],
+        "note": "a _repr_mimebundle_ that raises leaves the per-type formatters to make the "
+                "bundle",
+    },
+    {
         "name": "rich_last_expression",
         "code": "from IPython.display import HTML\n"
                 "HTML('<b>value</b>')",

@@ -2,13 +2,18 @@
 
 Run by tests/check_kernel.sh, with JUPYTER_PATH naming kernelspecs it made:
 "cellexec" (the subprocess backend), "cellexec-sandbox" (the same with
-isolation = sandbox) and "python3" (ipykernel on the same Python).
+isolation = sandbox), "cellexec-timeout" (the subprocess backend with a
+1 s timeout a cell) and "python3" (ipykernel on the same Python).
 
 - jupyter_kernel_test's KernelTests, with a sample for every test, against
   both cellexec kernels and ipykernel: ipykernel passing proves the
   samples.  A skipped test fails the run (a missing sample would skip).
   What cellexec does not serve yet is marked an expected failure on its
   kernels only, so that serving it turns the mark into a failure to remove.
+- What a front end shows of a cell: its number, and why a crash or a
+  timeout ended it; the shell cells see (its class and config, exit and
+  quit asking the front end to end, and ending `jupyter console`), as
+  ipykernel's; a NUL a cell writes, sent as ipykernel sends it.
 - jupyter_client's KernelManager: interrupt, restart, a crashing cell,
   input() over stdin, comms both ways (and an ipywidgets slider), shutdown
   leaving no process behind, a kernel ending with its front end.
@@ -246,8 +251,9 @@ class KernelManagerTests(unittest.TestCase):
         reply, outputs = self.run_cell("import os; os._exit(3)")
         self.assertEqual(reply["status"], "error")
         self.assertEqual(reply["ename"], "WorkerCrashed")
-        notes = [m["content"]["text"] for m in outputs if m["msg_type"] == "stream"]
-        self.assertIn("fresh session", "".join(notes))
+        errors = [m["content"] for m in outputs if m["msg_type"] == "error"]
+        self.assertEqual(len(errors), 1)
+        self.assertIn("fresh session", errors[0]["traceback"][-1])
         self.assertTrue(self.km.is_alive())
         reply, outputs = self.run_cell("print('after the crash')")
         self.assertEqual(reply["status"], "ok")
@@ -303,6 +309,201 @@ class SignalInterruptTests(KernelManagerTests):
         _, outputs = self.run_cell("print('still here')")
         self.assertEqual(self.stdout_of(outputs), "still here\n")
         self.assertEqual(self.run_cell("import time; time.sleep(0.1); 'slept'")[0]["status"], "ok")
+
+
+def cell_messages(kc, code, **options):
+    """Run CODE: its execute_reply's content and [(msg_type, content)] of
+    the IOPub messages it caused (statuses left out)."""
+    outputs = []
+    reply = kc.execute_interactive(code, timeout=TIMEOUT, output_hook=outputs.append, **options)
+    return reply["content"], [(m["msg_type"], m["content"]) for m in outputs
+                              if m["msg_type"] != "status"]
+
+
+def seen_on(name, cells, view, **options):
+    """[VIEW(code, reply, messages)] of each of CELLS run in turn on a new
+    kernel NAME (cell_messages)."""
+    km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+    try:
+        return [view(code, *cell_messages(kc, code, **options)) for code in cells]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def open_comm_to_no_target(kc, comm_id):
+    """What Notebook's widget extension sends at start: a comm_open to a
+    target the kernel has not registered; waits until it is answered."""
+    message = kc.session.msg("comm_open", {"comm_id": comm_id, "target_name": "jupyter.widget",
+                                           "data": {}})
+    kc.shell_channel.send(message)
+    messages_of(kc, message["header"]["msg_id"])
+
+
+def numbers_of(reply, messages):
+    """The execution counts a cell's execute_input, execute_result and
+    execute_reply carry, in that order (None for one not sent)."""
+    def count(kind):
+        return next((content["execution_count"] for msg_type, content in messages
+                     if msg_type == kind), None)
+    return count("execute_input"), count("execute_result"), reply["execution_count"]
+
+
+class FrontEndViewTests(unittest.TestCase):
+    """What a front end shows of a cell, on cellexec as on ipykernel: the
+    cell's number, and why a cell that took its session down ended."""
+
+    def start(self, name):
+        km, kc = start_new_kernel(kernel_name=name, startup_timeout=TIMEOUT)
+        self.addCleanup(km.shutdown_kernel, now=True)
+        self.addCleanup(kc.stop_channels)
+        return kc
+
+    def test_comms_to_no_target_take_no_number(self):
+        # ipykernel's numbers: a failing cell after two comm_opens is 1 on
+        # every message, the next 2.  A crash on cellexec is numbered the
+        # same (ipykernel would die of one), and a fresh session starts at
+        # 1 again, as a restarted ipykernel does.
+        kc = self.start("python3")
+        for comm_id in ("w1", "w2"):
+            open_comm_to_no_target(kc, comm_id)
+        self.assertEqual(numbers_of(*cell_messages(kc, "1/0")), (1, None, 1))
+        open_comm_to_no_target(kc, "w3")
+        self.assertEqual(numbers_of(*cell_messages(kc, "'next'")), (2, 2, 2))
+        kc = self.start("cellexec")
+        for comm_id in ("w1", "w2"):
+            open_comm_to_no_target(kc, comm_id)
+        self.assertEqual(numbers_of(*cell_messages(kc, "'first'")), (1, 1, 1))
+        self.assertEqual(numbers_of(*cell_messages(kc, "import os; os.kill(os.getpid(), 11)")),
+                         (2, None, 2))
+        open_comm_to_no_target(kc, "w3")
+        self.assertEqual(numbers_of(*cell_messages(kc, "'next'")), (1, 1, 1))
+
+    def assert_error_shown_as_replied(self, reply, messages):
+        """The error output is the reply's error, as ipykernel sends it."""
+        errors = [content for msg_type, content in messages if msg_type == "error"]
+        self.assertEqual(len(errors), 1)
+        self.assertEqual(errors[0], {key: reply[key] for key in ("ename", "evalue", "traceback")})
+        return errors[0]
+
+    def test_a_crash_and_a_timeout_say_why_in_the_error(self):
+        kc = self.start("python3")
+        reply, messages = cell_messages(kc, "1/0")
+        self.assert_error_shown_as_replied(reply, messages)
+        kc = self.start("cellexec")
+        reply, messages = cell_messages(kc, "import os; os.kill(os.getpid(), 11)")
+        error = self.assert_error_shown_as_replied(reply, messages)
+        self.assertEqual(error["ename"], "WorkerCrashed")
+        shown = "\n".join(error["traceback"])
+        self.assertIn("WorkerCrashed", shown)
+        self.assertIn("killed by signal 11 (SIGSEGV)", shown)
+        self.assertIn("fresh session", error["traceback"][-1])
+        self.assertFalse([m for m in messages if m[0] == "stream"])  # all said in the error
+        kc = self.start("cellexec-timeout")
+        reply, messages = cell_messages(kc, "while True: pass")
+        error = self.assert_error_shown_as_replied(reply, messages)
+        self.assertEqual(error["ename"], "TimeoutError")
+        self.assertIn("1 s timeout", "\n".join(error["traceback"]))
+        self.assertIn("fresh session", error["traceback"][-1])
+
+
+# What code asks to tell a notebook's kernel from a terminal: the shell's
+# class, its config (tqdm.auto, plotly), IPython's own get_ipython(), and
+# which tqdm tqdm.auto chooses.
+SHELL_QUESTIONS = """\
+import IPython, tqdm.auto, tqdm.notebook
+shell = get_ipython()
+print(type(shell).__name__, type(shell).__module__, 'IPKernelApp' in shell.config,
+      IPython.get_ipython() is shell, issubclass(tqdm.auto.tqdm, tqdm.notebook.tqdm))
+"""
+
+# ipykernel's exit and quit, as jupyter console takes them: the reply's
+# payload asks the front end to end.
+EXITS = ["exit", "exit()", "quit()", "quit", "exit(keep_kernel=True)", "exit(); print('goes on')"]
+
+
+class KernelShellTests(unittest.TestCase):
+    """The shell a cell of the kernel sees answers as ipykernel's, and
+    exit and quit ask the front end to end; a cell of `cellexec run` still
+    says it is in no kernel."""
+
+    @staticmethod
+    def view(code, reply, messages):
+        return (code, reply["status"], reply["payload"],
+                [content.get("text") for kind, content in messages
+                 if kind in ("stream", "execute_result")])
+
+    def seen_by(self, name):
+        return seen_on(name, [SHELL_QUESTIONS] + EXITS, self.view)
+
+    def test_the_shell_and_exit_are_ipykernels(self):
+        expected = self.seen_by("python3")
+        self.assertEqual(expected[0][3], ["ZMQInteractiveShell ipykernel.zmqshell True True True\n"])
+        self.assertEqual(expected[1][2], [{"source": "ask_exit", "keepkernel": False}])
+        for name in ("cellexec", "cellexec-sandbox"):
+            with self.subTest(kernel=name):
+                self.assertEqual(self.seen_by(name), expected)
+
+    def test_a_cell_of_cellexec_run_is_in_no_kernel(self):
+        done = subprocess.run([CELLEXEC, "run", "-b", "subprocess", "-c", SHELL_QUESTIONS],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "InteractiveShell _cellexec_ipython False True False\n")
+        done = subprocess.run([CELLEXEC, "run", "-b", "subprocess", "-c", "exit()"],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertIn("SystemExit", done.stderr)
+
+
+class JupyterConsoleTests(unittest.TestCase):
+    """jupyter console (Debian's, under pexpect) ends on exit, exit() and
+    quit() with cellexec's kernel as with ipykernel."""
+
+    def ends_console(self, kernel, line):
+        """True when `jupyter console` on KERNEL ends once LINE is typed
+        after a first cell; False when it prompts for another."""
+        import pexpect
+        child = pexpect.spawn(sys.executable, ["-m", "jupyter_console", "--kernel", kernel,
+                                               "--simple-prompt"],
+                              env=dict(os.environ, TERM="dumb"), timeout=TIMEOUT,
+                              encoding="utf-8")
+        try:
+            child.expect(r"In \[1\]: ")
+            child.sendline("print(6 * 7)")
+            child.expect("42")
+            child.expect(r"In \[2\]: ")
+            child.sendline(line)
+            return child.expect([pexpect.EOF, r"In \[3\]: "]) == 0
+        finally:
+            child.close(force=True)
+
+    def test_exit_ends_jupyter_console(self):
+        lines = ["exit", "exit()", "quit()"]
+        expected = [self.ends_console("python3", line) for line in lines]
+        self.assertEqual(expected, [True] * len(lines))
+        self.assertEqual([self.ends_console("cellexec", line) for line in lines], expected)
+
+
+class NulTests(unittest.TestCase):
+    """A NUL a cell writes reaches the front end as ipykernel sends it
+    (\\u0000), not as U+FFFD."""
+
+    CELLS = ["print('a\\0b')", "import sys; sys.stderr.write('c\\0d'); sys.stderr.flush()",
+             "raise ValueError('e\\0f')"]
+
+    @staticmethod
+    def view(code, reply, messages):
+        return ([(content["name"], content["text"]) for kind, content in messages
+                 if kind == "stream"],
+                [content["evalue"] for kind, content in messages if kind == "error"],
+                reply.get("evalue"))
+
+    def seen_by(self, name):
+        return seen_on(name, self.CELLS, self.view, stop_on_error=False)
+
+    def test_a_nul_is_sent_as_it_was_written(self):
+        expected = self.seen_by("python3")
+        self.assertEqual(expected[0][0], [("stdout", "a\0b\n")])
+        self.assertEqual(self.seen_by("cellexec"), expected)
 
 
 class StopOnErrorTests(unittest.TestCase):
