@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/peer_json.h"
+#include "server/request_head.h"
 #include "server/server-private.h"
 
 /* Connections waiting to be accepted, at most (listen(2)'s backlog). */
@@ -114,24 +115,13 @@ static char *
 presented_token(SoupServerMessage *msg)
 {
   SoupMessageHeaders *headers = soup_server_message_get_request_headers(msg);
-  const char *authorization = soup_message_headers_get_one(headers, "Authorization");
-  if (authorization != NULL) {
-    for (const char *const *scheme = (const char *const[]){ "token ", "Bearer ", NULL };
-         *scheme != NULL; scheme++)
-      if (g_ascii_strncasecmp(authorization, *scheme, strlen(*scheme)) == 0)
-        return g_strstrip(g_strdup(authorization + strlen(*scheme)));
-  }
+  char *token = cxs_authorization_token(soup_message_headers_get_one(headers, "Authorization"));
+  if (token != NULL)
+    return token;
   const char *access = soup_message_headers_get_one(headers, "X-Access-Token");
   if (access != NULL)
     return g_strdup(access);
-  const char *query = g_uri_get_query(soup_server_message_get_uri(msg));
-  if (query != NULL) {
-    g_autoptr(GHashTable) fields = g_uri_parse_params(query, -1, "&", G_URI_PARAMS_NONE, NULL);
-    const char *token = fields != NULL ? g_hash_table_lookup(fields, "token") : NULL;
-    if (token != NULL)
-      return g_strdup(token);
-  }
-  return NULL;
+  return cxs_query_token(g_uri_get_query(soup_server_message_get_uri(msg)));
 }
 
 /* Equal in time that does not depend on where they differ. */
@@ -158,25 +148,6 @@ refused(SoupServerMessage *msg)
                                "close");
 }
 
-/* HOST (a Host header's, or an Origin's host part) names this machine's
- * loopback: localhost, 127.0.0.0/8 or ::1, with any port. */
-static gboolean
-host_is_loopback(const char *host)
-{
-  g_autofree char *name = NULL;
-  if (host[0] == '[') {
-    const char *end = strchr(host, ']');
-    name = end != NULL ? g_strndup(host + 1, end - host - 1) : g_strdup(host);
-  } else {
-    const char *colon = strchr(host, ':');
-    name = colon != NULL ? g_strndup(host, colon - host) : g_strdup(host);
-  }
-  if (g_ascii_strcasecmp(name, "localhost") == 0)
-    return TRUE;
-  g_autoptr(GInetAddress) address = g_inet_address_new_from_string(name);
-  return address != NULL && g_inet_address_get_is_loopback(address);
-}
-
 /* Without a token only this machine's own programs may run code: not a web
  * page the user's browser shows (its cross-site requests carry another
  * Origin, or, rebound by DNS, another Host) nor a form it posts (a body that
@@ -186,14 +157,11 @@ local_caller(SoupServerMessage *msg)
 {
   SoupMessageHeaders *headers = soup_server_message_get_request_headers(msg);
   const char *host = soup_message_headers_get_one(headers, "Host");
-  if (host == NULL || !host_is_loopback(host))
+  if (!cxs_host_is_loopback(host))
     return FALSE;
   const char *origin = soup_message_headers_get_one(headers, "Origin");
-  if (origin != NULL) {
-    g_autoptr(GUri) uri = g_uri_parse(origin, G_URI_FLAGS_NONE, NULL);
-    if (uri == NULL || g_uri_get_host(uri) == NULL || !host_is_loopback(g_uri_get_host(uri)))
-      return FALSE;
-  }
+  if (origin != NULL && !cxs_origin_is_loopback(origin))
+    return FALSE;
   goffset length = soup_message_headers_get_content_length(headers);
   const char *type = soup_message_headers_get_content_type(headers, NULL);
   return length <= 0 || g_strcmp0(type, "application/json") == 0;

@@ -1249,6 +1249,37 @@ test_serve_without_a_token_refuses_browsers(void)
   g_free(s.log);
 }
 
+/* Without a token, the Host check takes a host and a port, nothing else:
+ * "127.0.0.1:1@evil.example" names evil.example's machine to a browser
+ * (a DNS-rebound page sends it), not this one. */
+static void
+test_serve_without_a_token_reads_host_strictly(void)
+{
+  server s = start_server("-b", "subprocess", "--no-token", NULL);
+  const char *const local[] = { "Host: 127.0.0.1", "Host: 127.0.0.1:8888", "Host: localhost:1",
+                                "Host: [::1]:8888", "Host: 127.3.4.5", NULL };
+  for (const char *const *host = local; *host != NULL; host++) {
+    g_auto(reply) r = call(&s, "GET", "/api/kernels", *host, NULL);
+    CU_ASSERT_EQUAL(r.status, 200);
+  }
+  const char *const foreign[] = { "Host: 127.0.0.1:1@evil.example", "Host: localhost:1@evil.example",
+                                  "Host: 127.0.0.1:", "Host: 127.0.0.1:99999",
+                                  "Host: 127.0.0.1.evil.example", "Host: [::1]x", NULL };
+  for (const char *const *host = foreign; *host != NULL; host++) {
+    g_auto(reply) r = call(&s, "GET", "/api/kernels", *host, NULL);
+    if (r.status == 200)
+      fprintf(stderr, "\n%s: 200\n", *host);
+    CU_ASSERT_NOT_EQUAL(r.status, 200);
+  }
+  g_auto(reply) userinfo = call(&s, "GET", "/api/kernels", "Host: 127.0.0.1:1@evil.example", NULL);
+  CU_ASSERT_EQUAL(userinfo.status, 403);
+  g_auto(reply) origin = call(&s, "GET", "/api/kernels", "Origin: http://127.0.0.1:1@evil.example",
+                              NULL);
+  CU_ASSERT_EQUAL(origin.status, 403);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
 static void
 test_serve_command_line_errors(void)
 {
@@ -1311,6 +1342,8 @@ cx_test_register(void)
     { "test_serve_a_websocket_client_that_stops_reading_is_dropped",
       test_serve_a_websocket_client_that_stops_reading_is_dropped },
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
+    { "test_serve_without_a_token_reads_host_strictly",
+      test_serve_without_a_token_reads_host_strictly },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
     { NULL }
   };
