@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/peer_json.h"
+#include "server/accept.h"
 #include "server/request_head.h"
 #include "server/server-private.h"
 
@@ -303,6 +304,8 @@ cxs_server_new(const cxs_options *options)
   cxs_kernels_add_routes(server);
   cxs_e2b_add_routes(server);
   g_signal_connect(server->soup, "request-finished", G_CALLBACK(log_request), server);
+  server->acceptor = cxs_acceptor_new(server->soup, server->context, options->max_connections,
+                                      options->header_timeout);
   return server;
 }
 
@@ -325,8 +328,7 @@ cxs_server_listen(cxs_server *server, const char *host, guint port, GError **err
                                            G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &failure);
   if (socket != NULL) {
     g_socket_set_listen_backlog(socket, LISTEN_BACKLOG);
-    if (!g_socket_bind(socket, where, TRUE, &failure) || !g_socket_listen(socket, &failure) ||
-        !soup_server_listen_socket(server->soup, socket, 0, &failure))
+    if (!g_socket_bind(socket, where, TRUE, &failure) || !g_socket_listen(socket, &failure))
       g_clear_object(&socket);
   }
   if (socket == NULL) {
@@ -334,19 +336,14 @@ cxs_server_listen(cxs_server *server, const char *host, guint port, GError **err
                 failure->message);
     return FALSE;
   }
+  cxs_acceptor_listen(server->acceptor, socket);
   return TRUE;
 }
 
 char **
 cxs_server_get_uris(cxs_server *server)
 {
-  GSList *uris = soup_server_get_uris(server->soup);
-  GPtrArray *texts = g_ptr_array_new();
-  for (GSList *l = uris; l != NULL; l = l->next)
-    g_ptr_array_add(texts, g_uri_to_string(l->data));
-  g_slist_free_full(uris, (GDestroyNotify)g_uri_unref);
-  g_ptr_array_add(texts, NULL);
-  return (char **)g_ptr_array_free(texts, FALSE);
+  return cxs_acceptor_get_uris(server->acceptor);
 }
 
 void
@@ -355,6 +352,7 @@ cxs_server_free(cxs_server *server)
   if (server == NULL)
     return;
   server->stopping = TRUE;
+  g_clear_pointer(&server->acceptor, cxs_acceptor_free);
   soup_server_disconnect(server->soup);
   if (server->cull_source != 0)
     g_source_remove(server->cull_source);

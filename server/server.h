@@ -26,6 +26,9 @@ typedef struct {
   guint idle_timeout;       /* seconds after which an idle kernel with no
                              * connection is ended; 0: never */
   gsize max_body;           /* the largest request body taken, in bytes */
+  guint max_connections;    /* open at once (server/accept.h); at least 1 */
+  guint header_timeout;     /* seconds a connection has for a request's
+                             * headers (server/accept.h); 0: no limit */
 } cxs_options;
 
 typedef struct cxs_server cxs_server;
@@ -35,6 +38,11 @@ typedef struct cxs_server cxs_server;
  * local backend's cell captures the process's own file descriptor 2 while
  * it runs, and must not get another client's log lines. */
 void cxs_log(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* --max-connections by default: half the soft limit on open descriptors
+ * (RLIMIT_NOFILE), the rest for kernels, their workers and the server
+ * itself (server/accept.c). */
+guint cxs_server_default_max_connections(void);
 
 /* A server with OPTIONS (copied), serving nothing until it listens. */
 cxs_server *cxs_server_new(const cxs_options *options);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,10 +30,24 @@ typedef struct {
 
 static server main_server;
 
-/* `cellexec serve` with ARGS (NULL-terminated) after the listen address;
- * waits until it accepts connections. */
+/* How a server's process is started, beyond its arguments. */
+typedef struct {
+  rlim_t nofile;            /* its limit on open descriptors; 0: the test's */
+} spawn_options;
+
+static void
+limit_descriptors(gpointer data)
+{
+  const spawn_options *options = data;
+  struct rlimit limit = { options->nofile, options->nofile };
+  if (options->nofile != 0)
+    setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+/* `cellexec serve` with ARGS after the listen address, started as OPTIONS
+ * say; waits until it accepts connections. */
 static server
-start_server(const char *first, ...)
+start_server_va(const spawn_options *options, const char *first, va_list ap)
 {
   server s = { 0 };
   s.port = jupyter_server_free_port();
@@ -43,16 +58,15 @@ start_server(const char *first, ...)
   g_ptr_array_add(args, (gpointer) "serve");
   g_ptr_array_add(args, (gpointer) "--listen");
   g_ptr_array_add(args, listen);
-  va_list ap;
-  va_start(ap, first);
   for (const char *arg = first; arg != NULL; arg = va_arg(ap, const char *))
     g_ptr_array_add(args, (gpointer)arg);
-  va_end(ap);
   g_ptr_array_add(args, NULL);
   /* Its log to a file: a pipe nobody reads would fill and stop it. */
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_set_stderr_file_path(launcher, s.log);
   g_subprocess_launcher_set_stdout_file_path(launcher, s.log);
+  /* OPTIONS outlives the spawn, which runs the setup before it returns. */
+  g_subprocess_launcher_set_child_setup(launcher, limit_descriptors, (gpointer)options, NULL);
   g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
   g_ptr_array_insert(args, 0, program);
   g_autoptr(GError) error = NULL;
@@ -63,6 +77,29 @@ start_server(const char *first, ...)
          g_subprocess_get_identifier(s.process) != NULL)
     g_usleep(20 * 1000);
   CU_ASSERT_TRUE_FATAL(jupyter_server_port_open(s.port));
+  return s;
+}
+
+/* `cellexec serve` with ARGS (NULL-terminated) after the listen address. */
+static server
+start_server(const char *first, ...)
+{
+  static const spawn_options plain = { 0 };
+  va_list ap;
+  va_start(ap, first);
+  server s = start_server_va(&plain, first, ap);
+  va_end(ap);
+  return s;
+}
+
+/* The same, started as OPTIONS say. */
+static server
+start_server_with(const spawn_options *options, const char *first, ...)
+{
+  va_list ap;
+  va_start(ap, first);
+  server s = start_server_va(options, first, ap);
+  va_end(ap);
   return s;
 }
 
@@ -1280,6 +1317,152 @@ test_serve_without_a_token_reads_host_strictly(void)
   g_free(s.log);
 }
 
+/* ---- Connections -------------------------------------------------------------------- */
+
+#define FD_LIMIT 256
+#define SLOW_CLIENTS 300
+
+/* N connections to S that send the start of a request and never its end. */
+static GSocketConnection **
+connect_slow(const server *s, guint n)
+{
+  GSocketConnection **slow = g_new0(GSocketConnection *, n);
+  for (guint i = 0; i < n; i++)
+    slow[i] = connect_raw(s, "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  return slow;
+}
+
+static void
+close_all(GSocketConnection **connections, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    if (connections[i] != NULL)
+      g_object_unref(connections[i]);
+  g_free(connections);
+}
+
+/* Whether the server closed CONNECTION (what came first is read, and
+ * said in *GOT); FALSE while it is open with nothing more to read. */
+static gboolean
+closed_now(GSocketConnection *connection, gboolean *got)
+{
+  GSocket *socket = g_socket_connection_get_socket(connection);
+  char buffer[1024];
+  for (int reads = 0; reads < 64; reads++) {
+    g_autoptr(GError) error = NULL;
+    gssize n = g_socket_receive_with_blocking(socket, buffer, sizeof buffer, FALSE, NULL, &error);
+    if (n > 0) {
+      *got = TRUE;
+      continue;
+    }
+    /* 0: the end; an error other than "nothing yet": reset, as good. */
+    return n == 0 || !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+  }
+  return FALSE;
+}
+
+/* Waits up to a minute for the server to close each of CONNECTIONS; how
+ * many it closed, and in *ANSWERED how many of those got bytes first. */
+static guint
+closed_by_server(GSocketConnection **connections, guint n, guint *answered)
+{
+  g_autofree gboolean *closed = g_new0(gboolean, n);
+  g_autofree gboolean *got = g_new0(gboolean, n);
+  guint count = 0;
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC * cx_test_slowdown();
+  while (count < n && g_get_monotonic_time() < deadline) {
+    for (guint i = 0; i < n; i++)
+      if (!closed[i] && closed_now(connections[i], &got[i])) {
+        closed[i] = TRUE;
+        count++;
+      }
+    g_usleep(50 * 1000);
+  }
+  *answered = 0;
+  for (guint i = 0; i < n; i++)
+    *answered += closed[i] && got[i];
+  return count;
+}
+
+/* N clients at once ask S for its kernels: how many got 200. */
+static guint
+clients_served(const server *s, guint n)
+{
+  g_autofree char **answers = g_new0(char *, n);
+  GSocketConnection **connections = g_new0(GSocketConnection *, n);
+  for (guint i = 0; i < n; i++)
+    connections[i] = connect_raw(s, "GET /api/kernels HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    "X-Access-Token: " TOKEN "\r\nConnection: close\r\n\r\n");
+  guint ok = 0;
+  for (guint i = 0; i < n; i++) {
+    GSocket *socket = g_socket_connection_get_socket(connections[i]);
+    g_socket_set_timeout(socket, 30);
+    char buffer[64] = "";
+    gssize got = g_socket_receive(socket, buffer, sizeof buffer - 1, NULL, NULL);
+    ok += got > 0 && g_str_has_prefix(buffer, "HTTP/1.1 200");
+  }
+  close_all(connections, n);
+  return ok;
+}
+
+/* Whether S's log says NEEDLE within a minute: waits for it. */
+static gboolean
+log_says(const server *s, const char *needle)
+{
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC * cx_test_slowdown();
+  for (;;) {
+    g_autofree char *log = NULL;
+    g_file_get_contents(s->log, &log, NULL, NULL);
+    if (log != NULL && strstr(log, needle) != NULL)
+      return TRUE;
+    if (g_get_monotonic_time() >= deadline)
+      return FALSE;
+    g_usleep(50 * 1000);
+  }
+}
+
+/* Connections that never finish their headers, more than the server has
+ * descriptors: past --max-connections (half the limit by default) they get
+ * a 503 at once, the rest are closed once --header-timeout passes, and
+ * then clients are served again. */
+static void
+test_serve_slow_clients_are_dropped_and_the_server_recovers(void)
+{
+  static const spawn_options limited = { .nofile = FD_LIMIT };
+  server s = start_server_with(&limited, "-b", "subprocess", "--token", TOKEN,
+                               "--header-timeout", "2", NULL);
+  /* The control: served before. */
+  CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
+  GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
+  guint answered;
+  CU_ASSERT_EQUAL(closed_by_server(slow, SLOW_CLIENTS, &answered), SLOW_CLIENTS);
+  CU_ASSERT_TRUE(answered > 0);                /* refused with a 503 */
+  CU_ASSERT_TRUE(answered < SLOW_CLIENTS);     /* and closed by the timeout */
+  close_all(slow, SLOW_CLIENTS);
+  CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
+  CU_ASSERT_TRUE(log_says(&s, "refusing new ones until some close"));
+  CU_ASSERT_TRUE(log_says(&s, "(--header-timeout)"));
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
+/* With --max-connections above what the descriptors allow, accept(2)
+ * fails (EMFILE): the server waits, neither spinning nor giving up, and
+ * serves again once the connections have gone. */
+static void
+test_serve_accepts_again_after_running_out_of_descriptors(void)
+{
+  static const spawn_options limited = { .nofile = FD_LIMIT };
+  server s = start_server_with(&limited, "-b", "subprocess", "--token", TOKEN,
+                               "--max-connections", "1000", "--header-timeout", "600", NULL);
+  GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
+  CU_ASSERT_TRUE(log_says(&s, "cannot accept a connection"));
+  close_all(slow, SLOW_CLIENTS);
+  CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
 static void
 test_serve_command_line_errors(void)
 {
@@ -1293,6 +1476,10 @@ test_serve_command_line_errors(void)
   g_auto(cx_test_cli_run) both = cx_test_cellexec(NULL, "serve", "--no-token", "--token", "x", NULL);
   CU_ASSERT_EQUAL(both.status, 2);
   CX_ASSERT_CONTAINS(both.err, "exclude each other");
+  g_auto(cx_test_cli_run) connections = cx_test_cellexec(NULL, "serve", "--max-connections",
+                                                         "0", NULL);
+  CU_ASSERT_EQUAL(connections.status, 2);
+  CX_ASSERT_CONTAINS(connections.err, "--max-connections");
   g_auto(cx_test_cli_run) size = cx_test_cellexec(NULL, "serve", "--max-body", "lots", NULL);
   CU_ASSERT_EQUAL(size.status, 2);
   CX_ASSERT_CONTAINS(size.err, "--max-body");
@@ -1344,6 +1531,10 @@ cx_test_register(void)
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
     { "test_serve_without_a_token_reads_host_strictly",
       test_serve_without_a_token_reads_host_strictly },
+    { "test_serve_slow_clients_are_dropped_and_the_server_recovers",
+      test_serve_slow_clients_are_dropped_and_the_server_recovers },
+    { "test_serve_accepts_again_after_running_out_of_descriptors",
+      test_serve_accepts_again_after_running_out_of_descriptors },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
     { NULL }
   };

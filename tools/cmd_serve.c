@@ -15,6 +15,8 @@
 
 #define DEFAULT_LISTEN "127.0.0.1:8888"
 #define DEFAULT_MAX_BODY "64M"
+#define DEFAULT_HEADER_TIMEOUT 30
+#define DEFAULT_HEADER_TIMEOUT_TEXT "30"
 
 typedef struct {
   char *backend;
@@ -27,6 +29,8 @@ typedef struct {
   int max_sessions;
   int idle_timeout;
   char *max_body;
+  int max_connections;      /* -1: the default */
+  int header_timeout;       /* -1: the default */
 } serve_args;
 
 static void
@@ -152,6 +156,10 @@ serve(serve_args *a)
     return fail_usage("--max-body: %s", error->message);
   if (a->max_sessions < 0 || a->idle_timeout < 0)
     return fail_usage("--max-sessions and --idle-timeout take a number from 0 (no limit)");
+  if (a->max_connections == 0 || a->max_connections < -1)
+    return fail_usage("--max-connections takes a number from 1");
+  if (a->header_timeout < -1)
+    return fail_usage("--header-timeout takes a number of seconds from 0 (no limit)");
   gboolean generated;
   g_autofree char *token = choose_token(a, &generated, &error);
   if (token == NULL)
@@ -181,6 +189,9 @@ serve(serve_args *a)
     .max_sessions = (guint)a->max_sessions,
     .idle_timeout = (guint)a->idle_timeout,
     .max_body = max_body,
+    .max_connections = a->max_connections > 0 ? (guint)a->max_connections
+                                              : cxs_server_default_max_connections(),
+    .header_timeout = a->header_timeout >= 0 ? (guint)a->header_timeout : DEFAULT_HEADER_TIMEOUT,
   };
   g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
   cxs_server *server = cxs_server_new(&options);
@@ -213,7 +224,7 @@ serve(serve_args *a)
 int
 cmd_serve(int argc, char **argv)
 {
-  g_auto(serve_args) a = { 0 };
+  g_auto(serve_args) a = { .max_connections = -1, .header_timeout = -1 };
   const GOptionEntry entries[] = {
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "Backend plugin every kernel runs on (default: the config's, else local)", "NAME" },
     { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
@@ -225,6 +236,8 @@ cmd_serve(int argc, char **argv)
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &a.max_sessions, "Kernels at once (default 0: no limit)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &a.idle_timeout, "End a kernel idle and unconnected for S seconds (default 0: never)", "S" },
     { "max-body", 0, 0, G_OPTION_ARG_STRING, &a.max_body, "The largest request body or WebSocket message taken (default " DEFAULT_MAX_BODY ")", "SIZE" },
+    { "max-connections", 0, 0, G_OPTION_ARG_INT, &a.max_connections, "Connections open at once; past it, 503 and closed (default: half the open-file limit, ulimit -n)", "N" },
+    { "header-timeout", 0, 0, G_OPTION_ARG_INT, &a.header_timeout, "Close a connection whose request headers have not come S seconds after it opened or its last answer (default " DEFAULT_HEADER_TIMEOUT_TEXT "; 0: never)", "S" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
@@ -249,8 +262,10 @@ cmd_serve(int argc, char **argv)
     "machine sends it, not as a web page does: Host and Origin on loopback, a body as\n"
     "application/json; else 403.  Bad input (malformed JSON, a body over --max-body,\n"
     "an unknown kernel or context) gets a 4xx with {\"message\", \"reason\"} and stops\n"
-    "nothing else.  One line per request on stderr.  SIGINT and SIGTERM stop the\n"
-    "server: every kernel's and context's session ends, its workers with it.\n"
+    "nothing else.  Connections are bounded before any token is read:\n"
+    "--max-connections at once (past it, 503), and --header-timeout for a request's\n"
+    "headers.  One line per request on stderr.  SIGINT and SIGTERM stop the server:\n"
+    "every kernel's and context's session ends, its workers with it.\n"
     "\n"
     "Examples:\n"
     "  cellexec serve -b subprocess -o isolation=sandbox --token-file ~/.cellexec-token\n"

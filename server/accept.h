@@ -1,0 +1,44 @@
+/* server: the connections a server accepts, counted and timed, handed to
+ * libsoup (soup_server_accept_iostream).
+ *
+ * libsoup 3.2's own listener keeps every connection as long as its client
+ * likes, with no bound on how many, and stops accepting for good the first
+ * time accept(2) fails (EMFILE at the descriptor limit): a few hundred
+ * clients that never finish their headers, token or not, would take the
+ * server down for good.  Here:
+ *
+ *   - at most MAX_CONNECTIONS are open at once (--max-connections); past
+ *     it a new connection is answered 503 with Retry-After and closed, and
+ *     the log says so once per burst;
+ *   - a connection whose request headers have not all come HEADER_TIMEOUT
+ *     seconds after it opened, or after its previous answer, is closed
+ *     (--header-timeout; an idle kept-alive connection as well);
+ *   - when accept(2) fails (no descriptor left), accepting pauses until a
+ *     connection closes, or RETRY_MS, and goes on: it neither spins nor
+ *     stops.
+ *
+ * Main loop only.  Internal (names cxs_). */
+#ifndef CX_SERVER_ACCEPT_H
+#define CX_SERVER_ACCEPT_H
+
+#include <libsoup/soup.h>
+
+G_BEGIN_DECLS
+
+typedef struct cxs_acceptor cxs_acceptor;
+
+/* An acceptor for SOUP (borrowed: it outlives the acceptor) on CONTEXT's
+ * loop, with the bounds above (HEADER_TIMEOUT 0: none). */
+cxs_acceptor *cxs_acceptor_new(SoupServer *soup, GMainContext *context, guint max_connections,
+                               guint header_timeout);
+/* Accept on SOCKET (bound and listening; referenced). */
+void cxs_acceptor_listen(cxs_acceptor *acceptor, GSocket *socket);
+/* "http://HOST:PORT/" of each socket listened on (new). */
+char **cxs_acceptor_get_uris(cxs_acceptor *acceptor);
+/* Stop listening and forget the open connections (libsoup closes them:
+ * soup_server_disconnect()). */
+void cxs_acceptor_free(cxs_acceptor *acceptor);
+
+G_END_DECLS
+
+#endif /* CX_SERVER_ACCEPT_H */
