@@ -263,6 +263,20 @@ send_answer(GSocket *client, guint status, const char *message)
   g_socket_send(client, answer, strlen(answer), NULL, NULL);
 }
 
+void
+cxs_connection_refuse(SoupServerMessage *msg, guint status, const char *message)
+{
+  accepted *a = accepted_of(msg);
+  g_autoptr(GSocket) socket = a != NULL
+                                ? g_object_ref(g_socket_connection_get_socket(a->connection))
+                                : NULL;
+  g_autoptr(GIOStream) stream = soup_server_message_steal_connection(msg);
+  if (socket != NULL)
+    send_answer(socket, status, message);
+  if (stream != NULL)
+    g_io_stream_close(stream, NULL, NULL);
+}
+
 /* Past --max-connections: a 503 if the socket takes it at once, and the
  * end. */
 static void

@@ -35,6 +35,11 @@ cxs_acceptor *cxs_acceptor_new(SoupServer *soup, GMainContext *context, guint ma
 void cxs_acceptor_listen(cxs_acceptor *acceptor, GSocket *socket);
 /* "http://HOST:PORT/" of each socket listened on (new). */
 char **cxs_acceptor_get_uris(cxs_acceptor *acceptor);
+/* Answer MSG, whose headers are in, with STATUS and MESSAGE (as the
+ * routes' errors) on its connection and close it, not reading its body:
+ * for a request whose body's end is unclear, so that nothing after its
+ * headers is read as anything. */
+void cxs_connection_refuse(SoupServerMessage *msg, guint status, const char *message);
 /* Stop listening and forget the open connections (libsoup closes them:
  * soup_server_disconnect()). */
 void cxs_acceptor_free(cxs_acceptor *acceptor);

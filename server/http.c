@@ -168,12 +168,55 @@ local_caller(SoupServerMessage *msg)
   return length <= 0 || g_strcmp0(type, "application/json") == 0;
 }
 
+/* What is wrong with how MSG says where its body ends, or NULL.  A server
+ * and a proxy in front of it that read the end of a body differently see
+ * different requests in the same bytes (request smuggling), and libsoup
+ * takes some of these: a Content-Length of -5 as an empty body, the bytes
+ * after it as the next request. */
+static const char *
+framing_error(SoupServerMessage *msg)
+{
+  SoupMessageHeadersIter iter;
+  soup_message_headers_iter_init(&iter, soup_server_message_get_request_headers(msg));
+  guint lengths = 0, codings = 0;
+  gboolean numbers = TRUE;
+  const char *name, *value;
+  while (soup_message_headers_iter_next(&iter, &name, &value)) {
+    guint64 length;
+    if (g_ascii_strcasecmp(name, "Content-Length") == 0) {
+      lengths++;
+      numbers = numbers && cxs_content_length_parse(value, &length);
+    } else if (g_ascii_strcasecmp(name, "Transfer-Encoding") == 0) {
+      codings++;
+    }
+  }
+  if (lengths > 1)
+    return "more than one Content-Length";
+  if (!numbers)
+    return "a Content-Length that is not a number of bytes (digits only)";
+  if (lengths > 0 && codings > 0)
+    return "both Content-Length and Transfer-Encoding";
+  return NULL;
+}
+
 static void
 check_request(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashTable *query,
               gpointer data)
 {
   (void)soup, (void)path, (void)query;
   cxs_server *server = data;
+  const char *framing = framing_error(msg);
+  if (framing != NULL) {
+    g_autofree char *message = g_strdup_printf(
+      "where the request body ends is unclear: %s; send one Content-Length, a number of bytes, "
+      "or none", framing);
+    const char *remote = soup_server_message_get_remote_host(msg);
+    cxs_log("%s %s %s 400 (connection closed: %s)", remote != NULL ? remote : "-",
+            soup_server_message_get_method(msg), g_uri_get_path(soup_server_message_get_uri(msg)),
+            framing);
+    cxs_connection_refuse(msg, SOUP_STATUS_BAD_REQUEST, message);
+    return;
+  }
   if (server->token == NULL && !local_caller(msg)) {
     cxs_reply_error(msg, SOUP_STATUS_FORBIDDEN,
                     "a server without a token takes requests from this machine only: Host and "

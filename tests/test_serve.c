@@ -1286,6 +1286,82 @@ test_serve_without_a_token_refuses_browsers(void)
   g_free(s.log);
 }
 
+/* Everything S answers to REQUEST (bytes by hand) until it closes the
+ * connection, for up to 30 s; NULL if it kept it open that long. */
+static char *
+raw_answer(const server *s, const char *request)
+{
+  g_autoptr(GSocketConnection) connection = connect_raw(s, request);
+  GSocket *socket = g_socket_connection_get_socket(connection);
+  g_socket_set_timeout(socket, 30);
+  GString *answer = g_string_new(NULL);
+  char buffer[4096];
+  for (;;) {
+    g_autoptr(GError) error = NULL;
+    gssize n = g_socket_receive(socket, buffer, sizeof buffer, NULL, &error);
+    if (n > 0 && answer->len < 1024 * 1024) {
+      g_string_append_len(answer, buffer, n);
+      continue;
+    }
+    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT) || n > 0) {
+      g_string_free(answer, TRUE);
+      return NULL;
+    }
+    return g_string_free(answer, FALSE); /* the end, or reset after it */
+  }
+}
+
+/* How many HTTP responses TEXT holds. */
+static guint
+responses_in(const char *text)
+{
+  guint n = 0;
+  for (const char *p = text; p != NULL && (p = strstr(p, "HTTP/1.1 ")) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* A body whose end is unclear is refused, 400, and the connection closed
+ * before anything after the headers is read as a request: behind a proxy
+ * that reads the framing another way, those bytes would be a request of
+ * their own (smuggled).  Each request here would start a kernel. */
+static void
+test_serve_unclear_framing_gets_400_and_close(void)
+{
+  server *s = shared_server();
+  static const char smuggled[] =
+    "GET /api/kernels HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n\r\n";
+  const char *const framings[] = {
+    "Content-Length: -5\r\n",
+    "Content-Length: +2\r\n",
+    "Content-Length: 2\r\nContent-Length: 40\r\n",
+    "Content-Length: 2, 40\r\n",
+    "Content-Length: 99999999999999999999\r\n",
+    "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+    NULL,
+  };
+  /* The control: clear framing is answered, and the next request too. */
+  g_autofree char *clear = raw_answer(s, "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                         "X-Access-Token: " TOKEN "\r\n\r\n"
+                                         "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                         "X-Access-Token: " TOKEN "\r\nConnection: close\r\n\r\n");
+  CU_ASSERT_EQUAL(responses_in(clear), 2);
+  g_auto(reply) before = call(s, "GET", "/api/kernels", AUTH, NULL);
+  for (const char *const *framing = framings; *framing != NULL; framing++) {
+    g_autofree char *request = g_strdup_printf(
+      "POST /api/kernels HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
+      "Content-Type: application/json\r\n%s\r\n{}0\r\n\r\n%s", *framing, smuggled);
+    g_autofree char *answer = raw_answer(s, request);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(answer);
+    if (!g_str_has_prefix(answer, "HTTP/1.1 400"))
+      fprintf(stderr, "\n%s: %.60s\n", *framing, answer);
+    CU_ASSERT_TRUE(g_str_has_prefix(answer, "HTTP/1.1 400"));
+    CU_ASSERT_EQUAL(responses_in(answer), 1);
+  }
+  g_auto(reply) after = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(after.body), array_length(before.body)); /* none started */
+}
+
 /* Without a token, the Host check takes a host and a port, nothing else:
  * "127.0.0.1:1@evil.example" names evil.example's machine to a browser
  * (a DNS-rebound page sends it), not this one. */
@@ -1529,6 +1605,8 @@ cx_test_register(void)
     { "test_serve_a_websocket_client_that_stops_reading_is_dropped",
       test_serve_a_websocket_client_that_stops_reading_is_dropped },
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
+    { "test_serve_unclear_framing_gets_400_and_close",
+      test_serve_unclear_framing_gets_400_and_close },
     { "test_serve_without_a_token_reads_host_strictly",
       test_serve_without_a_token_reads_host_strictly },
     { "test_serve_slow_clients_are_dropped_and_the_server_recovers",
