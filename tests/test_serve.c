@@ -33,6 +33,7 @@ static server main_server;
 /* How a server's process is started, beyond its arguments. */
 typedef struct {
   rlim_t nofile;            /* its limit on open descriptors; 0: the test's */
+  const char *token_env;    /* CELLEXEC_TOKEN in its environment; NULL: unset */
 } spawn_options;
 
 static void
@@ -65,6 +66,9 @@ start_server_va(const spawn_options *options, const char *first, va_list ap)
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_set_stderr_file_path(launcher, s.log);
   g_subprocess_launcher_set_stdout_file_path(launcher, s.log);
+  g_subprocess_launcher_unsetenv(launcher, "CELLEXEC_TOKEN");
+  if (options->token_env != NULL)
+    g_subprocess_launcher_setenv(launcher, "CELLEXEC_TOKEN", options->token_env, TRUE);
   /* OPTIONS outlives the spawn, which runs the setup before it returns. */
   g_subprocess_launcher_set_child_setup(launcher, limit_descriptors, (gpointer)options, NULL);
   g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
@@ -1539,6 +1543,24 @@ test_serve_accepts_again_after_running_out_of_descriptors(void)
   g_free(s.log);
 }
 
+/* The token from the environment, as a secret store hands it to a
+ * container: not on the command line, where every user's ps shows it. */
+static void
+test_serve_takes_its_token_from_the_environment(void)
+{
+  static const spawn_options with_token = { .token_env = TOKEN };
+  server s = start_server_with(&with_token, "-b", "subprocess", NULL);
+  g_auto(reply) none = call(&s, "GET", "/api/kernels", NULL, NULL);
+  CU_ASSERT_EQUAL(none.status, 401);
+  g_auto(reply) given = call(&s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(given.status, 200);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_autofree char *log = NULL;
+  g_file_get_contents(s.log, &log, NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(log != NULL ? log : "", TOKEN)); /* not printed either */
+  g_free(s.log);
+}
+
 static void
 test_serve_command_line_errors(void)
 {
@@ -1552,6 +1574,17 @@ test_serve_command_line_errors(void)
   g_auto(cx_test_cli_run) both = cx_test_cellexec(NULL, "serve", "--no-token", "--token", "x", NULL);
   CU_ASSERT_EQUAL(both.status, 2);
   CX_ASSERT_CONTAINS(both.err, "exclude each other");
+  /* A token file that is not there: which file, what goes in it, who makes it. */
+  g_auto(cx_test_cli_run) no_file = cx_test_cellexec(NULL, "serve", "--token-file",
+                                                     "/nonexistent/token", NULL);
+  CU_ASSERT_EQUAL(no_file.status, 2);
+  CX_ASSERT_CONTAINS(no_file.err, "--token-file /nonexistent/token does not exist");
+  CX_ASSERT_CONTAINS(no_file.err, "the token on its first line");
+  CU_ASSERT_EQUAL(strchr(no_file.err, '\n'), no_file.err + strlen(no_file.err) - 1);
+  /* --token shows in ps: --help says so, and where else a token can come from. */
+  g_auto(cx_test_cli_run) help = cx_test_cellexec(NULL, "serve", "--help", NULL);
+  CX_ASSERT_CONTAINS(help.out, "every user sees it in ps");
+  CX_ASSERT_CONTAINS(help.out, "CELLEXEC_TOKEN");
   g_auto(cx_test_cli_run) connections = cx_test_cellexec(NULL, "serve", "--max-connections",
                                                          "0", NULL);
   CU_ASSERT_EQUAL(connections.status, 2);
@@ -1613,6 +1646,8 @@ cx_test_register(void)
       test_serve_slow_clients_are_dropped_and_the_server_recovers },
     { "test_serve_accepts_again_after_running_out_of_descriptors",
       test_serve_accepts_again_after_running_out_of_descriptors },
+    { "test_serve_takes_its_token_from_the_environment",
+      test_serve_takes_its_token_from_the_environment },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
     { NULL }
   };

@@ -17,6 +17,8 @@
 #define DEFAULT_MAX_BODY "64M"
 #define DEFAULT_HEADER_TIMEOUT 30
 #define DEFAULT_HEADER_TIMEOUT_TEXT "30"
+/* Where a token may come from without showing in ps. */
+#define TOKEN_VARIABLE "CELLEXEC_TOKEN"
 
 typedef struct {
   char *backend;
@@ -92,8 +94,55 @@ parse_max_body(const char *text, gsize *bytes, GError **error)
   return ok;
 }
 
+/* The first line of --token-file FILE, or NULL with ERROR saying what to
+ * put there. */
+static char *
+read_token_file(const char *file, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(GError) failure = NULL;
+  if (!g_file_get_contents(file, &text, NULL, &failure)) {
+    const char *why = g_error_matches(failure, G_FILE_ERROR, G_FILE_ERROR_NOENT) ? "does not exist"
+                      : g_error_matches(failure, G_FILE_ERROR, G_FILE_ERROR_ACCES)
+                        ? "is not readable by this user"
+                        : failure->message;
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "--token-file %s %s: whoever runs the server creates it, the token on its first "
+                "line, readable by that user only (python3 -c 'import secrets; "
+                "print(secrets.token_hex(24))' > %s; chmod 600 %s)", file, why, file, file);
+    return NULL;
+  }
+  g_strstrip(text);
+  char *newline = strchr(text, '\n');
+  if (newline != NULL)
+    *newline = '\0';
+  if (*text == '\0') {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "--token-file %s holds no token: put the token on its first line", file);
+    return NULL;
+  }
+  return g_steal_pointer(&text);
+}
+
+/* A new random token, in hex. */
+static char *
+random_token(GError **error)
+{
+  guint8 random[24];
+  if (getrandom(random, sizeof random, 0) != (ssize_t)sizeof random) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot make a token: getrandom: %s",
+                g_strerror(errno));
+    return NULL;
+  }
+  GString *hex = g_string_new(NULL);
+  for (gsize i = 0; i < sizeof random; i++)
+    g_string_append_printf(hex, "%02x", random[i]);
+  return g_string_free(hex, FALSE);
+}
+
 /* The token: --token, the first line of --token-file, none with
- * --no-token, else a new random one, said on stderr. */
+ * --no-token, else $CELLEXEC_TOKEN, else a new random one, said on
+ * stderr. */
 static char *
 choose_token(const serve_args *a, gboolean *generated, GError **error)
 {
@@ -112,32 +161,19 @@ choose_token(const serve_args *a, gboolean *generated, GError **error)
   }
   if (a->token != NULL)
     return g_strdup(a->token);
-  if (a->token_file != NULL) {
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents(a->token_file, &text, NULL, error))
-      return NULL;
-    g_strstrip(text);
-    char *newline = strchr(text, '\n');
-    if (newline != NULL)
-      *newline = '\0';
-    if (*text == '\0') {
-      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "--token-file %s holds no token",
-                  a->token_file);
-      return NULL;
-    }
-    return g_steal_pointer(&text);
-  }
-  *generated = TRUE;
-  guint8 random[24];
-  if (getrandom(random, sizeof random, 0) != (ssize_t)sizeof random) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot make a token: getrandom: %s",
-                g_strerror(errno));
+  if (a->token_file != NULL)
+    return read_token_file(a->token_file, error);
+  const char *variable = g_getenv(TOKEN_VARIABLE);
+  if (variable != NULL && *variable == '\0') {
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_OPTION,
+                        TOKEN_VARIABLE " is empty: set it to the token, or unset it for a "
+                        "random one");
     return NULL;
   }
-  GString *hex = g_string_new(NULL);
-  for (gsize i = 0; i < sizeof random; i++)
-    g_string_append_printf(hex, "%02x", random[i]);
-  return g_string_free(hex, FALSE);
+  if (variable != NULL)
+    return g_strdup(variable);
+  *generated = TRUE;
+  return random_token(error);
 }
 
 static gboolean
@@ -230,8 +266,8 @@ cmd_serve(int argc, char **argv)
     { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &a.options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
     { "listen", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &a.listen, "Address and port to serve on (repeatable; default " DEFAULT_LISTEN ")", "HOST:PORT" },
-    { "token", 0, 0, G_OPTION_ARG_STRING, &a.token, "The token clients must present (default: a new random one, printed)", "TOKEN" },
-    { "token-file", 0, 0, G_OPTION_ARG_FILENAME, &a.token_file, "Read the token from the first line of FILE", "FILE" },
+    { "token", 0, 0, G_OPTION_ARG_STRING, &a.token, "The token clients must present; every user sees it in ps: prefer --token-file or " TOKEN_VARIABLE " (default: $" TOKEN_VARIABLE ", else a new random one, printed)", "TOKEN" },
+    { "token-file", 0, 0, G_OPTION_ARG_FILENAME, &a.token_file, "Read the token from the first line of FILE (made by whoever runs the server, mode 600)", "FILE" },
     { "no-token", 0, 0, G_OPTION_ARG_NONE, &a.no_token, "Serve without a token (loopback addresses only)", NULL },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &a.max_sessions, "Kernels at once (default 0: no limit)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &a.idle_timeout, "End a kernel idle and unconnected for S seconds (default 0: never)", "S" },
@@ -258,14 +294,18 @@ cmd_serve(int argc, char **argv)
     "\n"
     "Every route and WebSocket upgrade needs the token, as \"Authorization: token T\",\n"
     "\"?token=T\" or \"X-Access-Token: T\": without one, 401; a wrong one, 403; nothing\n"
-    "runs.  With --no-token (loopback only), a request must come as a program on this\n"
-    "machine sends it, not as a web page does: Host and Origin on loopback, a body as\n"
+    "runs.  The server takes it from --token (shown to every user by ps), --token-file\n"
+    "or $" TOKEN_VARIABLE ", else makes one.  With --no-token (loopback only), a request\n"
+    "must come as a program on this machine sends it, not as a web page does: Host\n"
+    "(a loopback host and at most a port) and Origin on loopback, a body as\n"
     "application/json; else 403.  Bad input (malformed JSON, a body over --max-body,\n"
     "an unknown kernel or context) gets a 4xx with {\"message\", \"reason\"} and stops\n"
-    "nothing else.  Connections are bounded before any token is read:\n"
-    "--max-connections at once (past it, 503), and --header-timeout for a request's\n"
-    "headers.  One line per request on stderr.  SIGINT and SIGTERM stop the server:\n"
-    "every kernel's and context's session ends, its workers with it.\n"
+    "nothing else; a body whose end is unclear (Content-Length not digits, twice, or\n"
+    "with Transfer-Encoding) gets 400 and its connection closed.  Connections are\n"
+    "bounded before any token is read: --max-connections at once (past it, 503), and\n"
+    "--header-timeout for a request's headers.  One line per request on stderr.\n"
+    "SIGINT and SIGTERM stop the server: every kernel's and context's session ends,\n"
+    "its workers with it.\n"
     "\n"
     "Examples:\n"
     "  cellexec serve -b subprocess -o isolation=sandbox --token-file ~/.cellexec-token\n"
