@@ -31,7 +31,10 @@ typedef struct {
 
 typedef struct {
   cxs_acceptor *acceptor;
-  GSocketConnection *connection; /* weak: libsoup's, or its WebSocket's */
+  GSocketConnection *connection; /* weak: libsoup's, or its WebSocket's; NULL once
+                                 * it is gone (set on whatever thread freed it) */
+  GSocket *socket;              /* its socket: still an object when the connection is
+                                 * gone, closed then */
   GSocketAddress *remote;       /* libsoup's messages name it: the way back here */
   GSource *deadline;            /* the header timeout; NULL while a request runs */
 } accepted;
@@ -105,7 +108,9 @@ header_time_out(gpointer data)
   accepted *a = data;
   cxs_acceptor *acceptor = a->acceptor;
   g_clear_pointer(&a->deadline, g_source_unref);
-  g_socket_shutdown(g_socket_connection_get_socket(a->connection), TRUE, TRUE, NULL);
+  if (g_atomic_pointer_get(&a->connection) == NULL)
+    return G_SOURCE_REMOVE; /* gone, about to be forgotten */
+  g_socket_shutdown(a->socket, TRUE, TRUE, NULL);
   if (acceptor->timed_out++ == 0)
     acceptor->timed_out_log = attach(acceptor, g_timeout_source_new_seconds(TIMEOUT_LOG_SECONDS),
                                      log_timed_out, acceptor);
@@ -209,14 +214,12 @@ pause_accepting(cxs_acceptor *acceptor, const GError *error)
   acceptor->resume = attach(acceptor, g_timeout_source_new(RETRY_MS), resume_accepting, acceptor);
 }
 
-/* The connection is gone (closed and freed by libsoup or its WebSocket). */
-static void
-on_connection_gone(gpointer data, GObject *where_it_was)
+/* On the main loop, after on_connection_gone(). */
+static gboolean
+forget(gpointer data)
 {
-  (void)where_it_was;
   accepted *a = data;
   cxs_acceptor *acceptor = a->acceptor;
-  a->connection = NULL;
   g_hash_table_remove(acceptor->open, a);
   guint open = g_hash_table_size(acceptor->open);
   /* A burst ends once a quarter of the connections are free again. */
@@ -228,15 +231,32 @@ on_connection_gone(gpointer data, GObject *where_it_was)
   }
   if (acceptor->resume != NULL)
     resume_accepting(acceptor);
+  return G_SOURCE_REMOVE;
+}
+
+/* The connection is gone: closed and freed by libsoup or its WebSocket,
+ * on the main loop, or on a cell's thread that let go of the last message
+ * holding it.  The rest is the main loop's. */
+static void
+on_connection_gone(gpointer data, GObject *where_it_was)
+{
+  (void)where_it_was;
+  accepted *a = data;
+  g_atomic_pointer_set(&a->connection, NULL);
+  GSource *source = g_idle_source_new();
+  g_source_set_priority(source, G_PRIORITY_DEFAULT); /* not after every other source */
+  g_source_unref(attach(a->acceptor, source, forget, a));
 }
 
 static void
 accepted_free(gpointer data)
 {
   accepted *a = data;
-  if (a->connection != NULL)
-    g_object_weak_unref(G_OBJECT(a->connection), on_connection_gone, a);
+  GSocketConnection *connection = g_atomic_pointer_get(&a->connection);
+  if (connection != NULL)
+    g_object_weak_unref(G_OBJECT(connection), on_connection_gone, a);
   drop_source(&a->deadline);
+  g_object_unref(a->socket);
   g_object_set_qdata(G_OBJECT(a->remote), accepted_quark(), NULL);
   g_object_unref(a->remote);
   g_free(a);
@@ -267,9 +287,7 @@ void
 cxs_connection_refuse(SoupServerMessage *msg, guint status, const char *message)
 {
   accepted *a = accepted_of(msg);
-  g_autoptr(GSocket) socket = a != NULL
-                                ? g_object_ref(g_socket_connection_get_socket(a->connection))
-                                : NULL;
+  g_autoptr(GSocket) socket = a != NULL ? g_object_ref(a->socket) : NULL;
   g_autoptr(GIOStream) stream = soup_server_message_steal_connection(msg);
   if (socket != NULL)
     send_answer(socket, status, message);
@@ -313,7 +331,7 @@ take(cxs_acceptor *acceptor, GSocket *client)
   accepted *a = g_new0(accepted, 1);
   a->acceptor = acceptor;
   a->connection = g_socket_connection_factory_create_connection(client);
-  g_object_unref(client);
+  a->socket = client;
   a->remote = g_object_ref(remote);
   g_object_set_qdata(G_OBJECT(remote), accepted_quark(), a);
   g_object_weak_ref(G_OBJECT(a->connection), on_connection_gone, a);
@@ -416,10 +434,8 @@ cxs_acceptor_get_uris(cxs_acceptor *acceptor)
 }
 
 void
-cxs_acceptor_free(cxs_acceptor *acceptor)
+cxs_acceptor_stop(cxs_acceptor *acceptor)
 {
-  if (acceptor == NULL)
-    return;
   set_accepting(acceptor, FALSE);
   for (guint i = 0; i < acceptor->listeners->len; i++) {
     listening *l = acceptor->listeners->pdata[i];
@@ -427,8 +443,19 @@ cxs_acceptor_free(cxs_acceptor *acceptor)
     g_object_unref(l->socket);
     g_free(l);
   }
-  g_ptr_array_unref(acceptor->listeners);
+  g_ptr_array_set_size(acceptor->listeners, 0);
   g_signal_handlers_disconnect_by_data(acceptor->soup, acceptor);
+  acceptor->soup = NULL;
+}
+
+void
+cxs_acceptor_free(cxs_acceptor *acceptor)
+{
+  if (acceptor == NULL)
+    return;
+  if (acceptor->soup != NULL)
+    cxs_acceptor_stop(acceptor);
+  g_ptr_array_unref(acceptor->listeners);
   g_hash_table_unref(acceptor->open);
   drop_source(&acceptor->timed_out_log);
   g_free(acceptor);

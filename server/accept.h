@@ -17,7 +17,9 @@
  *     connection closes, or RETRY_MS, and goes on: it neither spins nor
  *     stops.
  *
- * Main loop only.  Internal (names cxs_). */
+ * Main loop only, but for the end of a connection, which may come on any
+ * thread (the last message holding it freed on a cell's) and is handed to
+ * the loop.  Internal (names cxs_). */
 #ifndef CX_SERVER_ACCEPT_H
 #define CX_SERVER_ACCEPT_H
 
@@ -40,8 +42,12 @@ char **cxs_acceptor_get_uris(cxs_acceptor *acceptor);
  * for a request whose body's end is unclear, so that nothing after its
  * headers is read as anything. */
 void cxs_connection_refuse(SoupServerMessage *msg, guint status, const char *message);
-/* Stop listening and forget the open connections (libsoup closes them:
- * soup_server_disconnect()). */
+/* Stop listening; the open connections stay libsoup's
+ * (soup_server_disconnect() closes them). */
+void cxs_acceptor_stop(cxs_acceptor *acceptor);
+/* Forget the connections and free ACCEPTOR: once SOUP is gone, no thread
+ * but the caller's is left, and the loop has run what they handed it
+ * (cxs_server_free()). */
 void cxs_acceptor_free(cxs_acceptor *acceptor);
 
 G_END_DECLS

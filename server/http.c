@@ -395,7 +395,7 @@ cxs_server_free(cxs_server *server)
   if (server == NULL)
     return;
   server->stopping = TRUE;
-  g_clear_pointer(&server->acceptor, cxs_acceptor_free);
+  cxs_acceptor_stop(server->acceptor);
   soup_server_disconnect(server->soup);
   if (server->cull_source != 0)
     g_source_remove(server->cull_source);
@@ -411,6 +411,10 @@ cxs_server_free(cxs_server *server)
   while (g_main_context_iteration(server->context, FALSE))
     ;
   g_object_unref(server->soup);
+  /* The connections libsoup let go of just now are forgotten on the loop. */
+  while (g_main_context_iteration(server->context, FALSE))
+    ;
+  cxs_acceptor_free(server->acceptor);
   g_hash_table_unref(server->kernels);
   g_hash_table_unref(server->sessions);
   g_hash_table_unref(server->contexts);

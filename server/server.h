@@ -40,8 +40,8 @@ typedef struct cxs_server cxs_server;
 void cxs_log(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
 /* --max-connections by default: half the soft limit on open descriptors
- * (RLIMIT_NOFILE), the rest for kernels, their workers and the server
- * itself (server/accept.c). */
+ * (RLIMIT_NOFILE; 1024 when there is none), the rest for kernels, their
+ * workers and the server itself (server/accept.c). */
 guint cxs_server_default_max_connections(void);
 
 /* A server with OPTIONS (copied), serving nothing until it listens. */
