@@ -1498,6 +1498,18 @@ log_says(const server *s, const char *needle)
   }
 }
 
+/* A server of FD_LIMIT descriptors with --header-timeout HEADER_TIMEOUT,
+ * and --max-connections MAX_CONNECTIONS unless NULL. */
+static server
+start_limited(const char *header_timeout, const char *max_connections)
+{
+  static const spawn_options limited = { .nofile = FD_LIMIT };
+  /* Without MAX_CONNECTIONS, the NULL in its place ends the arguments. */
+  return start_server_with(&limited, "-b", "subprocess", "--token", TOKEN, "--header-timeout",
+                           header_timeout, max_connections != NULL ? "--max-connections" : NULL,
+                           max_connections, NULL);
+}
+
 /* Connections that never finish their headers, more than the server has
  * descriptors: every one is closed, refused past --max-connections or
  * once --header-timeout passes (which, depends on how fast they come),
@@ -1505,9 +1517,7 @@ log_says(const server *s, const char *needle)
 static void
 test_serve_slow_clients_are_dropped_and_the_server_recovers(void)
 {
-  static const spawn_options limited = { .nofile = FD_LIMIT };
-  server s = start_server_with(&limited, "-b", "subprocess", "--token", TOKEN,
-                               "--header-timeout", "2", NULL);
+  server s = start_limited("2", NULL);
   /* The control: served before. */
   CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
   GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
@@ -1534,9 +1544,7 @@ test_serve_slow_clients_are_dropped_and_the_server_recovers(void)
 static void
 test_serve_past_max_connections_new_ones_get_503(void)
 {
-  static const spawn_options limited = { .nofile = FD_LIMIT };
-  server s = start_server_with(&limited, "-b", "subprocess", "--token", TOKEN,
-                               "--header-timeout", "0", NULL);
+  server s = start_limited("0", NULL);
   GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
   const guint past = SLOW_CLIENTS - FD_LIMIT / 2;
   guint answered;
@@ -1562,9 +1570,7 @@ test_serve_past_max_connections_new_ones_get_503(void)
 static void
 test_serve_accepts_again_after_running_out_of_descriptors(void)
 {
-  static const spawn_options limited = { .nofile = FD_LIMIT };
-  server s = start_server_with(&limited, "-b", "subprocess", "--token", TOKEN,
-                               "--max-connections", "1000", "--header-timeout", "600", NULL);
+  server s = start_limited("600", "1000");
   GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
   CU_ASSERT_TRUE(log_says(&s, "cannot accept a connection"));
   close_all(slow, SLOW_CLIENTS);
