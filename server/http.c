@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "lib/peer_json.h"
+#include "server/accept.h"
+#include "server/request_head.h"
 #include "server/server-private.h"
 
 /* Connections waiting to be accepted, at most (listen(2)'s backlog). */
@@ -102,24 +104,13 @@ static char *
 presented_token(SoupServerMessage *msg)
 {
   SoupMessageHeaders *headers = soup_server_message_get_request_headers(msg);
-  const char *authorization = soup_message_headers_get_one(headers, "Authorization");
-  if (authorization != NULL) {
-    for (const char *const *scheme = (const char *const[]){ "token ", "Bearer ", NULL };
-         *scheme != NULL; scheme++)
-      if (g_ascii_strncasecmp(authorization, *scheme, strlen(*scheme)) == 0)
-        return g_strstrip(g_strdup(authorization + strlen(*scheme)));
-  }
+  char *token = cxs_authorization_token(soup_message_headers_get_one(headers, "Authorization"));
+  if (token != NULL)
+    return token;
   const char *access = soup_message_headers_get_one(headers, "X-Access-Token");
   if (access != NULL)
     return g_strdup(access);
-  const char *query = g_uri_get_query(soup_server_message_get_uri(msg));
-  if (query != NULL) {
-    g_autoptr(GHashTable) fields = g_uri_parse_params(query, -1, "&", G_URI_PARAMS_NONE, NULL);
-    const char *token = fields != NULL ? g_hash_table_lookup(fields, "token") : NULL;
-    if (token != NULL)
-      return g_strdup(token);
-  }
-  return NULL;
+  return cxs_query_token(g_uri_get_query(soup_server_message_get_uri(msg)));
 }
 
 /* Equal in time that does not depend on where they differ. */
@@ -146,25 +137,6 @@ refused(SoupServerMessage *msg)
                                "close");
 }
 
-/* HOST (a Host header's, or an Origin's host part) names this machine's
- * loopback: localhost, 127.0.0.0/8 or ::1, with any port. */
-static gboolean
-host_is_loopback(const char *host)
-{
-  g_autofree char *name = NULL;
-  if (host[0] == '[') {
-    const char *end = strchr(host, ']');
-    name = end != NULL ? g_strndup(host + 1, end - host - 1) : g_strdup(host);
-  } else {
-    const char *colon = strchr(host, ':');
-    name = colon != NULL ? g_strndup(host, colon - host) : g_strdup(host);
-  }
-  if (g_ascii_strcasecmp(name, "localhost") == 0)
-    return TRUE;
-  g_autoptr(GInetAddress) address = g_inet_address_new_from_string(name);
-  return address != NULL && g_inet_address_get_is_loopback(address);
-}
-
 /* Without a token only this machine's own programs may run code: not a web
  * page the user's browser shows (its cross-site requests carry another
  * Origin, or, rebound by DNS, another Host) nor a form it posts (a body that
@@ -174,17 +146,45 @@ local_caller(SoupServerMessage *msg)
 {
   SoupMessageHeaders *headers = soup_server_message_get_request_headers(msg);
   const char *host = soup_message_headers_get_one(headers, "Host");
-  if (host == NULL || !host_is_loopback(host))
+  if (!cxs_host_is_loopback(host))
     return FALSE;
   const char *origin = soup_message_headers_get_one(headers, "Origin");
-  if (origin != NULL) {
-    g_autoptr(GUri) uri = g_uri_parse(origin, G_URI_FLAGS_NONE, NULL);
-    if (uri == NULL || g_uri_get_host(uri) == NULL || !host_is_loopback(g_uri_get_host(uri)))
-      return FALSE;
-  }
+  if (origin != NULL && !cxs_origin_is_loopback(origin))
+    return FALSE;
   goffset length = soup_message_headers_get_content_length(headers);
   const char *type = soup_message_headers_get_content_type(headers, NULL);
   return length <= 0 || g_strcmp0(type, "application/json") == 0;
+}
+
+/* What is wrong with how MSG says where its body ends, or NULL.  A server
+ * and a proxy in front of it that read the end of a body differently see
+ * different requests in the same bytes (request smuggling), and libsoup
+ * takes some of these: a Content-Length of -5 as an empty body, the bytes
+ * after it as the next request. */
+static const char *
+framing_error(SoupServerMessage *msg)
+{
+  SoupMessageHeadersIter iter;
+  soup_message_headers_iter_init(&iter, soup_server_message_get_request_headers(msg));
+  guint lengths = 0, codings = 0;
+  gboolean numbers = TRUE;
+  const char *name, *value;
+  while (soup_message_headers_iter_next(&iter, &name, &value)) {
+    guint64 length;
+    if (g_ascii_strcasecmp(name, "Content-Length") == 0) {
+      lengths++;
+      numbers = numbers && cxs_content_length_parse(value, &length);
+    } else if (g_ascii_strcasecmp(name, "Transfer-Encoding") == 0) {
+      codings++;
+    }
+  }
+  if (lengths > 1)
+    return "more than one Content-Length";
+  if (!numbers)
+    return "a Content-Length that is not a number of bytes (digits only)";
+  if (lengths > 0 && codings > 0)
+    return "both Content-Length and Transfer-Encoding";
+  return NULL;
 }
 
 static void
@@ -193,6 +193,18 @@ check_request(SoupServer *soup, SoupServerMessage *msg, const char *path, GHashT
 {
   (void)soup, (void)path, (void)query;
   cxs_server *server = data;
+  const char *framing = framing_error(msg);
+  if (framing != NULL) {
+    g_autofree char *message = g_strdup_printf(
+      "where the request body ends is unclear: %s; send one Content-Length, a number of bytes, "
+      "or none", framing);
+    const char *remote = soup_server_message_get_remote_host(msg);
+    cxs_log("%s %s %s 400 (connection closed: %s)", remote != NULL ? remote : "-",
+            soup_server_message_get_method(msg), g_uri_get_path(soup_server_message_get_uri(msg)),
+            framing);
+    cxs_connection_refuse(msg, SOUP_STATUS_BAD_REQUEST, message);
+    return;
+  }
   if (server->token == NULL && !local_caller(msg)) {
     cxs_reply_error(msg, SOUP_STATUS_FORBIDDEN,
                     "a server without a token takes requests from this machine only: Host and "
@@ -343,6 +355,8 @@ cxs_server_new(const cxs_options *options)
   cxs_kernels_add_routes(server);
   cxs_e2b_add_routes(server);
   g_signal_connect(server->soup, "request-finished", G_CALLBACK(log_request), server);
+  server->acceptor = cxs_acceptor_new(server->soup, server->context, options->max_connections,
+                                      options->header_timeout);
   return server;
 }
 
@@ -365,8 +379,7 @@ cxs_server_listen(cxs_server *server, const char *host, guint port, GError **err
                                            G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &failure);
   if (socket != NULL) {
     g_socket_set_listen_backlog(socket, LISTEN_BACKLOG);
-    if (!g_socket_bind(socket, where, TRUE, &failure) || !g_socket_listen(socket, &failure) ||
-        !soup_server_listen_socket(server->soup, socket, 0, &failure))
+    if (!g_socket_bind(socket, where, TRUE, &failure) || !g_socket_listen(socket, &failure))
       g_clear_object(&socket);
   }
   if (socket == NULL) {
@@ -374,19 +387,14 @@ cxs_server_listen(cxs_server *server, const char *host, guint port, GError **err
                 failure->message);
     return FALSE;
   }
+  cxs_acceptor_listen(server->acceptor, socket);
   return TRUE;
 }
 
 char **
 cxs_server_get_uris(cxs_server *server)
 {
-  GSList *uris = soup_server_get_uris(server->soup);
-  GPtrArray *texts = g_ptr_array_new();
-  for (GSList *l = uris; l != NULL; l = l->next)
-    g_ptr_array_add(texts, g_uri_to_string(l->data));
-  g_slist_free_full(uris, (GDestroyNotify)g_uri_unref);
-  g_ptr_array_add(texts, NULL);
-  return (char **)g_ptr_array_free(texts, FALSE);
+  return cxs_acceptor_get_uris(server->acceptor);
 }
 
 void
@@ -395,6 +403,7 @@ cxs_server_free(cxs_server *server)
   if (server == NULL)
     return;
   server->stopping = TRUE;
+  cxs_acceptor_stop(server->acceptor);
   soup_server_disconnect(server->soup);
   if (server->cull_source != 0)
     g_source_remove(server->cull_source);
@@ -410,6 +419,10 @@ cxs_server_free(cxs_server *server)
   while (g_main_context_iteration(server->context, FALSE))
     ;
   g_object_unref(server->soup);
+  /* The connections libsoup let go of just now are forgotten on the loop. */
+  while (g_main_context_iteration(server->context, FALSE))
+    ;
+  cxs_acceptor_free(server->acceptor);
   g_hash_table_unref(server->kernels);
   g_hash_table_unref(server->sessions);
   g_hash_table_unref(server->contexts);

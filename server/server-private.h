@@ -5,6 +5,7 @@
 #include <libsoup/soup.h>
 
 #include "kernel/kernel.h"
+#include "server/accept.h"
 #include "server/server.h"
 
 G_BEGIN_DECLS
@@ -14,6 +15,7 @@ typedef struct cxs_context cxs_context;
 
 struct cxs_server {
   SoupServer *soup;
+  cxs_acceptor *acceptor;     /* every connection, counted and timed (accept.h) */
   cxs_options options;
   char *token;
   GMainContext *context;      /* the main loop's: libsoup's objects live there */

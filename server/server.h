@@ -31,6 +31,9 @@ typedef struct {
   guint cell_threads;       /* threads running E2B cells at once (0: the default) */
   guint stop_timeout;       /* seconds a DELETE waits for a session to end before
                              * answering 202 (0: the default) */
+  guint max_connections;    /* open at once (server/accept.h); at least 1 */
+  guint header_timeout;     /* seconds a connection has for a request's
+                             * headers (server/accept.h); 0: no limit */
 } cxs_options;
 
 /* The defaults of the bounds above. */
@@ -46,6 +49,11 @@ typedef struct cxs_server cxs_server;
  * local backend's cell captures the process's own file descriptor 2 while
  * it runs, and must not get another client's log lines. */
 void cxs_log(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* --max-connections by default: half the soft limit on open descriptors
+ * (RLIMIT_NOFILE; 1024 when there is none), the rest for kernels, their
+ * workers and the server itself (server/accept.c). */
+guint cxs_server_default_max_connections(void);
 
 /* A server with OPTIONS (copied), serving nothing until it listens. */
 cxs_server *cxs_server_new(const cxs_options *options);

@@ -7,6 +7,10 @@ server_libcxserver_la_SOURCES = \
 	server/server.h \
 	server/server-private.h \
 	server/http.c \
+	server/accept.h \
+	server/accept.c \
+	server/request_head.h \
+	server/request_head.c \
 	server/kernels.c \
 	server/websocket.c \
 	server/channels.c \

@@ -30,27 +30,18 @@ typedef struct {
 } server;
 
 static server main_server;
-/* The address space the next server started may take (prlimit --as), in
- * bytes; 0: no limit. */
-static guint64 server_address_space;
 
-/* The address space (RLIMIT_AS) of the next server start_server() starts;
- * 0: no limit. */
-static rlim_t next_server_address_space;
+/* How a server's process is started, beyond its arguments. */
+typedef struct {
+  guint nofile;             /* its limit on open descriptors; 0: the test's */
+  guint64 address_space;    /* its limit on address space, in bytes; 0: none */
+  const char *token_env;    /* CELLEXEC_TOKEN in its environment; NULL: unset */
+} spawn_options;
 
-/* In the server's process, before it runs. */
-static void
-limit_address_space(gpointer data)
-{
-  rlim_t *bytes = data;
-  struct rlimit limit = { *bytes, *bytes };
-  setrlimit(RLIMIT_AS, &limit);
-}
-
-/* `cellexec serve` with ARGS (NULL-terminated) after the listen address;
- * waits until it accepts connections. */
+/* `cellexec serve` with ARGS after the listen address, started as OPTIONS
+ * say; waits until it accepts connections. */
 static server
-start_server(const char *first, ...)
+start_server_va(const spawn_options *options, const char *first, va_list ap)
 {
   server s = { 0 };
   s.port = jupyter_server_free_port();
@@ -61,28 +52,29 @@ start_server(const char *first, ...)
   g_ptr_array_add(args, (gpointer) "serve");
   g_ptr_array_add(args, (gpointer) "--listen");
   g_ptr_array_add(args, listen);
-  va_list ap;
-  va_start(ap, first);
   for (const char *arg = first; arg != NULL; arg = va_arg(ap, const char *))
     g_ptr_array_add(args, (gpointer)arg);
-  va_end(ap);
   g_ptr_array_add(args, NULL);
   /* Its log to a file: a pipe nobody reads would fill and stop it. */
   g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_set_stderr_file_path(launcher, s.log);
   g_subprocess_launcher_set_stdout_file_path(launcher, s.log);
-  static rlim_t address_space;
-  address_space = next_server_address_space;
-  next_server_address_space = 0;
-  if (address_space > 0)
-    g_subprocess_launcher_set_child_setup(launcher, limit_address_space, &address_space, NULL);
+  g_subprocess_launcher_unsetenv(launcher, "CELLEXEC_TOKEN");
+  if (options->token_env != NULL)
+    g_subprocess_launcher_setenv(launcher, "CELLEXEC_TOKEN", options->token_env, TRUE);
   g_autofree char *program = g_build_filename(cx_test_builddir(), "tools", "cellexec", NULL);
   g_ptr_array_insert(args, 0, program);
-  g_autofree char *cap = g_strdup_printf("--as=%" G_GUINT64_FORMAT, server_address_space);
-  if (server_address_space > 0)
-    for (const char *const *word = (const char *const[]){ "--", cap, "prlimit", NULL }; *word;
-         word++)
-      g_ptr_array_insert(args, 0, (gpointer)*word);
+  /* By prlimit(1), which then runs the server in its place: valgrind only
+   * pretends to change its own process's limit, and a child set up before
+   * its exec is still valgrind's. */
+  g_autofree char *nofile = g_strdup_printf("--nofile=%u", options->nofile);
+  g_autofree char *as = g_strdup_printf("--as=%" G_GUINT64_FORMAT, options->address_space);
+  if (options->nofile != 0)
+    g_ptr_array_insert(args, 0, nofile);
+  if (options->address_space != 0)
+    g_ptr_array_insert(args, 0, as);
+  if (options->nofile != 0 || options->address_space != 0)
+    g_ptr_array_insert(args, 0, (gpointer) "prlimit");
   g_autoptr(GError) error = NULL;
   s.process = g_subprocess_launcher_spawnv(launcher, (const char *const *)args->pdata, &error);
   CX_ASSERT_NO_ERROR(error);
@@ -91,6 +83,29 @@ start_server(const char *first, ...)
          g_subprocess_get_identifier(s.process) != NULL)
     g_usleep(20 * 1000);
   CU_ASSERT_TRUE_FATAL(jupyter_server_port_open(s.port));
+  return s;
+}
+
+/* `cellexec serve` with ARGS (NULL-terminated) after the listen address. */
+static server
+start_server(const char *first, ...)
+{
+  static const spawn_options plain = { 0 };
+  va_list ap;
+  va_start(ap, first);
+  server s = start_server_va(&plain, first, ap);
+  va_end(ap);
+  return s;
+}
+
+/* The same, started as OPTIONS say. */
+static server
+start_server_with(const spawn_options *options, const char *first, ...)
+{
+  va_list ap;
+  va_start(ap, first);
+  server s = start_server_va(options, first, ap);
+  va_end(ap);
   return s;
 }
 
@@ -353,9 +368,8 @@ test_serve_wide_body_is_refused_within_bounds(void)
     cx_test_skip("in a sanitizer build: RLIMIT_AS and ASan exclude each other");
     return;
   }
-  server_address_space = (guint64)1 << 30;
-  server s = start_server("--token", TOKEN, NULL);
-  server_address_space = 0;
+  static const spawn_options capped = { .address_space = (guint64)1 << 30 };
+  server s = start_server_with(&capped, "--token", TOKEN, NULL);
   GString *wide = g_string_sized_new(60 * 1000 * 1000 + 8);
   g_string_append_c(wide, '[');
   for (guint i = 0; i < 20 * 1000 * 1000; i++)
@@ -1486,6 +1500,317 @@ test_serve_without_a_token_refuses_browsers(void)
   g_free(s.log);
 }
 
+/* Everything S answers to REQUEST (bytes by hand) until it closes the
+ * connection, for up to 30 s; NULL if it kept it open that long. */
+static char *
+raw_answer(const server *s, const char *request)
+{
+  g_autoptr(GSocketConnection) connection = connect_raw(s, request);
+  GSocket *socket = g_socket_connection_get_socket(connection);
+  g_socket_set_timeout(socket, 30);
+  GString *answer = g_string_new(NULL);
+  char buffer[4096];
+  for (;;) {
+    g_autoptr(GError) error = NULL;
+    gssize n = g_socket_receive(socket, buffer, sizeof buffer, NULL, &error);
+    if (n > 0 && answer->len < 1024 * 1024) {
+      g_string_append_len(answer, buffer, n);
+      continue;
+    }
+    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT) || n > 0) {
+      g_string_free(answer, TRUE);
+      return NULL;
+    }
+    return g_string_free(answer, FALSE); /* the end, or reset after it */
+  }
+}
+
+/* How many HTTP responses TEXT holds. */
+static guint
+responses_in(const char *text)
+{
+  guint n = 0;
+  for (const char *p = text; p != NULL && (p = strstr(p, "HTTP/1.1 ")) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* A body whose end is unclear is refused, 400, and the connection closed
+ * before anything after the headers is read as a request: behind a proxy
+ * that reads the framing another way, those bytes would be a request of
+ * their own (smuggled).  Each request here would start a kernel. */
+static void
+test_serve_unclear_framing_gets_400_and_close(void)
+{
+  server *s = shared_server();
+  static const char smuggled[] =
+    "GET /api/kernels HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n\r\n";
+  const char *const framings[] = {
+    "Content-Length: -5\r\n",
+    "Content-Length: +2\r\n",
+    "Content-Length: 2\r\nContent-Length: 40\r\n",
+    "Content-Length: 2, 40\r\n",
+    "Content-Length: 99999999999999999999\r\n",
+    "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+    NULL,
+  };
+  /* The control: clear framing is answered, and the next request too. */
+  g_autofree char *clear = raw_answer(s, "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                         "X-Access-Token: " TOKEN "\r\n\r\n"
+                                         "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                         "X-Access-Token: " TOKEN "\r\nConnection: close\r\n\r\n");
+  CU_ASSERT_EQUAL(responses_in(clear), 2);
+  g_auto(reply) before = call(s, "GET", "/api/kernels", AUTH, NULL);
+  for (const char *const *framing = framings; *framing != NULL; framing++) {
+    g_autofree char *request = g_strdup_printf(
+      "POST /api/kernels HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Access-Token: " TOKEN "\r\n"
+      "Content-Type: application/json\r\n%s\r\n{}0\r\n\r\n%s", *framing, smuggled);
+    g_autofree char *answer = raw_answer(s, request);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(answer);
+    if (!g_str_has_prefix(answer, "HTTP/1.1 400"))
+      fprintf(stderr, "\n%s: %.60s\n", *framing, answer);
+    CU_ASSERT_TRUE(g_str_has_prefix(answer, "HTTP/1.1 400"));
+    CU_ASSERT_EQUAL(responses_in(answer), 1);
+  }
+  g_auto(reply) after = call(s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(array_length(after.body), array_length(before.body)); /* none started */
+}
+
+/* Without a token, the Host check takes a host and a port, nothing else:
+ * "127.0.0.1:1@evil.example" names evil.example's machine to a browser
+ * (a DNS-rebound page sends it), not this one. */
+static void
+test_serve_without_a_token_reads_host_strictly(void)
+{
+  server s = start_server("-b", "subprocess", "--no-token", NULL);
+  const char *const local[] = { "Host: 127.0.0.1", "Host: 127.0.0.1:8888", "Host: localhost:1",
+                                "Host: [::1]:8888", "Host: 127.3.4.5", NULL };
+  for (const char *const *host = local; *host != NULL; host++) {
+    g_auto(reply) r = call(&s, "GET", "/api/kernels", *host, NULL);
+    CU_ASSERT_EQUAL(r.status, 200);
+  }
+  const char *const foreign[] = { "Host: 127.0.0.1:1@evil.example", "Host: localhost:1@evil.example",
+                                  "Host: 127.0.0.1:", "Host: 127.0.0.1:99999",
+                                  "Host: 127.0.0.1.evil.example", "Host: [::1]x", NULL };
+  for (const char *const *host = foreign; *host != NULL; host++) {
+    g_auto(reply) r = call(&s, "GET", "/api/kernels", *host, NULL);
+    if (r.status == 200)
+      fprintf(stderr, "\n%s: 200\n", *host);
+    CU_ASSERT_NOT_EQUAL(r.status, 200);
+  }
+  g_auto(reply) userinfo = call(&s, "GET", "/api/kernels", "Host: 127.0.0.1:1@evil.example", NULL);
+  CU_ASSERT_EQUAL(userinfo.status, 403);
+  g_auto(reply) origin = call(&s, "GET", "/api/kernels", "Origin: http://127.0.0.1:1@evil.example",
+                              NULL);
+  CU_ASSERT_EQUAL(origin.status, 403);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
+/* ---- Connections -------------------------------------------------------------------- */
+
+#define FD_LIMIT 256
+#define SLOW_CLIENTS 300
+
+/* N connections to S that send the start of a request and never its end. */
+static GSocketConnection **
+connect_slow(const server *s, guint n)
+{
+  GSocketConnection **slow = g_new0(GSocketConnection *, n);
+  for (guint i = 0; i < n; i++)
+    slow[i] = connect_raw(s, "GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  return slow;
+}
+
+static void
+close_all(GSocketConnection **connections, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    if (connections[i] != NULL)
+      g_object_unref(connections[i]);
+  g_free(connections);
+}
+
+/* Whether the server closed CONNECTION (what came first is read, and
+ * said in *GOT); FALSE while it is open with nothing more to read. */
+static gboolean
+closed_now(GSocketConnection *connection, gboolean *got)
+{
+  GSocket *socket = g_socket_connection_get_socket(connection);
+  char buffer[1024];
+  for (int reads = 0; reads < 64; reads++) {
+    g_autoptr(GError) error = NULL;
+    gssize n = g_socket_receive_with_blocking(socket, buffer, sizeof buffer, FALSE, NULL, &error);
+    if (n > 0) {
+      *got = TRUE;
+      continue;
+    }
+    /* 0: the end; an error other than "nothing yet": reset, as good. */
+    return n == 0 || !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+  }
+  return FALSE;
+}
+
+/* Waits up to a minute for the server to close WANT of CONNECTIONS (N of
+ * them): how many it closed, and in *ANSWERED how many of those got bytes
+ * first. */
+static guint
+closed_by_server(GSocketConnection **connections, guint n, guint want, guint *answered)
+{
+  g_autofree gboolean *closed = g_new0(gboolean, n);
+  g_autofree gboolean *got = g_new0(gboolean, n);
+  guint count = 0;
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC * cx_test_slowdown();
+  while (count < want && g_get_monotonic_time() < deadline) {
+    for (guint i = 0; i < n; i++)
+      if (!closed[i] && closed_now(connections[i], &got[i])) {
+        closed[i] = TRUE;
+        count++;
+      }
+    g_usleep(50 * 1000);
+  }
+  *answered = 0;
+  for (guint i = 0; i < n; i++)
+    *answered += closed[i] && got[i];
+  return count;
+}
+
+/* N clients at once ask S for its kernels: how many got 200. */
+static guint
+clients_served(const server *s, guint n)
+{
+  g_autofree char **answers = g_new0(char *, n);
+  GSocketConnection **connections = g_new0(GSocketConnection *, n);
+  for (guint i = 0; i < n; i++)
+    connections[i] = connect_raw(s, "GET /api/kernels HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    "X-Access-Token: " TOKEN "\r\nConnection: close\r\n\r\n");
+  guint ok = 0;
+  for (guint i = 0; i < n; i++) {
+    GSocket *socket = g_socket_connection_get_socket(connections[i]);
+    g_socket_set_timeout(socket, 30);
+    char buffer[64] = "";
+    gssize got = g_socket_receive(socket, buffer, sizeof buffer - 1, NULL, NULL);
+    ok += got > 0 && g_str_has_prefix(buffer, "HTTP/1.1 200");
+  }
+  close_all(connections, n);
+  return ok;
+}
+
+/* Whether S's log says NEEDLE within a minute: waits for it. */
+static gboolean
+log_says(const server *s, const char *needle)
+{
+  gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC * cx_test_slowdown();
+  for (;;) {
+    g_autofree char *log = NULL;
+    g_file_get_contents(s->log, &log, NULL, NULL);
+    if (log != NULL && strstr(log, needle) != NULL)
+      return TRUE;
+    if (g_get_monotonic_time() >= deadline)
+      return FALSE;
+    g_usleep(50 * 1000);
+  }
+}
+
+/* A server of FD_LIMIT descriptors with --header-timeout HEADER_TIMEOUT,
+ * and --max-connections MAX_CONNECTIONS unless NULL. */
+static server
+start_limited(const char *header_timeout, const char *max_connections)
+{
+  static const spawn_options limited = { .nofile = FD_LIMIT };
+  /* Without MAX_CONNECTIONS, the NULL in its place ends the arguments. */
+  return start_server_with(&limited, "-b", "subprocess", "--token", TOKEN, "--header-timeout",
+                           header_timeout, max_connections != NULL ? "--max-connections" : NULL,
+                           max_connections, NULL);
+}
+
+/* Connections that never finish their headers, more than the server has
+ * descriptors: every one is closed, refused past --max-connections or
+ * once --header-timeout passes (which, depends on how fast they come),
+ * and then clients are served again. */
+static void
+test_serve_slow_clients_are_dropped_and_the_server_recovers(void)
+{
+  server s = start_limited("2", NULL);
+  /* The control: served before. */
+  CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
+  GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
+  guint answered;
+  CU_ASSERT_EQUAL(closed_by_server(slow, SLOW_CLIENTS, SLOW_CLIENTS, &answered), SLOW_CLIENTS);
+  close_all(slow, SLOW_CLIENTS);
+  /* A request refused on its headers (no token) whose body never ends:
+   * libsoup reads that body before it answers, and the clock runs on. */
+  GSocketConnection **unfinished = g_new0(GSocketConnection *, 1);
+  unfinished[0] = connect_raw(&s, "POST /api/kernels HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                  "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{");
+  CU_ASSERT_EQUAL(closed_by_server(unfinished, 1, 1, &answered), 1);
+  close_all(unfinished, 1);
+  CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
+  /* The first ones, at least, were accepted: closed by the timeout. */
+  CU_ASSERT_TRUE(log_says(&s, "(--header-timeout)"));
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
+/* Past --max-connections (half the descriptors by default) a connection
+ * gets a 503 and is closed, the log says so once for the burst, and the
+ * connections open stay so (no --header-timeout here). */
+static void
+test_serve_past_max_connections_new_ones_get_503(void)
+{
+  server s = start_limited("0", NULL);
+  GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
+  const guint past = SLOW_CLIENTS - FD_LIMIT / 2;
+  guint answered;
+  guint closed = closed_by_server(slow, SLOW_CLIENTS, past, &answered);
+  CU_ASSERT_TRUE(closed >= past);
+  CU_ASSERT_TRUE(closed < SLOW_CLIENTS);     /* the rest are held */
+  CU_ASSERT_EQUAL(answered, closed);          /* each with its 503 */
+  CU_ASSERT_TRUE(log_says(&s, "refusing new ones until some close"));
+  g_autofree char *log = NULL;
+  g_file_get_contents(s.log, &log, NULL, NULL);
+  g_auto(GStrv) refusals = g_strsplit(log != NULL ? log : "", "refusing new ones", -1);
+  CU_ASSERT_EQUAL(g_strv_length(refusals), 2); /* once */
+  close_all(slow, SLOW_CLIENTS);
+  CU_ASSERT_TRUE(log_says(&s, "accepting connections again"));
+  CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
+/* With --max-connections above what the descriptors allow, accept(2)
+ * fails (EMFILE): the server waits, neither spinning nor giving up, and
+ * serves again once the connections have gone. */
+static void
+test_serve_accepts_again_after_running_out_of_descriptors(void)
+{
+  server s = start_limited("600", "1000");
+  GSocketConnection **slow = connect_slow(&s, SLOW_CLIENTS);
+  CU_ASSERT_TRUE(log_says(&s, "cannot accept a connection"));
+  close_all(slow, SLOW_CLIENTS);
+  CU_ASSERT_EQUAL(clients_served(&s, CLIENTS), CLIENTS);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_free(s.log);
+}
+
+/* The token from the environment, as a secret store hands it to a
+ * container: not on the command line, where every user's ps shows it. */
+static void
+test_serve_takes_its_token_from_the_environment(void)
+{
+  static const spawn_options with_token = { .token_env = TOKEN };
+  server s = start_server_with(&with_token, "-b", "subprocess", NULL);
+  g_auto(reply) none = call(&s, "GET", "/api/kernels", NULL, NULL);
+  CU_ASSERT_EQUAL(none.status, 401);
+  g_auto(reply) given = call(&s, "GET", "/api/kernels", AUTH, NULL);
+  CU_ASSERT_EQUAL(given.status, 200);
+  CU_ASSERT_EQUAL(stop_server(&s), 0);
+  g_autofree char *log = NULL;
+  g_file_get_contents(s.log, &log, NULL, NULL);
+  CU_ASSERT_PTR_NULL(strstr(log != NULL ? log : "", TOKEN)); /* not printed either */
+  g_free(s.log);
+}
+
 static void
 test_serve_command_line_errors(void)
 {
@@ -1499,6 +1824,21 @@ test_serve_command_line_errors(void)
   g_auto(cx_test_cli_run) both = cx_test_cellexec(NULL, "serve", "--no-token", "--token", "x", NULL);
   CU_ASSERT_EQUAL(both.status, 2);
   CX_ASSERT_CONTAINS(both.err, "exclude each other");
+  /* A token file that is not there: which file, what goes in it, who makes it. */
+  g_auto(cx_test_cli_run) no_file = cx_test_cellexec(NULL, "serve", "--token-file",
+                                                     "/nonexistent/token", NULL);
+  CU_ASSERT_EQUAL(no_file.status, 2);
+  CX_ASSERT_CONTAINS(no_file.err, "--token-file /nonexistent/token does not exist");
+  CX_ASSERT_CONTAINS(no_file.err, "the token on its first line");
+  CU_ASSERT_EQUAL(strchr(no_file.err, '\n'), no_file.err + strlen(no_file.err) - 1);
+  /* --token shows in ps: --help says so, and where else a token can come from. */
+  g_auto(cx_test_cli_run) help = cx_test_cellexec(NULL, "serve", "--help", NULL);
+  CX_ASSERT_CONTAINS(help.out, "every user sees it in ps");
+  CX_ASSERT_CONTAINS(help.out, "CELLEXEC_TOKEN");
+  g_auto(cx_test_cli_run) connections = cx_test_cellexec(NULL, "serve", "--max-connections",
+                                                         "0", NULL);
+  CU_ASSERT_EQUAL(connections.status, 2);
+  CX_ASSERT_CONTAINS(connections.err, "--max-connections");
   g_auto(cx_test_cli_run) size = cx_test_cellexec(NULL, "serve", "--max-body", "lots", NULL);
   CU_ASSERT_EQUAL(size.status, 2);
   CX_ASSERT_CONTAINS(size.err, "--max-body");
@@ -1991,8 +2331,9 @@ test_serve_queued_cells_under_a_memory_cap_are_all_answered(void)
     /* ASan's shadow memory is address space no cap leaves room for. */
     return;
   }
-  next_server_address_space = (rlim_t)2500 * 1024 * 1024;
-  server s = start_server("-b", "subprocess", "--token", TOKEN, "--max-queue", "400", NULL);
+  static const spawn_options capped = { .address_space = (guint64)2500 * 1024 * 1024 };
+  server s = start_server_with(&capped, "-b", "subprocess", "--token", TOKEN, "--max-queue", "400",
+                               NULL);
   g_autofree char *id = new_context(&s);
   g_autofree char *body = execute_body("import time\\nwhile True: time.sleep(0.1)", id);
   GPtrArray *clients = g_ptr_array_new_with_free_func(g_object_unref);
@@ -2057,6 +2398,18 @@ cx_test_register(void)
     { "test_serve_a_websocket_client_that_stops_reading_is_dropped",
       test_serve_a_websocket_client_that_stops_reading_is_dropped },
     { "test_serve_without_a_token_refuses_browsers", test_serve_without_a_token_refuses_browsers },
+    { "test_serve_unclear_framing_gets_400_and_close",
+      test_serve_unclear_framing_gets_400_and_close },
+    { "test_serve_without_a_token_reads_host_strictly",
+      test_serve_without_a_token_reads_host_strictly },
+    { "test_serve_slow_clients_are_dropped_and_the_server_recovers",
+      test_serve_slow_clients_are_dropped_and_the_server_recovers },
+    { "test_serve_past_max_connections_new_ones_get_503",
+      test_serve_past_max_connections_new_ones_get_503 },
+    { "test_serve_accepts_again_after_running_out_of_descriptors",
+      test_serve_accepts_again_after_running_out_of_descriptors },
+    { "test_serve_takes_its_token_from_the_environment",
+      test_serve_takes_its_token_from_the_environment },
     { "test_serve_command_line_errors", test_serve_command_line_errors },
     { "test_serve_queued_cells_hold_no_thread_and_are_bounded",
       test_serve_queued_cells_hold_no_thread_and_are_bounded },

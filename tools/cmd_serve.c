@@ -15,6 +15,10 @@
 
 #define DEFAULT_LISTEN "127.0.0.1:8888"
 #define DEFAULT_MAX_BODY "64M"
+#define DEFAULT_HEADER_TIMEOUT 30
+#define DEFAULT_HEADER_TIMEOUT_TEXT "30"
+/* Where a token may come from without showing in ps. */
+#define TOKEN_VARIABLE "CELLEXEC_TOKEN"
 
 typedef struct {
   char *backend;
@@ -31,6 +35,8 @@ typedef struct {
   int max_queued;
   int cell_threads;
   int stop_timeout;
+  int max_connections;      /* -1: the default */
+  int header_timeout;       /* -1: the default */
 } serve_args;
 
 static void
@@ -76,8 +82,55 @@ is_loopback(const char *host)
   return address != NULL && g_inet_address_get_is_loopback(address);
 }
 
+/* The first line of --token-file FILE, or NULL with ERROR saying what to
+ * put there. */
+static char *
+read_token_file(const char *file, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr(GError) failure = NULL;
+  if (!g_file_get_contents(file, &text, NULL, &failure)) {
+    const char *why = g_error_matches(failure, G_FILE_ERROR, G_FILE_ERROR_NOENT) ? "does not exist"
+                      : g_error_matches(failure, G_FILE_ERROR, G_FILE_ERROR_ACCES)
+                        ? "is not readable by this user"
+                        : failure->message;
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "--token-file %s %s: whoever runs the server creates it, the token on its first "
+                "line, readable by that user only (python3 -c 'import secrets; "
+                "print(secrets.token_hex(24))' > %s; chmod 600 %s)", file, why, file, file);
+    return NULL;
+  }
+  g_strstrip(text);
+  char *newline = strchr(text, '\n');
+  if (newline != NULL)
+    *newline = '\0';
+  if (*text == '\0') {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "--token-file %s holds no token: put the token on its first line", file);
+    return NULL;
+  }
+  return g_steal_pointer(&text);
+}
+
+/* A new random token, in hex. */
+static char *
+random_token(GError **error)
+{
+  guint8 random[24];
+  if (getrandom(random, sizeof random, 0) != (ssize_t)sizeof random) {
+    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot make a token: getrandom: %s",
+                g_strerror(errno));
+    return NULL;
+  }
+  GString *hex = g_string_new(NULL);
+  for (gsize i = 0; i < sizeof random; i++)
+    g_string_append_printf(hex, "%02x", random[i]);
+  return g_string_free(hex, FALSE);
+}
+
 /* The token: --token, the first line of --token-file, none with
- * --no-token, else a new random one, said on stderr. */
+ * --no-token, else $CELLEXEC_TOKEN, else a new random one, said on
+ * stderr. */
 static char *
 choose_token(const serve_args *a, gboolean *generated, GError **error)
 {
@@ -96,32 +149,19 @@ choose_token(const serve_args *a, gboolean *generated, GError **error)
   }
   if (a->token != NULL)
     return g_strdup(a->token);
-  if (a->token_file != NULL) {
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents(a->token_file, &text, NULL, error))
-      return NULL;
-    g_strstrip(text);
-    char *newline = strchr(text, '\n');
-    if (newline != NULL)
-      *newline = '\0';
-    if (*text == '\0') {
-      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "--token-file %s holds no token",
-                  a->token_file);
-      return NULL;
-    }
-    return g_steal_pointer(&text);
-  }
-  *generated = TRUE;
-  guint8 random[24];
-  if (getrandom(random, sizeof random, 0) != (ssize_t)sizeof random) {
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cannot make a token: getrandom: %s",
-                g_strerror(errno));
+  if (a->token_file != NULL)
+    return read_token_file(a->token_file, error);
+  const char *variable = g_getenv(TOKEN_VARIABLE);
+  if (variable != NULL && *variable == '\0') {
+    g_set_error_literal(error, CX_ERROR, CX_ERROR_OPTION,
+                        TOKEN_VARIABLE " is empty: set it to the token, or unset it for a "
+                        "random one");
     return NULL;
   }
-  GString *hex = g_string_new(NULL);
-  for (gsize i = 0; i < sizeof random; i++)
-    g_string_append_printf(hex, "%02x", random[i]);
-  return g_string_free(hex, FALSE);
+  if (variable != NULL)
+    return g_strdup(variable);
+  *generated = TRUE;
+  return random_token(error);
 }
 
 typedef struct {
@@ -154,6 +194,10 @@ serve(serve_args *a)
       a->cell_threads > 4096 || a->stop_timeout > 3600)
     return fail_usage("--max-queue, --max-queued, --cell-threads (up to 4096) and "
                       "--stop-timeout (up to 3600) take a positive number (0: the default)");
+  if (a->max_connections == 0 || a->max_connections < -1)
+    return fail_usage("--max-connections takes a number from 1");
+  if (a->header_timeout < -1)
+    return fail_usage("--header-timeout takes a number of seconds from 0 (no limit)");
   gboolean generated;
   g_autofree char *token = choose_token(a, &generated, &error);
   if (token == NULL)
@@ -187,6 +231,9 @@ serve(serve_args *a)
     .max_queued = (guint)a->max_queued,
     .cell_threads = (guint)a->cell_threads,
     .stop_timeout = (guint)a->stop_timeout,
+    .max_connections = a->max_connections > 0 ? (guint)a->max_connections
+                                              : cxs_server_default_max_connections(),
+    .header_timeout = a->header_timeout >= 0 ? (guint)a->header_timeout : DEFAULT_HEADER_TIMEOUT,
   };
   g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
   cxs_server *server = cxs_server_new(&options);
@@ -222,14 +269,14 @@ serve(serve_args *a)
 int
 cmd_serve(int argc, char **argv)
 {
-  g_auto(serve_args) a = { 0 };
+  g_auto(serve_args) a = { .max_connections = -1, .header_timeout = -1 };
   const GOptionEntry entries[] = {
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "Backend plugin every kernel runs on (default: the config's, else local)", "NAME" },
     { "config", 'C', 0, G_OPTION_ARG_FILENAME, &a.config, "Config file to use instead of the search order", "FILE" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &a.options, "Set a backend option, overriding the config (repeatable)", "KEY=VALUE" },
     { "listen", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &a.listen, "Address and port to serve on (repeatable; default " DEFAULT_LISTEN ")", "HOST:PORT" },
-    { "token", 0, 0, G_OPTION_ARG_STRING, &a.token, "The token clients must present (default: a new random one, printed)", "TOKEN" },
-    { "token-file", 0, 0, G_OPTION_ARG_FILENAME, &a.token_file, "Read the token from the first line of FILE", "FILE" },
+    { "token", 0, 0, G_OPTION_ARG_STRING, &a.token, "The token clients must present; every user sees it in ps: prefer --token-file or " TOKEN_VARIABLE " (default: $" TOKEN_VARIABLE ", else a new random one, printed)", "TOKEN" },
+    { "token-file", 0, 0, G_OPTION_ARG_FILENAME, &a.token_file, "Read the token from the first line of FILE (made by whoever runs the server, mode 600)", "FILE" },
     { "no-token", 0, 0, G_OPTION_ARG_NONE, &a.no_token, "Serve without a token (loopback addresses only)", NULL },
     { "max-sessions", 0, 0, G_OPTION_ARG_INT, &a.max_sessions, "Kernels at once (default 0: no limit)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &a.idle_timeout, "End a kernel idle and unconnected for S seconds (default 0: never)", "S" },
@@ -238,6 +285,8 @@ cmd_serve(int argc, char **argv)
     { "max-queued", 0, 0, G_OPTION_ARG_INT, &a.max_queued, "/execute requests waiting in all; past it 503 (default " G_STRINGIFY(CXS_DEFAULT_MAX_QUEUED) ")", "N" },
     { "cell-threads", 0, 0, G_OPTION_ARG_INT, &a.cell_threads, "Threads running /execute cells at once (default " G_STRINGIFY(CXS_DEFAULT_CELL_THREADS) ")", "N" },
     { "stop-timeout", 0, 0, G_OPTION_ARG_INT, &a.stop_timeout, "Seconds a DELETE, or SIGTERM, waits for cells to stop (default " G_STRINGIFY(CXS_DEFAULT_STOP_TIMEOUT) ")", "S" },
+    { "max-connections", 0, 0, G_OPTION_ARG_INT, &a.max_connections, "Connections open at once; past it, 503 and closed (default: half the open-file limit, ulimit -n)", "N" },
+    { "header-timeout", 0, 0, G_OPTION_ARG_INT, &a.header_timeout, "Close a connection whose request headers have not come S seconds after it opened or its last answer (default " DEFAULT_HEADER_TIMEOUT_TEXT "; 0: never)", "S" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new(NULL);
@@ -258,15 +307,20 @@ cmd_serve(int argc, char **argv)
     "\n"
     "Every route and WebSocket upgrade needs the token, as \"Authorization: token T\",\n"
     "\"?token=T\" or \"X-Access-Token: T\": without one, 401; a wrong one, 403; nothing\n"
-    "runs.  With --no-token (loopback only), a request must come as a program on this\n"
-    "machine sends it, not as a web page does: Host and Origin on loopback, a body as\n"
+    "runs.  The server takes it from --token (shown to every user by ps), --token-file\n"
+    "or $" TOKEN_VARIABLE ", else makes one.  With --no-token (loopback only), a request\n"
+    "must come as a program on this machine sends it, not as a web page does: Host\n"
+    "(a loopback host and at most a port) and Origin on loopback, a body as\n"
     "application/json; else 403.  Bad input (malformed JSON, a body over --max-body\n"
     "or of more than 100000 JSON values, an unknown kernel or context) gets a 4xx\n"
-    "with {\"message\", \"reason\"} and stops nothing else.  One line per request on\n"
-    "stderr.  SIGINT and SIGTERM stop the server: every kernel's and context's\n"
-    "session ends, its workers with it; still running --stop-timeout seconds later\n"
-    "(a cell that ignores its interrupt and cannot be killed: the local backend's),\n"
-    "it exits at once (status 143).\n"
+    "with {\"message\", \"reason\"} and stops nothing else; a body whose end is unclear\n"
+    "(Content-Length not digits, twice, or with Transfer-Encoding) gets 400 and its\n"
+    "connection closed.  Connections are bounded before any token is read:\n"
+    "--max-connections at once (past it, 503), and --header-timeout for a request's\n"
+    "headers.  One line per request on stderr.  SIGINT and SIGTERM stop the server:\n"
+    "every kernel's and context's session ends, its workers with it; still running\n"
+    "--stop-timeout seconds later (a cell that ignores its interrupt and cannot be\n"
+    "killed: the local backend's), it exits at once (status 143).\n"
     "\n"
     "Under load: cells wait for their turn as plain requests, not threads: at most\n"
     "--max-queue per context (past it 429) and --max-queued in all (past it 503),\n"

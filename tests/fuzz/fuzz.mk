@@ -1,9 +1,10 @@
 # tests/fuzz: libFuzzer targets (clang -fsanitize=fuzzer): the config
 # parser, cx_result_from_json, JSON text nested past the depth limit
 # (cx_json_from_string), the subprocess wire's frames and messages,
-# the executor's value conversion (pyembed/convert.c), the jupyter
-# backend's messages and what the kernel reads from a peer (when they are
-# built).
+# the executor's value conversion (pyembed/convert.c), the checks
+# `cellexec serve` makes of a request's head (server/request_head.c), the
+# jupyter backend's messages and what the kernel reads from a peer (when
+# they are built).
 # `make fuzz` builds them with clang (tests/fuzz/run.sh) and runs each for
 # FUZZ_SECONDS, FUZZ_JOBS at a time; without clang and libFuzzer (configure checks) it says so
 # and succeeds.  Adding a target: see the head of tests/fuzz/run.sh.

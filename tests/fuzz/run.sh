@@ -20,6 +20,7 @@ result_json
 json_text
 wire plugins/subprocess/wire/frame.c plugins/subprocess/wire/protocol.c plugins/subprocess/wire/output_limit.c
 convert pyembed/convert.c
+http_head server/request_head.c
 "
 # The jupyter backend's messages and the kernel's, when they are built
 # (libzmq found).
