@@ -104,9 +104,9 @@ extern volatile sig_atomic_t cx__worker_interrupts;
 
 /* TRUE once cx__worker_sandbox_enter() succeeded in this process. */
 extern gboolean cx__worker_sandboxed;
-/* The PID namespace's init (a child of the fork server; never killed as
- * an orphan), or 0. */
-extern pid_t cx__worker_sandbox_init;
+/* The maker of PID namespaces (pid_namespace.c: a child of the fork
+ * server, never killed as an orphan), or 0. */
+extern pid_t cx__worker_pid_namespace_maker;
 
 /* Apply the sandbox SPEC (JSON from the host: "network", "read_only",
  * "writable", "hidden", "cwd", "memory", "processes"); append the name of
@@ -132,6 +132,17 @@ void cx__worker_sandbox_release(pid_t pid);
 /* At the fork server's end: release every cell's cgroup, then the
  * worker's own. */
 void cx__worker_sandbox_finish(void);
+/* The bounding and ambient sets emptied, securebits locked, no new
+ * privileges; and every capability dropped unless KEEP_CAPABILITIES. */
+gboolean cx__worker_drop_privileges(gboolean keep_capabilities, GError **error);
+/* pid_namespace.c.  Before pivot_root: start the maker of PID namespaces. */
+gboolean cx__worker_pid_namespaces_start(GError **error);
+/* FORK_FUNCTION (fork, cx__py_fork) into a new PID namespace once the
+ * maker is started, else as it is; -1 with *ERROR. */
+pid_t cx__worker_fork_in_new_namespace(pid_t (*fork_function)(void), GError **error);
+/* When the process PID forked by it has ended: kill its namespace's init,
+ * and with it what is left in the namespace. */
+void cx__worker_pid_namespace_release(pid_t pid);
 /* Compile the seccomp filter (seccomp.c), once, in the fork server. */
 gboolean cx__worker_seccomp_prepare(GError **error);
 /* Load the compiled filter into this process (and set no_new_privs). */
