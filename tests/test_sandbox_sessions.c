@@ -1,8 +1,9 @@
 /* tests/test_sandbox_sessions.c: the sessions and stateless cells of one
  * sandboxed backend (one fork server) kept from each other: IPC (POSIX
  * and SysV shared memory, message queues), the calls that take another
- * process's pid.  Each test shows the attack working with isolation =
- * none before the sandbox must stop it (tests/sandbox_probe.h). */
+ * process's pid; and the bounds a sandboxed cell has by default.  Each
+ * isolation test shows the attack working with isolation = none before
+ * the sandbox must stop it (tests/sandbox_probe.h). */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -179,6 +180,65 @@ test_sessions_cannot_set_each_others_limits(void)
   CU_ASSERT_STRING_EQUAL(next, "DENIED");
 }
 
+/* ---- bounds by default ---------------------------------------------------- */
+
+/* A sandboxed cell with nothing configured forks at most the default
+ * number of processes (256).  The test's own cap: 600 forks at most, each
+ * child gone with the cell (its cgroup is killed). */
+static void
+test_sandbox_bounds_processes_by_default(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend =
+    cx_test_sandbox_open("sandbox", &error, NULL, NULL, NULL, NULL, NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *out =
+    cx_test_sandbox_probe(backend, CX_TEST_FORK_SLEEPERS(600) "print(len(children))\n");
+  gint64 forked = g_ascii_strtoll(out, NULL, 10);
+  CU_ASSERT_TRUE(forked > 0 && forked < 256);
+  if (!(forked > 0 && forked < 256))
+    g_printerr("\n  forked: %s\n", out);
+}
+
+/* What a sandboxed cell has by default: RLIMIT_NOFILE 4096 (hard too), a
+ * /tmp of half and a /dev/shm of a quarter of the default memory limit
+ * (1 GiB); tmp-size, shm-size and max-open-files override them. */
+static void
+test_sandbox_bounds_files_by_default(void)
+{
+  static const char *const code =
+    "import os, resource\n"
+    "size = lambda p: os.statvfs(p).f_blocks * os.statvfs(p).f_frsize >> 20\n"
+    "print(resource.getrlimit(resource.RLIMIT_NOFILE)[1], size('/tmp'), size('/dev/shm'))\n";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) defaults =
+    cx_test_sandbox_open("sandbox", &error, NULL, NULL, NULL, NULL, NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *bounds = cx_test_sandbox_probe(defaults, code);
+  CU_ASSERT_STRING_EQUAL(bounds, "4096 512 256");
+  g_autoptr(cx_backend) configured = cx_test_sandbox_open(
+    "sandbox", &error, "max-open-files", "100", "tmp-size", "8M", "shm-size", "4M");
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *set = cx_test_sandbox_probe(configured, code);
+  CU_ASSERT_STRING_EQUAL(set, "100 8 4");
+}
+
+/* The default memory bound is the cell's cgroup's: a cell that touches
+ * 1.5 GiB is stopped (by the kernel's OOM killer: WorkerCrashed). */
+static void
+test_sandbox_bounds_memory_by_default(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend =
+    cx_test_sandbox_open("sandbox", &error, NULL, NULL, NULL, NULL, NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  g_autofree char *out =
+    cx_test_sandbox_probe(backend, "data = b'x' * (1536 << 20)\nprint('allocated')\n");
+  CU_ASSERT_TRUE(g_str_has_prefix(out, "FAILED WorkerCrashed"));
+  if (!g_str_has_prefix(out, "FAILED WorkerCrashed"))
+    g_printerr("\n  %s\n", out);
+}
+
 void
 cx_test_register(void)
 {
@@ -187,6 +247,9 @@ cx_test_register(void)
     { "test_sessions_share_no_sysv_shared_memory", test_sessions_share_no_sysv_shared_memory },
     { "test_sessions_share_no_message_queues", test_sessions_share_no_message_queues },
     { "test_sessions_cannot_set_each_others_limits", test_sessions_cannot_set_each_others_limits },
+    { "test_sandbox_bounds_processes_by_default", test_sandbox_bounds_processes_by_default },
+    { "test_sandbox_bounds_files_by_default", test_sandbox_bounds_files_by_default },
+    { "test_sandbox_bounds_memory_by_default", test_sandbox_bounds_memory_by_default },
     { NULL }
   };
   cx_test_add_suite("subprocess sandbox: sessions apart, bounded", cases);

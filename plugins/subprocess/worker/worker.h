@@ -21,6 +21,7 @@ typedef struct {
   guint64 cpu_seconds;      /* RLIMIT_CPU, per cell; 0: none */
   guint64 processes;        /* RLIMIT_NPROC; 0: none */
   guint64 file_size_bytes;  /* RLIMIT_FSIZE; 0: none */
+  guint64 open_files;       /* RLIMIT_NOFILE; 0: unchanged */
 } cx__worker_limits;
 
 /* Read the "limits" object of an open request (NULL: no limits). */
