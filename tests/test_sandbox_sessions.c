@@ -1,9 +1,10 @@
 /* tests/test_sandbox_sessions.c: the sessions and stateless cells of one
  * sandboxed backend (one fork server) kept from each other: IPC (POSIX
  * and SysV shared memory, message queues), the calls that take another
- * process's pid; and the bounds a sandboxed cell has by default.  Each
- * isolation test shows the attack working with isolation = none before
- * the sandbox must stop it (tests/sandbox_probe.h). */
+ * process's pid, the cwd as sys.path[0]; and the bounds a sandboxed cell
+ * has by default.  Each isolation test shows the attack working with
+ * isolation = none (or the shared cwd) before the sandbox must stop it
+ * (tests/sandbox_probe.h). */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -180,6 +181,135 @@ test_sessions_cannot_set_each_others_limits(void)
   CU_ASSERT_STRING_EQUAL(next, "DENIED");
 }
 
+/* The module a cell of one session leaves in its cwd, which is
+ * sys.path[0]; the probe imports it in another. */
+#define PLANT_MODULE                                                                        \
+  "open('colorsys.py', 'w').write('planted = True\\n')\n"                                     \
+  "print('planted')\n"
+#define IMPORT_MODULE                                                                       \
+  "import colorsys\n"                                                                        \
+  "print('ALLOWED' if getattr(colorsys, 'planted', False) else 'DENIED', colorsys.__file__)\n"
+
+/* Plant the module in one session of a backend opened with isolation
+ * MODE, cwd CWD and cwd-per-session PER_SESSION; import it in another:
+ * what that says. */
+static char *
+import_across_sessions(const char *mode, const char *cwd, const char *per_session)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = cx_test_sandbox_open(mode, &error, "cwd", cwd,
+                                                       "cwd-per-session", per_session, NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  if (backend == NULL)
+    return g_strdup("FAILED to open");
+  g_autoptr(cx_session) planter = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) planted = cx_session_run_cell(planter, PLANT_MODULE, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  CU_ASSERT_TRUE(planted != NULL && cx_result_get_success(planted));
+  g_autoptr(cx_session) importer = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) imported = cx_session_run_cell(importer, IMPORT_MODULE, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  gsize len = 0;
+  const char *out = imported != NULL ? cx_result_get_stdout(imported, &len) : "";
+  return g_strstrip(g_strndup(out, len));
+}
+
+/* The shared cwd is a shared sys.path[0]: with cwd-per-session, another
+ * session imports the standard module, with and without the sandbox. */
+static void
+test_sessions_private_cwd_keeps_modules_apart(void)
+{
+  static const char *const modes[] = { "none", "sandbox" };
+  for (guint i = 0; i < G_N_ELEMENTS(modes); i++) {
+    g_autofree char *shared_cwd = cx_test_tmpdir();
+    g_autofree char *shared = import_across_sessions(modes[i], shared_cwd, "false");
+    CU_ASSERT_TRUE(g_str_has_prefix(shared, "ALLOWED"));
+    g_autofree char *own_cwd = cx_test_tmpdir();
+    g_autofree char *own = import_across_sessions(modes[i], own_cwd, "true");
+    if (!g_str_has_prefix(own, "DENIED"))
+      g_printerr("\n  isolation = %s, cwd-per-session: %s\n", modes[i], own);
+    CU_ASSERT_TRUE(g_str_has_prefix(own, "DENIED"));
+    /* Both directories went with their sessions. */
+    g_autoptr(GDir) dir = g_dir_open(own_cwd, 0, NULL);
+    CU_ASSERT_PTR_NULL(dir != NULL ? g_dir_read_name(dir) : NULL);
+  }
+}
+
+/* In the sandbox a session cannot reach another's directory at all: it
+ * sees its own at the cwd's place, and nothing of the others'. */
+static void
+test_sessions_cannot_reach_each_others_cwd(void)
+{
+  g_autofree char *cwd = cx_test_tmpdir();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend = cx_test_sandbox_open("sandbox", &error, "cwd", cwd,
+                                                       "cwd-per-session", "true", NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_session) victim = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) planted =
+    cx_session_run_cell(victim, "open('secret.txt', 'w').write('mine')", NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  /* The host sees it in a directory of the victim's under the cwd (the
+   * spares waiting for cells have theirs). */
+  g_autoptr(GDir) dir = g_dir_open(cwd, 0, NULL);
+  g_autofree char *name = NULL, *secret = NULL;
+  const char *entry;
+  while (secret == NULL && dir != NULL && (entry = g_dir_read_name(dir)) != NULL) {
+    g_autofree char *path = g_build_filename(cwd, entry, "secret.txt", NULL);
+    if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+      name = g_strdup(entry);
+      secret = g_steal_pointer(&path);
+    }
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(secret);
+  g_autofree char *code = g_strdup_printf(
+    "import os\n"
+    "found = [p for p in ('%s', '%s/%s', 'secret.txt') if os.path.exists(p)]\n"
+    "found += [n for n in os.listdir('%s') if n == '%s']\n"
+    "print('ALLOWED' if found else 'DENIED', found)\n",
+    secret, cwd, name, cwd, name);
+  g_autoptr(cx_session) prober = cx_session_open(backend, &error);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(cx_result) probed = cx_session_run_cell(prober, code, NULL, &error);
+  CX_ASSERT_NO_ERROR(error);
+  gsize len = 0;
+  const char *out = probed != NULL ? cx_result_get_stdout(probed, &len) : "";
+  CU_ASSERT_TRUE(g_str_has_prefix(out, "DENIED"));
+  if (!g_str_has_prefix(out, "DENIED"))
+    g_printerr("\n  %.*s", (int)len, out);
+  g_autofree char *stateless = cx_test_sandbox_probe(backend, code);
+  CU_ASSERT_TRUE(g_str_has_prefix(stateless, "DENIED"));
+}
+
+/* keep-session-cwd leaves the directory when the session ends. */
+static void
+test_sessions_private_cwd_can_be_kept(void)
+{
+  g_autofree char *cwd = cx_test_tmpdir();
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(cx_backend) backend = cx_test_sandbox_open(
+      "none", &error, "cwd", cwd, "cwd-per-session", "true", "keep-session-cwd", "true");
+    CX_ASSERT_NO_ERROR(error);
+    g_autoptr(cx_session) session = cx_session_open(backend, &error);
+    CX_ASSERT_NO_ERROR(error);
+    g_autoptr(cx_result) wrote =
+      cx_session_run_cell(session, "open('kept.txt', 'w').write('x')", NULL, &error);
+    CX_ASSERT_NO_ERROR(error);
+  }
+  g_autoptr(GDir) dir = g_dir_open(cwd, 0, NULL);
+  gboolean kept = FALSE;
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+    g_autofree char *file = g_build_filename(cwd, name, "kept.txt", NULL);
+    kept = kept || g_file_test(file, G_FILE_TEST_EXISTS);
+  }
+  CU_ASSERT_TRUE(kept);
+}
+
 /* ---- bounds by default ---------------------------------------------------- */
 
 /* A sandboxed cell with nothing configured forks at most the default
@@ -247,6 +377,10 @@ cx_test_register(void)
     { "test_sessions_share_no_sysv_shared_memory", test_sessions_share_no_sysv_shared_memory },
     { "test_sessions_share_no_message_queues", test_sessions_share_no_message_queues },
     { "test_sessions_cannot_set_each_others_limits", test_sessions_cannot_set_each_others_limits },
+    { "test_sessions_private_cwd_keeps_modules_apart",
+      test_sessions_private_cwd_keeps_modules_apart },
+    { "test_sessions_cannot_reach_each_others_cwd", test_sessions_cannot_reach_each_others_cwd },
+    { "test_sessions_private_cwd_can_be_kept", test_sessions_private_cwd_can_be_kept },
     { "test_sandbox_bounds_processes_by_default", test_sandbox_bounds_processes_by_default },
     { "test_sandbox_bounds_files_by_default", test_sandbox_bounds_files_by_default },
     { "test_sandbox_bounds_memory_by_default", test_sandbox_bounds_memory_by_default },

@@ -27,6 +27,12 @@ const cx_option_spec cx__sp_options[] = {
   { "env", CX_OPTION_ENV, NULL, "environment variables of the worker, on top of the allowlist" },
   { "inherit-env", CX_OPTION_BOOL, "false",
     "give the worker the host's whole environment, not only PATH, HOME, LANG, LC_*, TZ, TMPDIR" },
+  { "cwd-per-session", CX_OPTION_BOOL, "false",
+    "each session and stateless cell works in a fresh directory of its own under cwd "
+    "(with isolation = sandbox seen at cwd's place, the others' out of reach)" },
+  { "keep-session-cwd", CX_OPTION_BOOL, "false",
+    "with cwd-per-session: keep each directory when its session or cell ends (default: "
+    "removed)" },
   { "memory-limit", CX_OPTION_SIZE_LIMIT, NULL,
     "address space of a cell's process (RLIMIT_AS); with isolation = sandbox also its "
     "cgroup's memory (default there: 1G, the cgroup only)" },
@@ -265,6 +271,14 @@ cx__sp_configure(subprocess_backend *backend, const cx_options *options, GError 
   backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
   if (sandbox != NULL && !json_object_has_member(limits, "open_files"))
     json_object_set_int_member(limits, "open_files", SANDBOX_OPEN_FILES);
+  backend->cwd_per_session = cx_options_get_bool(options, "cwd-per-session", FALSE);
+  if (backend->cwd_per_session) {
+    g_autofree char *base = backend->cwd != NULL ? g_strdup(backend->cwd) : g_get_current_dir();
+    backend->worker_arguments =
+      g_strdupv((char *[]){ "--private-cwd", base,
+                            cx_options_get_bool(options, "keep-session-cwd", FALSE)
+                              ? "--keep-private-cwd" : NULL, NULL });
+  }
   backend->limits = g_steal_pointer(&limits);
   backend->sandbox = g_steal_pointer(&sandbox);
   backend->view = g_steal_pointer(&view);

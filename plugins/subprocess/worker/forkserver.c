@@ -80,9 +80,12 @@ fork_spare(GError **error)
    * they see their parent as pid 0. */
   pid_t server = cx__worker_sandboxed ? 0 : getpid();
   /* In the sandbox, into a PID namespace of its own (pid_namespace.c). */
-  pid_t pid = cx__worker_fork_in_new_namespace(cx__py_fork, error);
+  pid_t pid = -1;
+  if (cx__worker_private_cwd_prepare(error))
+    pid = cx__worker_fork_in_new_namespace(cx__py_fork, error);
   if (pid == 0)
     cx__worker_spare_main(sockets[1], server);
+  cx__worker_private_cwd_adopt(pid);
   close(sockets[1]);
   if (pid < 0) {
     close(sockets[0]);
@@ -145,12 +148,13 @@ open_channel(int channel, const guint8 *payload, gsize len)
 }
 
 /* What the process PID had, once it has ended: its cgroup and what is
- * left in it, its PID namespace. */
+ * left in it, its PID namespace, its own cwd. */
 static void
 release_child(pid_t pid)
 {
   cx__worker_sandbox_release(pid);
   cx__worker_pid_namespace_release(pid);
+  cx__worker_private_cwd_release(pid);
 }
 
 /* A spare died before it got a cell (killed from outside?). */

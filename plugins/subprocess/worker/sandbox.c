@@ -859,9 +859,10 @@ private_tmp(GError **error)
 }
 
 /* The spare's own mounts and IPC, in namespaces of its own that go with
- * it: /proc of its PID namespace, /dev/shm, /tmp.  SysV IPC objects and
- * POSIX message queues live in the IPC namespace, and are destroyed with
- * it. */
+ * it: /proc of its PID namespace, /dev/shm, /tmp, and with
+ * cwd-per-session its own directory at the cells' cwd, so that it sees
+ * no other's (private_cwd.c).  SysV IPC objects and POSIX message queues
+ * live in the IPC namespace, and are destroyed with it. */
 static gboolean
 private_mounts(GError **error)
 {
@@ -873,6 +874,9 @@ private_mounts(GError **error)
     return fail_errno(error, "private /dev/shm", NULL);
   if (confinement.private_tmp && !private_tmp(error))
     return FALSE;
+  const char *own_cwd = cx__worker_private_cwd();
+  if (own_cwd != NULL && mount(own_cwd, confinement.cwd, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return fail_errno(error, "cwd-per-session", own_cwd);
   /* The cwd again, through the new mounts. */
   if (chdir(confinement.cwd) < 0)
     return fail_errno(error, "filesystem view (the cells' cwd)", confinement.cwd);

@@ -149,6 +149,20 @@ gboolean cx__worker_seccomp_prepare(GError **error);
 /* Load the compiled filter into this process (and set no_new_privs). */
 gboolean cx__worker_seccomp_load(GError **error);
 
+/* ---- private_cwd.c: cwd-per-session --------------------------------------- */
+
+/* Give every process forked later a directory of its own under CWD, kept
+ * when it ends if KEEP. */
+void cx__worker_private_cwd_configure(const char *cwd, gboolean keep);
+/* In the server, before a fork: make the next process's directory. */
+gboolean cx__worker_private_cwd_prepare(GError **error);
+/* In the server, after it: PID (<= 0: the fork failed) owns it. */
+void cx__worker_private_cwd_adopt(pid_t pid);
+/* In the process forked: its own directory, or NULL. */
+const char *cx__worker_private_cwd(void);
+/* In the server, when PID has ended: remove its directory (unless kept). */
+void cx__worker_private_cwd_release(pid_t pid);
+
 /* ---- forkserver.c ----------------------------------------------------------- */
 
 /* Serve the control channel CONTROL until the host closes it.  MEASURES
