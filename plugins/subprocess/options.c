@@ -27,9 +27,12 @@ const cx_option_spec cx__sp_options[] = {
   { "env", CX_OPTION_ENV, NULL, "environment variables of the worker, on top of the allowlist" },
   { "inherit-env", CX_OPTION_BOOL, "false",
     "give the worker the host's whole environment, not only PATH, HOME, LANG, LC_*, TZ, TMPDIR" },
-  { "cwd-per-session", CX_OPTION_BOOL, "false",
+  /* No default in the schema, so that a command can tell it unset
+   * (cellexec serve turns it on then). */
+  { "cwd-per-session", CX_OPTION_BOOL, NULL,
     "each session and stateless cell works in a fresh directory of its own under cwd "
-    "(with isolation = sandbox seen at cwd's place, the others' out of reach)" },
+    "(with isolation = sandbox seen at cwd's place, the others' out of reach; default: "
+    "false, with cellexec serve true)" },
   { "keep-session-cwd", CX_OPTION_BOOL, "false",
     "with cwd-per-session: keep each directory when its session or cell ends (default: "
     "removed)" },

@@ -56,8 +56,9 @@ cx__worker_private_cwd_prepare(GError **error)
     if (created)
       rmdir(dir);
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
-                "cwd-per-session: cannot make a directory in %s: %s; the cells' cwd must be "
-                "writable by the worker", base, g_strerror(saved));
+                "cwd-per-session: cannot make a directory in %s: %s; set `cwd` to a "
+                "directory the worker may write, or cwd-per-session = false",
+                base, g_strerror(saved));
     return FALSE;
   }
   next = g_steal_pointer(&dir);
