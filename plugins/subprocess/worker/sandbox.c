@@ -3,27 +3,37 @@
  * Applied once, in cellexec-worker's main() before Python starts, and
  * inherited by every process the fork server forks:
  *
- *   namespaces   user, mount, PID, network, IPC, UTS
+ *   namespaces   user, mount, network, IPC, UTS (the PID namespace is each
+ *                spare's own, below)
  *   filesystem   a tmpfs root with bind mounts: /usr, /bin, /sbin, /lib*,
  *                /etc read-only (secrets hidden), the directories of the
  *                files the worker has mapped (its libraries) read-only,
- *                a minimal /dev, the cell's cwd writable,
- *                read-only-paths / writable-paths / hidden-paths; /proc of
- *                the new PID namespace, showing a process only to those
- *                that may trace it (hidepid=invisible), with what runc
- *                masks masked; pivot_root, the old root detached
+ *                a minimal /dev (its /dev/shm empty and read-only), the
+ *                cell's cwd writable, read-only-paths / writable-paths /
+ *                hidden-paths; a /proc (hidepid=invisible, what runc
+ *                masks masked) that each spare's own /proc is checked
+ *                against by the kernel; pivot_root, the old root detached
  *   network      none (loopback down) unless network = loopback
  *   privileges   PR_SET_NO_NEW_PRIVS, the bounding set emptied, securebits
  *                locked
  *   limits       each spare (hence each cell or session) in a cgroup of
  *                its own (v2, else v1 memory + pids): memory and process
  *                count hold for its whole tree, and the tree is killed
- *                through it when the process ends (cgroup.c)
+ *                through it when the process ends (cgroup.c); bounded by
+ *                default (options.c)
  *
- * and, in each spare before any Python runs in it (cx__worker_sandbox_confine):
+ * and for each spare, so for each stateless cell and each session: a PID
+ * namespace of its own, the spare as its pid 2 (pid_namespace.c), and
+ * before any Python runs in it (cx__worker_sandbox_confine):
  *
- *   /tmp         a tmpfs of its own (half of memory-limit at most, charged
- *                to its cgroup), gone with the process
+ *   IPC          a namespace of its own: SysV shared memory, semaphores
+ *                and message queues, POSIX message queues; destroyed with
+ *                it
+ *   mounts       a mount namespace of its own with /proc of its PID
+ *                namespace (masked), a /dev/shm and a /tmp of its own
+ *                (tmpfs, bounded, charged to its cgroup), and with
+ *                cwd-per-session its own directory over the cwd
+ *                (private_cwd.c); all gone with the process
  *   user         with a root host, the cells' user, uid and gid 65534 on
  *                the host too: what a cell creates is never root's, and
  *                the kernel's checks for root (sysctls go by file mode for
@@ -32,14 +42,28 @@
  *                the spares, the init) can be traced, have its memory
  *                opened through /proc, be seen in /proc or, from Linux
  *                6.12, be signalled or reached on an abstract socket
- *   seccomp      the filter (seccomp.c), also loaded by the init
+ *   seccomp      the filter (seccomp.c), also loaded by each init
  *
- * The fork server itself stays in the host's PID namespace, so it knows
- * the pids its children have there (the host signals them by those); the
- * first process it forks after unshare(CLONE_NEWPID) is the namespace's
- * init (reaps orphans, dies with the server: then the kernel kills every
- * process of the namespace).  Cells cannot see the server or the host,
- * and the init ignores their signals.
+ * Why a PID namespace per spare rather than one for the backend and a
+ * seccomp filter on the calls that take a pid: Landlock scopes ptrace,
+ * signals and abstract sockets, but not prlimit, setpriority,
+ * sched_setaffinity, ioprio_set or the calls still to come; all cells are
+ * one user in one namespace, so a filter would have to know every such
+ * call and tell a cell's own children (which it may still manage:
+ * subprocess, multiprocessing) from other sessions' processes by pid,
+ * which it cannot.  In a namespace of its own a cell cannot name another
+ * session's process at all, and PRIO_USER or kill(-1) stop at its
+ * namespace too.  What it costs: the server must know the pids it and the
+ * host signal (fork() in the server returns the host's, which the spare is
+ * told in STARTED), orphans go to the namespace's init (killed, with the
+ * rest of the namespace, when the spare ends), and each spare mounts a
+ * /proc of its own; all of it is done while the spare waits for a cell,
+ * and the namespaces are made ahead of need (pid_namespace.c).
+ *
+ * The fork server itself stays in the host's PID namespace and runs no
+ * cell code; cells cannot see it, the host, or their namespace's init
+ * (another user, another Landlock domain), and an init ignores the
+ * signals a cell sends it.
  *
  * Fail closed: any step that fails stops the worker with a message naming
  * the measure, and the host refuses to open the backend.
@@ -479,7 +503,7 @@ switch_root(GError **error)
   return TRUE;
 }
 
-/* ---- the PID namespace's init ------------------------------------------------- */
+/* ---- children that set up and try the view ---------------------------------- */
 
 #define REPORT_OK "ok"
 
