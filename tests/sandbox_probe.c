@@ -77,10 +77,8 @@ cx_test_sandbox_check_both(const char *code, const char *none_key, const char *n
   }
 }
 
-/* The pid the host knows the fork server SERVER's child by whose name is
- * NAME, or 0. */
-static gint64
-child_named(gint64 server, const char *name)
+gint64
+cx_test_sandbox_child_named(gint64 server, const char *name)
 {
   g_autofree char *children_path =
     g_strdup_printf("/proc/%d/task/%d/children", (int)server, (int)server);
@@ -138,7 +136,7 @@ cx_test_sandbox_check_across_sessions(const char *key, const char *value,
               "print(os.getpid())\n");
     g_autofree char *printed = session_probe(victim, victim_code);
     g_autoptr(JsonNode) info = cx_backend_query(backend, "info", NULL);
-    gint64 host_pid = child_named(json_object_get_int_member(json_node_get_object(info),
+    gint64 host_pid = cx_test_sandbox_child_named(json_object_get_int_member(json_node_get_object(info),
                                                              "server_pid"), "cx-victim");
     CU_ASSERT_NOT_EQUAL_FATAL(host_pid, 0);
     g_autofree char *pids = g_strdup_printf("%s %" G_GINT64_FORMAT, own_pid, host_pid);

@@ -42,6 +42,10 @@ char *cx_test_sandbox_probe(cx_backend *backend, const char *code);
 void cx_test_sandbox_check_both(const char *code, const char *none_key, const char *none_value,
                                 const char *sandbox_key, const char *sandbox_value);
 
+/* The pid of the child of the process SERVER (the fork server) whose
+ * name (comm) is NAME, or 0. */
+gint64 cx_test_sandbox_child_named(gint64 server, const char *name);
+
 /* With isolation none and then sandbox (each with the option KEY =
  * VALUE, if KEY is not NULL): a session runs VICTIM_CODE, and another
  * session runs the probe PROBE_FOR makes of what it printed (stripped)

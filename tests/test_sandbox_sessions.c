@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -369,6 +370,49 @@ test_sandbox_bounds_memory_by_default(void)
     g_printerr("\n  %s\n", out);
 }
 
+/* A fork server whose maker of PID namespaces is gone could fork no more
+ * spares, and every cell after the last spare would fail: it ends, and the
+ * next call gets a new server. */
+static void
+test_sandbox_server_without_its_maker_is_replaced(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend =
+    cx_test_sandbox_open("sandbox", &error, NULL, NULL, NULL, NULL, NULL, NULL);
+  CX_ASSERT_NO_ERROR(error);
+  g_autoptr(JsonNode) info = cx_backend_query(backend, "info", NULL);
+  pid_t server = (pid_t)json_object_get_int_member(json_node_get_object(info), "server_pid");
+  pid_t maker = (pid_t)cx_test_sandbox_child_named(server, "cellexec-pidns");
+  CU_ASSERT_NOT_EQUAL_FATAL(maker, 0);
+  CU_ASSERT_EQUAL(kill(maker, SIGKILL), 0);
+  /* The server ends (bounded: 20 s); the host has it then as a zombie. */
+  g_autofree char *stat_path = g_strdup_printf("/proc/%d/stat", server);
+  gboolean ended = FALSE;
+  for (int i = 0; i < 200 && !ended; i++) {
+    g_autofree char *stat = NULL;
+    ended = !g_file_get_contents(stat_path, &stat, NULL, NULL) || strstr(stat, ") Z ") != NULL;
+    if (!ended)
+      g_usleep(100 * 1000);
+  }
+  CU_ASSERT_TRUE(ended);
+  for (int i = 0; i < 8; i++) {
+    g_autofree char *out = cx_test_sandbox_probe(backend, "print('ran')");
+    CU_ASSERT_STRING_EQUAL(out, "ran");
+  }
+}
+
+/* keep-session-cwd means nothing without cwd-per-session: refused. */
+static void
+test_sessions_keep_cwd_needs_cwd_per_session(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(cx_backend) backend =
+    cx_test_sandbox_open("none", &error, "keep-session-cwd", "true", NULL, NULL, NULL, NULL);
+  CU_ASSERT_PTR_NULL(backend);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+  CX_ASSERT_CONTAINS(error->message, "keep-session-cwd applies with cwd-per-session = true");
+}
+
 void
 cx_test_register(void)
 {
@@ -381,6 +425,10 @@ cx_test_register(void)
       test_sessions_private_cwd_keeps_modules_apart },
     { "test_sessions_cannot_reach_each_others_cwd", test_sessions_cannot_reach_each_others_cwd },
     { "test_sessions_private_cwd_can_be_kept", test_sessions_private_cwd_can_be_kept },
+    { "test_sessions_keep_cwd_needs_cwd_per_session",
+      test_sessions_keep_cwd_needs_cwd_per_session },
+    { "test_sandbox_server_without_its_maker_is_replaced",
+      test_sandbox_server_without_its_maker_is_replaced },
     { "test_sandbox_bounds_processes_by_default", test_sandbox_bounds_processes_by_default },
     { "test_sandbox_bounds_files_by_default", test_sandbox_bounds_files_by_default },
     { "test_sandbox_bounds_memory_by_default", test_sandbox_bounds_memory_by_default },

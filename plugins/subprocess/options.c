@@ -275,6 +275,11 @@ cx__sp_configure(subprocess_backend *backend, const cx_options *options, GError 
   if (sandbox != NULL && !json_object_has_member(limits, "open_files"))
     json_object_set_int_member(limits, "open_files", SANDBOX_OPEN_FILES);
   backend->cwd_per_session = cx_options_get_bool(options, "cwd-per-session", FALSE);
+  if (!backend->cwd_per_session && cx_options_get_bool(options, "keep-session-cwd", FALSE)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "subprocess: keep-session-cwd applies with cwd-per-session = true only");
+    return FALSE;
+  }
   if (backend->cwd_per_session) {
     g_autofree char *base = backend->cwd != NULL ? g_strdup(backend->cwd) : g_get_current_dir();
     backend->worker_arguments =

@@ -180,6 +180,11 @@ drop_stopped_spare(pid_t pid)
   forget_spare(pid);
 }
 
+/* The maker of the sandbox's PID namespaces ended (killed from outside?):
+ * no spare can be forked any more, so the server ends, and the host starts
+ * another at the next call. */
+static gboolean maker_ended;
+
 /* Reap what ended; for a cell or session process, sweep its orphans and
  * send EXITED. */
 static void
@@ -201,6 +206,8 @@ reap_children(void)
         kill(pid, SIGCONT);
       continue;
     }
+    if (pid > 0 && pid == cx__worker_pid_namespace_maker)
+      maker_ended = TRUE;
     if (pid < 0 || !g_hash_table_steal_extended(children, GINT_TO_POINTER(pid), NULL, &channel))
       continue; /* an adopted orphan */
     release_child(pid);
@@ -330,6 +337,12 @@ cx__worker_serve(int control, GPtrArray *measures)
       while (read(child_events, &info, sizeof info) > 0)
         ;
       reap_children();
+      if (maker_ended) {
+        g_clear_error(&error);
+        g_set_error(&error, CX_ERROR, CX_ERROR_BACKEND,
+                    "the maker of PID namespaces ended; stopping");
+        break;
+      }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       g_clear_error(&error);
