@@ -111,6 +111,38 @@ worker_path_from(const cx_options *options)
 #define SANDBOX_PROCESSES 256
 #define SANDBOX_OPEN_FILES 4096
 
+/* The sandbox's bounds into SANDBOX, the defaults where OPTIONS leave them
+ * unset: without them one cell forked 1500 processes, or filled the
+ * host's memory through /tmp and /dev/shm. */
+static gboolean
+set_sandbox_bounds(const cx_options *options, JsonObject *sandbox, GError **error)
+{
+  json_object_set_int_member(sandbox, "memory",
+                             cx_options_has(options, "memory-limit")
+                               ? (gint64)cx_options_get_size(options, "memory-limit", 0)
+                               : SANDBOX_MEMORY);
+  json_object_set_int_member(sandbox, "processes",
+                             cx_options_has(options, "max-processes")
+                               ? cx_options_get_int(options, "max-processes", 0)
+                               : SANDBOX_PROCESSES);
+  static const struct { const char *option, *key; } sizes[] = {
+    { "tmp-size", "tmp_size" }, { "shm-size", "shm_size" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    if (!cx_options_has(options, sizes[i].option))
+      continue;
+    guint64 size = cx_options_get_size(options, sizes[i].option, 0);
+    if (size == 0) {
+      g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                  "subprocess: %s must be positive (leave it unset for the default)",
+                  sizes[i].option);
+      return FALSE;
+    }
+    json_object_set_int_member(sandbox, sizes[i].key, (gint64)size);
+  }
+  return TRUE;
+}
+
 /* isolation = sandbox: the description the worker applies (worker/sandbox.c),
  * as JSON, and in *VIEW the directories of it a cell may work in (its cwd
  * first, then writable-paths and read-only-paths, canonical); NULL with
@@ -181,31 +213,8 @@ sandbox_from(const cx_options *options, char ***view, GError **error)
     }
     json_object_set_array_member(sandbox, lists[i].key, array);
   }
-  /* Bounded by default: without them one cell forked 1500 processes, or
-   * filled the host's memory through /tmp and /dev/shm. */
-  json_object_set_int_member(sandbox, "memory",
-                             cx_options_has(options, "memory-limit")
-                               ? (gint64)cx_options_get_size(options, "memory-limit", 0)
-                               : SANDBOX_MEMORY);
-  json_object_set_int_member(sandbox, "processes",
-                             cx_options_has(options, "max-processes")
-                               ? cx_options_get_int(options, "max-processes", 0)
-                               : SANDBOX_PROCESSES);
-  static const struct { const char *option, *key; } sizes[] = {
-    { "tmp-size", "tmp_size" }, { "shm-size", "shm_size" },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
-    if (!cx_options_has(options, sizes[i].option))
-      continue;
-    guint64 size = cx_options_get_size(options, sizes[i].option, 0);
-    if (size == 0) {
-      g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
-                  "subprocess: %s must be positive (leave it unset for the default)",
-                  sizes[i].option);
-      return NULL;
-    }
-    json_object_set_int_member(sandbox, sizes[i].key, (gint64)size);
-  }
+  if (!set_sandbox_bounds(options, sandbox, error))
+    return NULL;
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), sandbox);
   g_ptr_array_add(dirs, NULL);
   *view = (char **)g_ptr_array_free(g_steal_pointer(&dirs), FALSE);

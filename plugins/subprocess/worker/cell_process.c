@@ -774,15 +774,7 @@ cx__worker_spare_main(int server_socket, pid_t server)
   gboolean confined = cx__worker_sandbox_confine(&setup_error);
   if (!confined)
     g_prefix_error(&setup_error, "isolation = sandbox: cannot confine the cell's process: ");
-  /* cwd-per-session without the sandbox (there the directory is at the
-   * cwd's place already). */
-  const char *own_cwd = cx__worker_private_cwd();
-  if (confined && !cx__worker_sandboxed && own_cwd != NULL && chdir(own_cwd) < 0) {
-    int saved = errno;
-    confined = FALSE;
-    g_set_error(&setup_error, CX_ERROR, CX_ERROR_BACKEND, "cwd-per-session: %s: %s", own_cwd,
-                g_strerror(saved));
-  }
+  confined = confined && cx__worker_private_cwd_enter(&setup_error);
   /* The server's socket sits where the channel will: nothing else stays open. */
   become_cell_process(server_socket, server);
 

@@ -43,6 +43,18 @@ cx__worker_private_cwd(void)
 }
 
 gboolean
+cx__worker_private_cwd_enter(GError **error)
+{
+  /* In the sandbox it is at the cwd's place already (sandbox.c). */
+  if (next == NULL || cx__worker_sandboxed || chdir(next) == 0)
+    return TRUE;
+  int saved = errno;
+  g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "cwd-per-session: %s: %s", next,
+              g_strerror(saved));
+  return FALSE;
+}
+
+gboolean
 cx__worker_private_cwd_prepare(GError **error)
 {
   g_clear_pointer(&next, g_free);

@@ -160,6 +160,8 @@ gboolean cx__worker_private_cwd_prepare(GError **error);
 void cx__worker_private_cwd_adopt(pid_t pid);
 /* In the process forked: its own directory, or NULL. */
 const char *cx__worker_private_cwd(void);
+/* In it, without the sandbox: work in that directory. */
+gboolean cx__worker_private_cwd_enter(GError **error);
 /* In the server, when PID has ended: remove its directory (unless kept). */
 void cx__worker_private_cwd_release(pid_t pid);
 
