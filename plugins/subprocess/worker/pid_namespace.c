@@ -61,7 +61,8 @@ init_main(void)
   struct sigaction action = { .sa_handler = on_child };
   sigemptyset(&action.sa_mask);
   sigaction(SIGCHLD, &action, NULL);
-  if (!cx__worker_drop_privileges(FALSE, NULL) || !cx__worker_seccomp_load(NULL))
+  /* Under the maker's filter already (maker_main). */
+  if (!cx__worker_drop_privileges(FALSE, NULL))
     _exit(1);
   sigset_t none;
   sigemptyset(&none);
@@ -83,6 +84,10 @@ maker_main(int socket_fd)
     close_range(0, socket_fd - 1, 0);
   close_range(socket_fd + 1, ~0U, 0);
   signal(SIGCHLD, SIG_IGN);
+  /* It keeps the capabilities of its user namespace to make namespaces
+   * with; the rest goes, for it and every init it makes. */
+  if (!cx__worker_drop_privileges(TRUE, NULL) || !cx__worker_seccomp_load_for_maker(NULL))
+    _exit(1);
   char request;
   while (read(socket_fd, &request, 1) == 1) {
     /* The raw call: glibc's clone() wants a stack, and its fork() takes no
@@ -121,24 +126,30 @@ cx__worker_pid_namespaces_start(GError **error)
   return TRUE;
 }
 
+/* Namespaces the maker keeps made ahead of need: making one (a request,
+ * its clone of the init) cost 160-300 µs, about as much as the fork of a
+ * spare, and waiting for it held up the server's one thread; made ahead,
+ * on the other core when there is one, entering one is an answer already
+ * read and a setns (10-30 µs).  Each is an idle init until used. */
+#define NAMESPACES_AHEAD 4
+
 /* The init of a new namespace, which this process's next fork goes into;
- * -1 with *ERROR.  The next one is asked for at once: the maker makes it
- * (on the other core, if there is one) while the server forks and serves,
- * instead of on the path of the next spare, where making it cost about as
- * much as the fork itself. */
+ * -1 with *ERROR. */
 static pid_t
 enter_new_namespace(GError **error)
 {
-  static gboolean asked;
+  static guint asked; /* requests the maker has not answered yet */
+  while (asked < NAMESPACES_AHEAD && write(maker, "n", 1) == 1)
+    asked++;
   int answer[2] = { -1, EPIPE };
-  gssize n;
-  if (asked || write(maker, "n", 1) == 1) {
+  gssize n = 0;
+  if (asked > 0) {
     while ((n = read(maker, answer, sizeof answer)) < 0 && errno == EINTR)
       ;
-    if (n != sizeof answer)
-      answer[0] = -1;
+    asked--;
   }
-  asked = answer[0] > 0 && write(maker, "n", 1) == 1;
+  if (n != sizeof answer)
+    answer[0] = -1;
   pid_t init = answer[0];
   int pidfd = init > 0 ? (int)syscall(SYS_pidfd_open, init, 0) : -1;
   errno = init > 0 ? errno : answer[1];

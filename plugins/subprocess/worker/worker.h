@@ -148,6 +148,9 @@ void cx__worker_pid_namespace_release(pid_t pid);
 gboolean cx__worker_seccomp_prepare(GError **error);
 /* Load the compiled filter into this process (and set no_new_privs). */
 gboolean cx__worker_seccomp_load(GError **error);
+/* The same, less the rule against clone(CLONE_NEWPID): for the maker of
+ * PID namespaces, whose inits inherit it. */
+gboolean cx__worker_seccomp_load_for_maker(GError **error);
 
 /* ---- private_cwd.c: cwd-per-session --------------------------------------- */
 
