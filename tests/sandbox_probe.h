@@ -10,6 +10,21 @@
 
 #include <cellexec/cellexec.h>
 
+/* Python that forks up to N children (a literal), each sleeping for a
+ * minute (they go with the cell's cgroup), into the list `children`. */
+#define CX_TEST_FORK_SLEEPERS(n)                                                           \
+  "import os, time\n"                                                                       \
+  "children = []\n"                                                                         \
+  "for i in range(" #n "):\n"                                                               \
+  "    try:\n"                                                                              \
+  "        pid = os.fork()\n"                                                               \
+  "    except OSError:\n"                                                                   \
+  "        break\n"                                                                         \
+  "    if pid == 0:\n"                                                                      \
+  "        time.sleep(60)\n"                                                                \
+  "        os._exit(0)\n"                                                                   \
+  "    children.append(pid)\n"
+
 /* The subprocess backend with isolation MODE and up to three more KEY,
  * VALUE pairs (NULL keys are skipped); NULL and *ERROR set when it
  * refuses. */
@@ -26,5 +41,23 @@ char *cx_test_sandbox_probe(cx_backend *backend, const char *code);
  * option SANDBOX_KEY = SANDBOX_VALUE) DENIED. */
 void cx_test_sandbox_check_both(const char *code, const char *none_key, const char *none_value,
                                 const char *sandbox_key, const char *sandbox_value);
+
+/* The pid of the child of the process SERVER (the fork server) whose
+ * name (comm) is NAME, or 0. */
+gint64 cx_test_sandbox_child_named(gint64 server, const char *name);
+
+/* With isolation none and then sandbox (each with the option KEY =
+ * VALUE, if KEY is not NULL): a session runs VICTIM_CODE, and another
+ * session runs the probe PROBE_FOR makes of what it printed (stripped)
+ * and of the pids that may name the victim's process: "PID HOST_PID",
+ * its own and the host's (the same without a PID namespace of its own),
+ * which a probe tries but for its own.  The probe must say ALLOWED with
+ * none and DENIED with the sandbox.  AFTER_PROBE (may be NULL) runs next
+ * in the victim's session, and must say the same. */
+void cx_test_sandbox_check_across_sessions(const char *key, const char *value,
+                                           const char *victim_code,
+                                           char *(*probe_for)(const char *printed,
+                                                              const char *pids),
+                                           const char *after_probe);
 
 #endif

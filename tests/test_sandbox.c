@@ -304,17 +304,7 @@ static void
 test_sandbox_fork_bomb_is_contained(void)
 {
   static const char code[] =
-    "import os, time\n"
-    "children = []\n"
-    "for i in range(150):\n"
-    "    try:\n"
-    "        pid = os.fork()\n"
-    "    except OSError:\n"
-    "        break\n"
-    "    if pid == 0:\n"
-    "        time.sleep(60)\n"
-    "        os._exit(0)\n"
-    "    children.append(pid)\n"
+    CX_TEST_FORK_SLEEPERS(150)
     "print('ALLOWED' if len(children) >= 150 else 'DENIED', len(children))\n";
   check_contained(code, "max-processes", "40");
 }

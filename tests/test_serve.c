@@ -845,6 +845,39 @@ test_serve_e2b_execute_refuses_code_with_nul_as_python_does(void)
   CU_ASSERT_EQUAL(removed.status, 200);
 }
 
+/* Each context works in a directory of its own (cwd-per-session, what
+ * serve sets for the subprocess backend): a module one context leaves in
+ * its cwd, which is sys.path[0], is not what another imports. */
+static void
+test_serve_contexts_do_not_share_a_cwd(void)
+{
+  server *s = shared_server();
+  g_auto(reply) planter = call(s, "POST", "/contexts", AUTH, "{}");
+  g_auto(reply) importer = call(s, "POST", "/contexts", AUTH, "{}");
+  CU_ASSERT_EQUAL_FATAL(planter.status, 200);
+  CU_ASSERT_EQUAL_FATAL(importer.status, 200);
+  g_autofree char *plant = g_strdup_printf(
+    "{\"code\": \"open('colorsys.py', 'w').write('planted = True')\", \"context_id\": \"%s\"}",
+    member_string(planter.body, "id"));
+  g_auto(reply) planted = call(s, "POST", "/execute", AUTH, plant);
+  CU_ASSERT_EQUAL(planted.status, 200);
+  g_autofree char *import = g_strdup_printf(
+    "{\"code\": \"import colorsys\\ngetattr(colorsys, 'planted', False)\", "
+    "\"context_id\": \"%s\"}", member_string(importer.body, "id"));
+  g_auto(reply) imported = call(s, "POST", "/execute", AUTH, import);
+  CX_ASSERT_CONTAINS(imported.text, "\"text\":\"False\"");
+  g_autofree char *unplant = g_strdup_printf(
+    "{\"code\": \"import os\\nos.remove('colorsys.py')\", \"context_id\": \"%s\"}",
+    member_string(planter.body, "id"));
+  g_auto(reply) unplanted = call(s, "POST", "/execute", AUTH, unplant);
+  for (int i = 0; i < 2; i++) {
+    g_autofree char *path =
+      g_strdup_printf("/contexts/%s", member_string((i ? importer : planter).body, "id"));
+    g_auto(reply) removed = call(s, "DELETE", path, AUTH, NULL);
+    CU_ASSERT_EQUAL(removed.status, 200);
+  }
+}
+
 /* ---- Load ----------------------------------------------------------------------- */
 
 #define CLIENTS 32
@@ -2371,6 +2404,7 @@ cx_test_register(void)
       test_serve_e2b_execute_refuses_code_with_nul_as_python_does },
     { "test_serve_kernel_refuses_code_with_nul_as_python_does",
       test_serve_kernel_refuses_code_with_nul_as_python_does },
+    { "test_serve_contexts_do_not_share_a_cwd", test_serve_contexts_do_not_share_a_cwd },
     { "test_serve_websockets_need_the_token_and_survive_garbage",
       test_serve_websockets_need_the_token_and_survive_garbage },
     { "test_serve_control_requests_never_block_the_server",

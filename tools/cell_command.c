@@ -6,10 +6,38 @@
 #include "tools/cell_command.h"
 #include "tools/interrupts.h"
 
-/* The backend NAME with CONFIG's options for it and OVERRIDES on top. */
+/* TRUE when SCHEMA (may be NULL) has KEY. */
+static gboolean
+schema_has(const cx_option_spec *schema, const char *key)
+{
+  for (; schema != NULL && schema->name != NULL; schema++)
+    if (g_str_equal(schema->name, key))
+      return TRUE;
+  return FALSE;
+}
+
+/* Set "KEY=VALUE" ITEM in OPTIONS; with ONLY_UNSET, only a key of SCHEMA
+ * that holds no value yet. */
+static gboolean
+set_item(cx_options *options, const cx_option_spec *schema, const char *item,
+         gboolean only_unset, GError **error)
+{
+  const char *eq = strchr(item, '=');
+  if (eq == NULL) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "option %s: write KEY=VALUE", item);
+    return FALSE;
+  }
+  g_autofree char *key = g_strndup(item, (gsize)(eq - item));
+  if (only_unset && (!schema_has(schema, key) || cx_options_has(options, key)))
+    return TRUE;
+  return cx_options_set(options, key, eq + 1, error);
+}
+
+/* The backend NAME with CONFIG's options for it, OVERRIDES on top, and
+ * DEFAULTS where both leave a key unset. */
 static cx_backend *
 open_with_options(cx_registry *registry, const cx_config *config, const char *name,
-                  char **overrides, GError **error)
+                  char **overrides, const char *const *defaults, GError **error)
 {
   const cx_plugin_info *plugin = cx_registry_lookup(registry, name, error);
   if (plugin == NULL)
@@ -19,16 +47,13 @@ open_with_options(cx_registry *registry, const cx_config *config, const char *na
   g_autoptr(cx_options) options = cx_config_get_backend_options(config, plugin, error);
   if (options == NULL)
     return NULL;
-  for (char **item = overrides; item != NULL && *item != NULL; item++) {
-    const char *eq = strchr(*item, '=');
-    if (eq == NULL) {
-      g_set_error(error, CX_ERROR, CX_ERROR_OPTION, "option %s: write KEY=VALUE", *item);
+  const cx_option_spec *schema = cx_plugin_info_get_options(plugin);
+  for (char **item = overrides; item != NULL && *item != NULL; item++)
+    if (!set_item(options, schema, *item, FALSE, error))
       return NULL;
-    }
-    g_autofree char *key = g_strndup(*item, (gsize)(eq - *item));
-    if (!cx_options_set(options, key, eq + 1, error))
+  for (const char *const *item = defaults; item != NULL && *item != NULL; item++)
+    if (!set_item(options, schema, *item, TRUE, error))
       return NULL;
-  }
   cx_backend *backend =
     cx_backend_open_with_config(registry, config, name, g_steal_pointer(&options), error);
   const char *const *shadowed = cx_plugin_info_get_shadowed_paths(plugin);
@@ -50,7 +75,8 @@ open_requested_backend(const backend_request *request, opened_backend *opened, G
   if (!cx_config_check_sections(config, registry, error))
     return FALSE;
   const char *name = request->backend != NULL ? request->backend : cx_config_get_backend(config);
-  g_autoptr(cx_backend) backend = open_with_options(registry, config, name, request->options, error);
+  g_autoptr(cx_backend) backend =
+    open_with_options(registry, config, name, request->options, request->defaults, error);
   if (backend == NULL)
     return FALSE;
   const char *record = request->record != NULL ? request->record : cx_config_get_record(config);

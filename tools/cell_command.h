@@ -12,6 +12,8 @@ typedef struct {
   char **options;           /* KEY=VALUE backend options over the config's, or NULL */
   const char *record;       /* --record FILE, or NULL: the config's record */
   const char *debug_export; /* --debug-export FILE, or NULL: the config's */
+  const char *const *defaults; /* KEY=VALUE where the config and -o leave KEY unset and
+                                  the backend has KEY (a command's own defaults), or NULL */
 } backend_request;
 
 typedef struct {

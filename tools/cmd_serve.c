@@ -214,7 +214,11 @@ serve(serve_args *a)
                         "it could run code; give --token or --token-file", host);
   }
 
-  const backend_request request = { a->config, a->backend, a->options, NULL, NULL };
+  /* Strangers' sessions on one backend: each its own cwd, or a module one
+   * left there would be imported by the next (sys.path[0]). */
+  static const char *const serve_defaults[] = { "cwd-per-session=true", NULL };
+  const backend_request request = { a->config, a->backend, a->options, NULL, NULL,
+                                    serve_defaults };
   g_auto(opened_backend) opened = { 0 };
   if (!open_requested_backend(&request, &opened, &error))
     return fail_usage("%s", error->message);

@@ -19,6 +19,8 @@ struct subprocess_backend {
   gboolean spawn_mode;
   char **environment;        /* the worker's */
   char *cwd;                 /* the sandbox's view; a cell's comes in its RUN */
+  gboolean cwd_per_session;  /* each process its own directory under cwd (the worker's) */
+  char **worker_arguments;   /* more of the worker's command line (cwd-per-session) */
   JsonObject *limits;        /* the "limits" of open requests (only read, never shared) */
   char *sandbox;             /* isolation = sandbox: its JSON for the worker; else NULL */
   char **view;               /* isolation = sandbox: the directories cells see (cwd, lists) */

@@ -30,10 +30,30 @@ const cx_option_spec cx__sp_options[] = {
   { "env", CX_OPTION_ENV, NULL, "environment variables of the worker, on top of the allowlist" },
   { "inherit-env", CX_OPTION_BOOL, "false",
     "give the worker the host's whole environment, not only PATH, HOME, LANG, LC_*, TZ, TMPDIR" },
-  { "memory-limit", CX_OPTION_SIZE_LIMIT, NULL, "address space of a cell's process (RLIMIT_AS)" },
+  /* No default in the schema, so that a command can tell it unset
+   * (cellexec serve turns it on then). */
+  { "cwd-per-session", CX_OPTION_BOOL, NULL,
+    "each session and stateless cell works in a fresh directory of its own under cwd "
+    "(with isolation = sandbox seen at cwd's place, the others' out of reach; default: "
+    "false, with cellexec serve true)" },
+  { "keep-session-cwd", CX_OPTION_BOOL, "false",
+    "with cwd-per-session: keep each directory when its session or cell ends (default: "
+    "removed)" },
+  { "memory-limit", CX_OPTION_SIZE_LIMIT, NULL,
+    "address space of a cell's process (RLIMIT_AS); with isolation = sandbox also its "
+    "cgroup's memory (default there: 1G, the cgroup only)" },
   { "cpu-limit", CX_OPTION_COUNT, NULL, "CPU seconds per cell (RLIMIT_CPU): CPUTimeExceeded" },
   { "max-processes", CX_OPTION_COUNT, NULL,
-    "processes of the user a cell may reach (RLIMIT_NPROC, counts all of the user's)" },
+    "processes of the user a cell may reach (RLIMIT_NPROC, counts all of the user's); with "
+    "isolation = sandbox the cell's cgroup pids.max (default there: 256)" },
+  { "max-open-files", CX_OPTION_COUNT, NULL,
+    "descriptors a cell's process may open (RLIMIT_NOFILE; default with isolation = "
+    "sandbox: 4096)" },
+  { "tmp-size", CX_OPTION_SIZE, NULL,
+    "with isolation = sandbox: bytes of each cell's /tmp (default: half the memory limit)" },
+  { "shm-size", CX_OPTION_SIZE, NULL,
+    "with isolation = sandbox: bytes of each cell's /dev/shm (default: a quarter of the "
+    "memory limit)" },
   { "file-size-limit", CX_OPTION_SIZE_LIMIT, NULL, "largest file a cell may write (RLIMIT_FSIZE)" },
   { "output-limit", CX_OPTION_SIZE, "10M",
     "bytes of stdout and of stderr kept per cell; past it the head and tail (0: all)" },
@@ -60,6 +80,7 @@ limits_from(const cx_options *options, GError **error)
     { "cpu-limit", "cpu", FALSE },
     { "max-processes", "processes", FALSE },
     { "file-size-limit", "file_size", TRUE },
+    { "max-open-files", "open_files", FALSE },
   };
   g_autoptr(JsonObject) limits = json_object_new();
   for (guint i = 0; i < G_N_ELEMENTS(map); i++) {
@@ -86,6 +107,45 @@ worker_path_from(const cx_options *options)
   return path != NULL ? path : WORKER_PROGRAM;
 }
 
+/* The sandbox's bounds when the options leave them unset: the cgroup's
+ * memory.max (not RLIMIT_AS, which some libraries' address-space
+ * reservations would trip over), its pids.max, and RLIMIT_NOFILE. */
+#define SANDBOX_MEMORY ((gint64)1 << 30)
+#define SANDBOX_PROCESSES 256
+#define SANDBOX_OPEN_FILES 4096
+
+/* The sandbox's bounds into SANDBOX, the defaults where OPTIONS leave them
+ * unset: without them one cell forked 1500 processes, or filled the
+ * host's memory through /tmp and /dev/shm. */
+static gboolean
+set_sandbox_bounds(const cx_options *options, JsonObject *sandbox, GError **error)
+{
+  json_object_set_int_member(sandbox, "memory",
+                             cx_options_has(options, "memory-limit")
+                               ? (gint64)cx_options_get_size(options, "memory-limit", 0)
+                               : SANDBOX_MEMORY);
+  json_object_set_int_member(sandbox, "processes",
+                             cx_options_has(options, "max-processes")
+                               ? cx_options_get_int(options, "max-processes", 0)
+                               : SANDBOX_PROCESSES);
+  static const struct { const char *option, *key; } sizes[] = {
+    { "tmp-size", "tmp_size" }, { "shm-size", "shm_size" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    if (!cx_options_has(options, sizes[i].option))
+      continue;
+    guint64 size = cx_options_get_size(options, sizes[i].option, 0);
+    if (size == 0) {
+      g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                  "subprocess: %s must be positive (leave it unset for the default)",
+                  sizes[i].option);
+      return FALSE;
+    }
+    json_object_set_int_member(sandbox, sizes[i].key, (gint64)size);
+  }
+  return TRUE;
+}
+
 /* isolation = sandbox: the description the worker applies (worker/sandbox.c),
  * as JSON, and in *VIEW the directories of it a cell may work in (its cwd
  * first, then writable-paths and read-only-paths, canonical); NULL with
@@ -106,11 +166,13 @@ sandbox_from(const cx_options *options, char ***view, GError **error)
     return NULL;
   }
   static const char *const sandbox_only[] = { "network", "read-only-paths", "writable-paths",
-                                              "hidden-paths" };
+                                              "hidden-paths", "tmp-size", "shm-size" };
   if (g_str_equal(isolation, "none")) {
     for (guint i = 0; i < G_N_ELEMENTS(sandbox_only); i++) {
-      const char *value = cx_options_get_string(options, sandbox_only[i], "");
-      if (*value != '\0' && !g_str_equal(value, "none")) {
+      gboolean sized = g_str_has_suffix(sandbox_only[i], "-size");
+      const char *value = sized ? NULL : cx_options_get_string(options, sandbox_only[i], "");
+      if (sized ? cx_options_has(options, sandbox_only[i])
+                : *value != '\0' && !g_str_equal(value, "none")) {
         g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
                     "subprocess: %s applies with isolation = sandbox only", sandbox_only[i]);
         return NULL;
@@ -154,12 +216,8 @@ sandbox_from(const cx_options *options, char ***view, GError **error)
     }
     json_object_set_array_member(sandbox, lists[i].key, array);
   }
-  if (cx_options_has(options, "memory-limit"))
-    json_object_set_int_member(sandbox, "memory",
-                               (gint64)cx_options_get_size(options, "memory-limit", 0));
-  if (cx_options_has(options, "max-processes"))
-    json_object_set_int_member(sandbox, "processes",
-                               cx_options_get_int(options, "max-processes", 0));
+  if (!set_sandbox_bounds(options, sandbox, error))
+    return NULL;
   g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), sandbox);
   g_ptr_array_add(dirs, NULL);
   *view = (char **)g_ptr_array_free(g_steal_pointer(&dirs), FALSE);
@@ -226,6 +284,21 @@ cx__sp_configure(subprocess_backend *backend, const cx_options *options, GError 
     cx__sp_worker_environment(cx_options_get_bool(options, "inherit-env", FALSE),
                               (const char *const *)env);
   backend->cwd = g_strdup(cx_options_get_string(options, "cwd", NULL));
+  if (sandbox != NULL && !json_object_has_member(limits, "open_files"))
+    json_object_set_int_member(limits, "open_files", SANDBOX_OPEN_FILES);
+  backend->cwd_per_session = cx_options_get_bool(options, "cwd-per-session", FALSE);
+  if (!backend->cwd_per_session && cx_options_get_bool(options, "keep-session-cwd", FALSE)) {
+    g_set_error(error, CX_ERROR, CX_ERROR_OPTION,
+                "subprocess: keep-session-cwd applies with cwd-per-session = true only");
+    return FALSE;
+  }
+  if (backend->cwd_per_session) {
+    g_autofree char *base = backend->cwd != NULL ? g_strdup(backend->cwd) : g_get_current_dir();
+    backend->worker_arguments =
+      g_strdupv((char *[]){ "--private-cwd", base,
+                            cx_options_get_bool(options, "keep-session-cwd", FALSE)
+                              ? "--keep-private-cwd" : NULL, NULL });
+  }
   backend->limits = g_steal_pointer(&limits);
   backend->sandbox = g_steal_pointer(&sandbox);
   backend->view = g_steal_pointer(&view);

@@ -15,7 +15,8 @@ cx__sp_worker_process *
 cx__sp_start_worker(subprocess_backend *backend, GError **error)
 {
   return cx__sp_worker_process_start(backend->worker_path, backend->isolated, backend->preload,
-                                     backend->sandbox, backend->environment, error);
+                                     backend->sandbox, backend->worker_arguments,
+                                     backend->environment, error);
 }
 
 /* Open a channel to a process the server forks for REQUEST (consumed):
@@ -94,9 +95,11 @@ cx__sp_cell_request(subprocess_backend *backend, const char *code, const cx_run_
     g_autofree char *encoded = g_base64_encode((const guchar *)code, strlen(code));
     json_object_set_string_member(cell, "code_base64", encoded);
   }
-  /* The backend's cwd, env and timeout are in RUN already (plugin.h). */
+  /* The backend's cwd, env and timeout are in RUN already (plugin.h).
+   * With cwd-per-session the backend's cwd means the process's own
+   * directory, where it works already. */
   const char *cwd = cx_run_options_get_cwd(run);
-  if (cwd != NULL)
+  if (cwd != NULL && !(backend->cwd_per_session && g_strcmp0(cwd, backend->cwd) == 0))
     json_object_set_string_member(cell, "cwd", cwd);
   JsonArray *env = json_array_new();
   for (const char *const *assignment = cx_run_options_get_env(run); *assignment != NULL;

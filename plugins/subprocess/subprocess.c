@@ -34,6 +34,7 @@ subprocess_destroy(cx_backend_instance *instance)
   g_free(backend->preload);
   g_strfreev(backend->environment);
   g_free(backend->cwd);
+  g_strfreev(backend->worker_arguments);
   g_strfreev(backend->view);
   g_clear_pointer(&backend->limits, json_object_unref);
   g_free(backend->sandbox);

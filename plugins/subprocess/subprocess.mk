@@ -61,6 +61,8 @@ plugins_subprocess_cellexec_worker_SOURCES = \
 	plugins/subprocess/worker/limits.c \
 	plugins/subprocess/worker/reaper.c \
 	plugins/subprocess/worker/sandbox.c \
+	plugins/subprocess/worker/pid_namespace.c \
+	plugins/subprocess/worker/private_cwd.c \
 	plugins/subprocess/worker/cgroup.c \
 	plugins/subprocess/worker/seccomp.c \
 	pyembed/pyembed-process.h \

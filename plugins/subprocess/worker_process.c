@@ -144,7 +144,7 @@ set_up_output(posix_spawn_file_actions_t *actions, gboolean sandboxed, int *rela
 
 static pid_t
 spawn(const char *path, gboolean isolated, const char *preload, const char *sandbox,
-      char **environment, int remote, int *relay, GError **error)
+      char **more_arguments, char **environment, int remote, int *relay, GError **error)
 {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -180,6 +180,8 @@ spawn(const char *path, gboolean isolated, const char *preload, const char *sand
     g_ptr_array_add(argv, "--sandbox");
     g_ptr_array_add(argv, (char *)sandbox);
   }
+  for (char **argument = more_arguments; argument != NULL && *argument != NULL; argument++)
+    g_ptr_array_add(argv, *argument);
   g_ptr_array_add(argv, NULL);
   pid_t pid = -1;
   int failed = posix_spawn(&pid, path, &actions, &attributes, (char **)argv->pdata, environment);
@@ -255,7 +257,8 @@ read_hello(int control, const char *path, GError **error)
 
 cx__sp_worker_process *
 cx__sp_worker_process_start(const char *path, gboolean isolated, const char *preload,
-                            const char *sandbox, char **environment, GError **error)
+                            const char *sandbox, char **more_arguments, char **environment,
+                            GError **error)
 {
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) < 0) {
@@ -265,7 +268,8 @@ cx__sp_worker_process_start(const char *path, gboolean isolated, const char *pre
     return NULL;
   }
   int relay;
-  pid_t pid = spawn(path, isolated, preload, sandbox, environment, sockets[1], &relay, error);
+  pid_t pid = spawn(path, isolated, preload, sandbox, more_arguments, environment, sockets[1],
+                    &relay, error);
   close(sockets[1]);
   if (pid < 0) {
     close(sockets[0]);

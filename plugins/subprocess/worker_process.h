@@ -26,10 +26,12 @@ char **cx__sp_worker_environment(gboolean inherit, const char *const *configured
 /* Start PATH with ENVIRONMENT and wait for its HELLO.  ISOLATED is the
  * `python3 -I -S` mode; PRELOAD (may be NULL) the modules it imports before
  * forking, comma-separated; SANDBOX (may be NULL) the JSON description of
- * `isolation = sandbox` (worker/sandbox.c). */
+ * `isolation = sandbox` (worker/sandbox.c); MORE_ARGUMENTS (may be NULL)
+ * are appended to its command line. */
 cx__sp_worker_process *cx__sp_worker_process_start(const char *path, gboolean isolated,
                                                    const char *preload, const char *sandbox,
-                                                   char **environment, GError **error);
+                                                   char **more_arguments, char **environment,
+                                                   GError **error);
 
 /* TRUE while the process runs (it is reaped once it ended).  A stopped
  * process (SIGSTOP, ptrace) is killed and reaped, and is not alive. */

@@ -774,6 +774,7 @@ cx__worker_spare_main(int server_socket, pid_t server)
   gboolean confined = cx__worker_sandbox_confine(&setup_error);
   if (!confined)
     g_prefix_error(&setup_error, "isolation = sandbox: cannot confine the cell's process: ");
+  confined = confined && cx__worker_private_cwd_enter(&setup_error);
   /* The server's socket sits where the channel will: nothing else stays open. */
   become_cell_process(server_socket, server);
 

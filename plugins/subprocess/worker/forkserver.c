@@ -79,15 +79,16 @@ fork_spare(GError **error)
   /* In the sandbox the server is outside the children's PID namespace:
    * they see their parent as pid 0. */
   pid_t server = cx__worker_sandboxed ? 0 : getpid();
-  pid_t pid = cx__py_fork();
+  /* In the sandbox, into a PID namespace of its own (pid_namespace.c). */
+  pid_t pid = -1;
+  if (cx__worker_private_cwd_prepare(error))
+    pid = cx__worker_fork_in_new_namespace(cx__py_fork, error);
   if (pid == 0)
     cx__worker_spare_main(sockets[1], server);
-  int saved = errno;
+  cx__worker_private_cwd_adopt(pid);
   close(sockets[1]);
   if (pid < 0) {
     close(sockets[0]);
-    g_set_error(error, CX_ERROR, CX_ERROR_BACKEND,
-                "the worker cannot fork a process for the cell: %s", g_strerror(saved));
     return FALSE;
   }
   if (cx__worker_sandboxed) {
@@ -146,6 +147,16 @@ open_channel(int channel, const guint8 *payload, gsize len)
   close(channel);
 }
 
+/* What the process PID had, once it has ended: its cgroup and what is
+ * left in it, its PID namespace, its own cwd. */
+static void
+release_child(pid_t pid)
+{
+  cx__worker_sandbox_release(pid);
+  cx__worker_pid_namespace_release(pid);
+  cx__worker_private_cwd_release(pid);
+}
+
 /* A spare died before it got a cell (killed from outside?). */
 static void
 forget_spare(pid_t pid)
@@ -169,6 +180,11 @@ drop_stopped_spare(pid_t pid)
   forget_spare(pid);
 }
 
+/* The maker of the sandbox's PID namespaces ended (killed from outside?):
+ * no spare can be forked any more, so the server ends, and the host starts
+ * another at the next call. */
+static gboolean maker_ended;
+
 /* Reap what ended; for a cell or session process, sweep its orphans and
  * send EXITED. */
 static void
@@ -190,9 +206,11 @@ reap_children(void)
         kill(pid, SIGCONT);
       continue;
     }
+    if (pid > 0 && pid == cx__worker_pid_namespace_maker)
+      maker_ended = TRUE;
     if (pid < 0 || !g_hash_table_steal_extended(children, GINT_TO_POINTER(pid), NULL, &channel))
       continue; /* an adopted orphan */
-    cx__worker_sandbox_release(pid);
+    release_child(pid);
     if (GPOINTER_TO_INT(channel) < 0) {
       forget_spare(pid);
       continue;
@@ -225,7 +243,7 @@ shut_down(void)
   g_hash_table_iter_init(&iter, children);
   while (g_hash_table_iter_next(&iter, &pid, NULL)) {
     kill(-GPOINTER_TO_INT(pid), SIGKILL);
-    cx__worker_sandbox_release(GPOINTER_TO_INT(pid));
+    release_child(GPOINTER_TO_INT(pid));
   }
   g_hash_table_remove_all(children);
   cx__worker_kill_orphans(children);
@@ -319,6 +337,12 @@ cx__worker_serve(int control, GPtrArray *measures)
       while (read(child_events, &info, sizeof info) > 0)
         ;
       reap_children();
+      if (maker_ended) {
+        g_clear_error(&error);
+        g_set_error(&error, CX_ERROR, CX_ERROR_BACKEND,
+                    "the maker of PID namespaces ended; stopping");
+        break;
+      }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       g_clear_error(&error);

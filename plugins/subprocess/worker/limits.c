@@ -31,7 +31,8 @@ cx__worker_limits_parse(JsonObject *object, cx__worker_limits *limits, GError **
   return read_limit(object, "memory", &limits->memory_bytes, error) &&
          read_limit(object, "cpu", &limits->cpu_seconds, error) &&
          read_limit(object, "processes", &limits->processes, error) &&
-         read_limit(object, "file_size", &limits->file_size_bytes, error);
+         read_limit(object, "file_size", &limits->file_size_bytes, error) &&
+         read_limit(object, "open_files", &limits->open_files, error);
 }
 
 static gboolean
@@ -66,6 +67,10 @@ cx__worker_limits_apply(const cx__worker_limits *limits, GError **error)
   if (limits->file_size_bytes > 0 &&
       !set_limit(RLIMIT_FSIZE, "the file size limit (RLIMIT_FSIZE)", limits->file_size_bytes,
                  limits->file_size_bytes, error))
+    return FALSE;
+  if (limits->open_files > 0 &&
+      !set_limit(RLIMIT_NOFILE, "the open files limit (RLIMIT_NOFILE)", limits->open_files,
+                 limits->open_files, error))
     return FALSE;
   return TRUE;
 }

@@ -114,7 +114,8 @@ cx__worker_kill_orphans(GHashTable *keep)
     g_autoptr(GArray) orphans = g_array_new(FALSE, FALSE, sizeof(pid_t));
     for (guint i = 0; i < children->len; i++) {
       pid_t pid = g_array_index(children, pid_t, i);
-      if (!g_hash_table_contains(keep, GINT_TO_POINTER(pid)) && pid != cx__worker_sandbox_init) {
+      if (!g_hash_table_contains(keep, GINT_TO_POINTER(pid)) &&
+          pid != cx__worker_pid_namespace_maker) {
         kill(pid, SIGKILL);
         g_array_append_val(orphans, pid);
       }

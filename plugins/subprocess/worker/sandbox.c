@@ -3,27 +3,37 @@
  * Applied once, in cellexec-worker's main() before Python starts, and
  * inherited by every process the fork server forks:
  *
- *   namespaces   user, mount, PID, network, IPC, UTS
+ *   namespaces   user, mount, network, IPC, UTS (the PID namespace is each
+ *                spare's own, below)
  *   filesystem   a tmpfs root with bind mounts: /usr, /bin, /sbin, /lib*,
  *                /etc read-only (secrets hidden), the directories of the
  *                files the worker has mapped (its libraries) read-only,
- *                a minimal /dev, the cell's cwd writable,
- *                read-only-paths / writable-paths / hidden-paths; /proc of
- *                the new PID namespace, showing a process only to those
- *                that may trace it (hidepid=invisible), with what runc
- *                masks masked; pivot_root, the old root detached
+ *                a minimal /dev (its /dev/shm empty and read-only), the
+ *                cell's cwd writable, read-only-paths / writable-paths /
+ *                hidden-paths; a /proc (hidepid=invisible, what runc
+ *                masks masked) that each spare's own /proc is checked
+ *                against by the kernel; pivot_root, the old root detached
  *   network      none (loopback down) unless network = loopback
  *   privileges   PR_SET_NO_NEW_PRIVS, the bounding set emptied, securebits
  *                locked
  *   limits       each spare (hence each cell or session) in a cgroup of
  *                its own (v2, else v1 memory + pids): memory and process
  *                count hold for its whole tree, and the tree is killed
- *                through it when the process ends (cgroup.c)
+ *                through it when the process ends (cgroup.c); bounded by
+ *                default (options.c)
  *
- * and, in each spare before any Python runs in it (cx__worker_sandbox_confine):
+ * and for each spare, so for each stateless cell and each session: a PID
+ * namespace of its own, the spare as its pid 2 (pid_namespace.c), and
+ * before any Python runs in it (cx__worker_sandbox_confine):
  *
- *   /tmp         a tmpfs of its own (half of memory-limit at most, charged
- *                to its cgroup), gone with the process
+ *   IPC          a namespace of its own: SysV shared memory, semaphores
+ *                and message queues, POSIX message queues; destroyed with
+ *                it
+ *   mounts       a mount namespace of its own with /proc of its PID
+ *                namespace (masked), a /dev/shm and a /tmp of its own
+ *                (tmpfs, bounded, charged to its cgroup), and with
+ *                cwd-per-session its own directory over the cwd
+ *                (private_cwd.c); all gone with the process
  *   user         with a root host, the cells' user, uid and gid 65534 on
  *                the host too: what a cell creates is never root's, and
  *                the kernel's checks for root (sysctls go by file mode for
@@ -32,14 +42,28 @@
  *                the spares, the init) can be traced, have its memory
  *                opened through /proc, be seen in /proc or, from Linux
  *                6.12, be signalled or reached on an abstract socket
- *   seccomp      the filter (seccomp.c), also loaded by the init
+ *   seccomp      the filter (seccomp.c), also loaded by each init
  *
- * The fork server itself stays in the host's PID namespace, so it knows
- * the pids its children have there (the host signals them by those); the
- * first process it forks after unshare(CLONE_NEWPID) is the namespace's
- * init (reaps orphans, dies with the server: then the kernel kills every
- * process of the namespace).  Cells cannot see the server or the host,
- * and the init ignores their signals.
+ * Why a PID namespace per spare rather than one for the backend and a
+ * seccomp filter on the calls that take a pid: Landlock scopes ptrace,
+ * signals and abstract sockets, but not prlimit, setpriority,
+ * sched_setaffinity, ioprio_set or the calls still to come; all cells are
+ * one user in one namespace, so a filter would have to know every such
+ * call and tell a cell's own children (which it may still manage:
+ * subprocess, multiprocessing) from other sessions' processes by pid,
+ * which it cannot.  In a namespace of its own a cell cannot name another
+ * session's process at all, and PRIO_USER or kill(-1) stop at its
+ * namespace too.  What it costs: the server must know the pids it and the
+ * host signal (fork() in the server returns the host's, which the spare is
+ * told in STARTED), orphans go to the namespace's init (killed, with the
+ * rest of the namespace, when the spare ends), and each spare mounts a
+ * /proc of its own; all of it is done while the spare waits for a cell,
+ * and the namespaces are made ahead of need (pid_namespace.c).
+ *
+ * The fork server itself stays in the host's PID namespace and runs no
+ * cell code; cells cannot see it, the host, or their namespace's init
+ * (another user, another Landlock domain), and an init ignores the
+ * signals a cell sends it.
  *
  * Fail closed: any step that fails stops the worker with a message naming
  * the measure, and the host refuses to open the backend.
@@ -96,12 +120,12 @@ static struct {
   int landlock;         /* the Landlock ruleset each spare restricts itself by, or -1 */
   char *tmp_options;    /* the mount options of a spare's /tmp */
   GPtrArray *tmp_entries; /* what the shared /tmp holds, a directory's name ending in '/' */
-  guint64 tmp_size;     /* bytes of the spare's /tmp; 0: tmpfs's default */
+  guint64 tmp_size;     /* bytes of the spare's /tmp */
+  char *shm_options;    /* the mount options of a spare's /dev/shm */
   char *cwd;
 } confinement;
 
 gboolean cx__worker_sandboxed;
-pid_t cx__worker_sandbox_init;
 
 /* Files under /etc no cell may read. */
 static const char *const etc_secrets[] = {
@@ -167,12 +191,11 @@ bind_path(const char *source, gboolean writable, const char *measure, GError **e
   return TRUE;
 }
 
-/* Cover PATH (already under the new root, if it exists there) with
- * something empty. */
+/* Cover PATH (below ROOT, if it exists there) with something empty. */
 static gboolean
-hide_path(const char *path, const char *measure, GError **error)
+hide_path_below(const char *root, const char *path, const char *measure, GError **error)
 {
-  g_autofree char *target = g_strconcat(NEW_ROOT, path, NULL);
+  g_autofree char *target = g_strconcat(root, path, NULL);
   struct stat st;
   if (lstat(target, &st) < 0) {
     if (errno == ENOENT)
@@ -189,11 +212,17 @@ hide_path(const char *path, const char *measure, GError **error)
   return TRUE;
 }
 
-/* Make PATH (under the new root, if it exists there) read-only. */
 static gboolean
-freeze_path(const char *path, const char *measure, GError **error)
+hide_path(const char *path, const char *measure, GError **error)
 {
-  g_autofree char *target = g_strconcat(NEW_ROOT, path, NULL);
+  return hide_path_below(NEW_ROOT, path, measure, error);
+}
+
+/* Make PATH (below ROOT, if it exists there) read-only. */
+static gboolean
+freeze_path(const char *root, const char *path, const char *measure, GError **error)
+{
+  g_autofree char *target = g_strconcat(root, path, NULL);
   if (access(target, F_OK) < 0)
     return errno == ENOENT || fail_errno(error, measure, path);
   if (mount(target, target, NULL, MS_BIND | MS_REC, NULL) < 0 ||
@@ -203,15 +232,20 @@ freeze_path(const char *path, const char *measure, GError **error)
   return TRUE;
 }
 
-/* /proc as runc leaves it to a container: see proc_masked. */
+/* A /proc of this process's PID namespace at ROOT/proc, showing a
+ * process only to those that may trace it (hidepid=invisible), and as
+ * runc leaves it to a container: see proc_masked. */
 static gboolean
-mask_proc(GError **error)
+mount_proc(const char *root, GError **error)
 {
+  g_autofree char *target = g_strconcat(root, "/proc", NULL);
+  if (mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0)
+    return fail_errno(error, "/proc of the cell's PID namespace", NULL);
   for (const char *const *path = proc_masked; *path != NULL; path++)
-    if (!hide_path(*path, "/proc (masking)", error))
+    if (!hide_path_below(root, *path, "/proc (masking)", error))
       return FALSE;
   for (const char *const *path = proc_read_only; *path != NULL; path++)
-    if (!freeze_path(*path, "/proc (read-only parts)", error))
+    if (!freeze_path(root, *path, "/proc (read-only parts)", error))
       return FALSE;
   return TRUE;
 }
@@ -326,8 +360,9 @@ build_dev(GError **error)
       symlink("/proc/self/fd/0", NEW_ROOT "/dev/stdin") < 0 ||
       symlink("/proc/self/fd/1", NEW_ROOT "/dev/stdout") < 0 ||
       symlink("/proc/self/fd/2", NEW_ROOT "/dev/stderr") < 0 ||
-      mkdir(NEW_ROOT "/dev/shm", 01777) < 0 ||
-      mount("tmpfs", NEW_ROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+      mkdir(NEW_ROOT "/dev/shm", 0755) < 0 ||
+      mount("tmpfs", NEW_ROOT "/dev/shm", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            "size=4k,mode=755") < 0)
     return fail_errno(error, "filesystem view (/dev)", NULL);
   return TRUE;
 }
@@ -338,9 +373,7 @@ static gboolean
 list_shared_tmp(GError **error)
 {
   confinement.tmp_options =
-    confinement.tmp_size > 0 ? g_strdup_printf("mode=1777,size=%" G_GUINT64_FORMAT,
-                                               confinement.tmp_size)
-                             : g_strdup("mode=1777");
+    g_strdup_printf("mode=1777,size=%" G_GUINT64_FORMAT, confinement.tmp_size);
   confinement.tmp_entries = g_ptr_array_new_with_free_func(g_free);
   g_autoptr(GDir) dir = g_dir_open(NEW_ROOT "/tmp", 0, NULL);
   const char *name;
@@ -470,7 +503,7 @@ switch_root(GError **error)
   return TRUE;
 }
 
-/* ---- the PID namespace's init ------------------------------------------------- */
+/* ---- children that set up and try the view ---------------------------------- */
 
 #define REPORT_OK "ok"
 
@@ -511,91 +544,45 @@ receive_report(int fd, const char *what, GError **error)
   return FALSE;
 }
 
-static void
-on_child(int signal_number)
-{
-}
-
-static gboolean drop_privileges(gboolean keep_capabilities, GError **error);
-
-G_GNUC_NORETURN static void
-init_main(int report)
-{
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  /* A process is shown only to those that may trace it: in the sandbox,
-   * to the processes of its own Landlock domain (its cell) and user.  Then
-   * the init goes under the filter like everything in the sandbox, before
-   * it says it is ready. */
-  g_autoptr(GError) failure = NULL;
-  if (mount("proc", NEW_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-            "hidepid=invisible") < 0)
-    fail_errno(&failure, "/proc of the new PID namespace", NULL);
-  else if (drop_privileges(FALSE, &failure))
-    cx__worker_seccomp_load(&failure);
-  send_report(report, failure);
-  if (failure != NULL)
-    _exit(1);
-  close_range(0, ~0U, 0);
-  prctl(PR_SET_NAME, "cellexec-init");
-  struct sigaction action = { .sa_handler = on_child };
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGCHLD, &action, NULL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  for (;;) {
-    if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
-      pause();
-  }
-}
-
+/* Run STEP in a child in a PID namespace of its own and wait for it: its
+ * failure, reported through a pipe, is *ERROR (WHAT names it when the
+ * child died without a word). */
 static gboolean
-start_init(GError **error)
+run_in_child(gboolean (*step)(GError **error), const char *what, GError **error)
 {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) < 0)
-    return fail_errno(error, "PID namespace (init)", NULL);
-  pid_t pid = fork();
-  if (pid < 0)
-    return fail_errno(error, "PID namespace (init)", NULL);
-  if (pid == 0) {
-    close(pipe_fds[0]);
-    init_main(pipe_fds[1]);
-  }
-  close(pipe_fds[1]);
-  if (!receive_report(pipe_fds[0], "the PID namespace's init", error))
-    return FALSE;
-  cx__worker_sandbox_init = pid;
-  return TRUE;
-}
-
-/* Confine a child as every spare will and wait for it: a measure that
- * cannot be had fails opening the backend, naming it, instead of every
- * cell later. */
-static gboolean
-try_confinement(GError **error)
-{
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) < 0)
-    return fail_errno(error, "a cell's confinement", NULL);
-  pid_t pid = fork();
+    return fail_errno(error, what, NULL);
+  pid_t pid = cx__worker_fork_in_new_namespace(fork, error);
   if (pid < 0) {
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    return fail_errno(error, "a cell's confinement", NULL);
+    return FALSE;
   }
   if (pid == 0) {
     close(pipe_fds[0]);
     g_autoptr(GError) failure = NULL;
-    cx__worker_sandbox_confine(&failure);
+    step(&failure);
     send_report(pipe_fds[1], failure);
     _exit(0);
   }
   close(pipe_fds[1]);
-  gboolean ok = receive_report(pipe_fds[0], "a cell's confinement", error);
+  gboolean ok = receive_report(pipe_fds[0], what, error);
   while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
     ;
+  cx__worker_pid_namespace_release(pid);
   return ok;
+}
+
+/* The view's /proc, before pivot_root: the mount every spare's own /proc
+ * is checked against (the kernel lets a user namespace mount a proc only
+ * where one is fully visible already), masked once here.  Mounted by a
+ * child in a PID namespace of its own, for the server's is the host's,
+ * which only the host's root may mount. */
+static gboolean
+mount_view_proc(GError **error)
+{
+  return mount_proc(NEW_ROOT, error);
 }
 
 /* ---- privileges ----------------------------------------------------------------- */
@@ -616,8 +603,8 @@ drop_capabilities(GError **error)
   return TRUE;
 }
 
-static gboolean
-drop_privileges(gboolean keep_capabilities, GError **error)
+gboolean
+cx__worker_drop_privileges(gboolean keep_capabilities, GError **error)
 {
   for (int cap = 0; cap <= 63; cap++)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
@@ -667,13 +654,14 @@ write_file(const char *path, const char *text)
 static gboolean
 enter_user_namespace(GError **error)
 {
-  int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-              CLONE_NEWUTS;
+  /* Not CLONE_NEWPID: each spare gets a PID namespace of its own
+   * (pid_namespace.c). */
+  int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
   if (!confinement.change_user) {
     g_autofree char *uid_map = g_strdup_printf("0 %u 1\n", (unsigned)getuid());
     g_autofree char *gid_map = g_strdup_printf("0 %u 1\n", (unsigned)getgid());
     if (unshare(flags) < 0)
-      return fail_errno(error, "namespaces (user, mount, PID, network, IPC, UTS)", NULL);
+      return fail_errno(error, "namespaces (user, mount, network, IPC, UTS)", NULL);
     if (!write_file("/proc/self/setgroups", "deny") ||
         !write_file("/proc/self/uid_map", uid_map) || !write_file("/proc/self/gid_map", gid_map)) {
       g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "user namespace: cannot map the user");
@@ -715,7 +703,7 @@ enter_user_namespace(GError **error)
     ;
   if (saved != 0) {
     errno = saved;
-    return fail_errno(error, "namespaces (user, mount, PID, network, IPC, UTS)", NULL);
+    return fail_errno(error, "namespaces (user, mount, network, IPC, UTS)", NULL);
   }
   if (!told || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || setresgid(0, 0, 0) < 0 ||
       setresuid(0, 0, 0) < 0) {
@@ -811,9 +799,16 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
   if (!cx__worker_seccomp_prepare(error) || !prepare_landlock(error))
     return FALSE;
   confinement.change_user = getuid() == 0;
-  /* Half the memory limit: a full /tmp is then an OSError (ENOSPC) the
-   * cell can handle, not a kill by the cgroup its pages are charged to. */
-  confinement.tmp_size = memory / 2;
+  /* By default half the memory limit for /tmp and a quarter for /dev/shm
+   * (options.c): full, they are an OSError (ENOSPC) the cell can handle,
+   * not a kill by the cgroup their pages are charged to. */
+  confinement.tmp_size = MAX(cx__peer_get_int(config, "tmp_size", 0), 0);
+  if (confinement.tmp_size == 0)
+    confinement.tmp_size = memory > 0 ? memory / 2 : 256 * 1024 * 1024;
+  gint64 shm_size = cx__peer_get_int(config, "shm_size", 0);
+  confinement.shm_options = g_strdup_printf(
+    "mode=1777,size=%" G_GUINT64_FORMAT,
+    shm_size > 0 ? (guint64)shm_size : memory > 0 ? memory / 4 : 64 * 1024 * 1024);
   confinement.cwd = g_strdup(cwd);
   if (!enter_user_namespace(error))
     return FALSE;
@@ -822,8 +817,11 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
     g_ptr_array_add(measures, g_strdup("cells-user-nobody"));
   g_ptr_array_add(measures, g_strdup("mount-namespace"));
   g_ptr_array_add(measures, g_strdup("pid-namespace"));
+  g_ptr_array_add(measures, g_strdup("pid-namespace-per-cell"));
   g_ptr_array_add(measures, g_strdup("network-namespace"));
   g_ptr_array_add(measures, g_strdup("ipc-namespace"));
+  g_ptr_array_add(measures, g_strdup("ipc-namespace-per-cell"));
+  g_ptr_array_add(measures, g_strdup("private-shm"));
   g_ptr_array_add(measures, g_strdup("uts-namespace"));
   if (sethostname("cellexec", 8) < 0)
     return fail_errno(error, "UTS namespace (hostname)", NULL);
@@ -831,8 +829,8 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
     return FALSE;
   g_ptr_array_add(measures, g_strdup(loopback ? "network-loopback" : "network-none"));
 
-  if (!build_root(config, cwd, error) || !start_init(error) || !mask_proc(error) ||
-      !switch_root(error))
+  if (!build_root(config, cwd, error) || !cx__worker_pid_namespaces_start(error) ||
+      !run_in_child(mount_view_proc, "/proc of the view", error) || !switch_root(error))
     return FALSE;
   if (chdir(cwd) < 0)
     return fail_errno(error, "filesystem view (the cells' cwd)", cwd);
@@ -842,12 +840,14 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
   if (confinement.private_tmp)
     g_ptr_array_add(measures, g_strdup("private-tmp"));
 
-  if (!drop_privileges(TRUE, error))
+  if (!cx__worker_drop_privileges(TRUE, error))
     return FALSE;
   g_ptr_array_add(measures, g_strdup("no-new-privs"));
   g_ptr_array_add(measures, g_strdup("capabilities-dropped"));
   cx__worker_sandboxed = TRUE;
-  if (!try_confinement(error))
+  /* Confine a child as every spare will: a measure that cannot be had
+   * fails opening the backend, naming it, instead of every cell later. */
+  if (!run_in_child(cx__worker_sandbox_confine, "a cell's confinement", error))
     return FALSE;
   g_ptr_array_add(measures, g_strdup(confinement.landlock >= 0 ? "landlock-domain" : "non-dumpable"));
   g_ptr_array_add(measures, g_strdup("seccomp"));
@@ -863,8 +863,7 @@ cx__worker_sandbox_enter(const char *spec, GPtrArray *measures, GError **error)
 static gboolean
 private_tmp(GError **error)
 {
-  if (unshare(CLONE_NEWNS) < 0 ||
-      mount("tmpfs", CELL_TMP, "tmpfs", MS_NOSUID | MS_NODEV, confinement.tmp_options) < 0)
+  if (mount("tmpfs", CELL_TMP, "tmpfs", MS_NOSUID | MS_NODEV, confinement.tmp_options) < 0)
     return fail_errno(error, "private /tmp", NULL);
   for (guint i = 0; i < confinement.tmp_entries->len; i++) {
     const char *name = g_ptr_array_index(confinement.tmp_entries, i);
@@ -880,7 +879,29 @@ private_tmp(GError **error)
   }
   if (mount(CELL_TMP, "/tmp", NULL, MS_MOVE, NULL) < 0)
     return fail_errno(error, "private /tmp", NULL);
-  /* The cwd again, through the new mounts if it lies below /tmp. */
+  return TRUE;
+}
+
+/* The spare's own mounts and IPC, in namespaces of its own that go with
+ * it: /proc of its PID namespace, /dev/shm, /tmp, and with
+ * cwd-per-session its own directory at the cells' cwd, so that it sees
+ * no other's (private_cwd.c).  SysV IPC objects and POSIX message queues
+ * live in the IPC namespace, and are destroyed with it. */
+static gboolean
+private_mounts(GError **error)
+{
+  if (unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
+    return fail_errno(error, "the cell's mount and IPC namespaces", NULL);
+  if (!mount_proc("", error))
+    return FALSE;
+  if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, confinement.shm_options) < 0)
+    return fail_errno(error, "private /dev/shm", NULL);
+  if (confinement.private_tmp && !private_tmp(error))
+    return FALSE;
+  const char *own_cwd = cx__worker_private_cwd();
+  if (own_cwd != NULL && mount(own_cwd, confinement.cwd, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return fail_errno(error, "cwd-per-session", own_cwd);
+  /* The cwd again, through the new mounts. */
   if (chdir(confinement.cwd) < 0)
     return fail_errno(error, "filesystem view (the cells' cwd)", confinement.cwd);
   return TRUE;
@@ -899,7 +920,7 @@ cx__worker_sandbox_confine(GError **error)
 {
   if (!cx__worker_sandboxed)
     return TRUE;
-  if (confinement.private_tmp && !private_tmp(error))
+  if (!private_mounts(error))
     return FALSE;
   if (confinement.change_user &&
       (setgroups(0, NULL) < 0 || setresgid(CELL_ID, CELL_ID, CELL_ID) < 0 ||

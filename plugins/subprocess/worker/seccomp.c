@@ -12,8 +12,12 @@
  * was gone hanging until its timeout.
  *
  * The filter is compiled once, in the fork server (cx__worker_seccomp_prepare),
- * and the same BPF program is loaded by every process of the sandbox:
- * the namespace's init and each spare before it runs any Python.
+ * and the same BPF program is loaded by each spare before it runs any
+ * Python.  The maker of PID namespaces (pid_namespace.c) loads it too,
+ * less the rule against clone(CLONE_NEWPID), which it exists to make:
+ * each namespace's init inherits that filter instead of loading one of
+ * its own (which cost the kernel's check and compilation of the program
+ * on every cell).
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -36,25 +40,37 @@
 #define AF_VSOCK 40
 #endif
 
-/* The compiled program, made before the first process that loads it is
- * forked. */
-static struct sock_fprog program;
+/* The compiled programs, made before the first process that loads one is
+ * forked: the cells', and the maker's (clone(CLONE_NEWPID) allowed). */
+static struct sock_fprog program, maker_program;
 
-gboolean
-cx__worker_seccomp_load(GError **error)
+static gboolean
+load(const struct sock_fprog *filter, GError **error)
 {
-  if (program.filter == NULL) {
+  if (filter->filter == NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: the filter was not prepared");
     return FALSE;
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) < 0) {
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, filter, 0, 0) < 0) {
     int saved = errno;
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: cannot load the filter: %s",
                 g_strerror(saved));
     return FALSE;
   }
   return TRUE;
+}
+
+gboolean
+cx__worker_seccomp_load(GError **error)
+{
+  return load(&program, error);
+}
+
+gboolean
+cx__worker_seccomp_load_for_maker(GError **error)
+{
+  return load(&maker_program, error);
 }
 
 #ifndef HAVE_SECCOMP
@@ -86,10 +102,10 @@ static const int namespace_flags[] = { CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, 
 #define RULE(ctx, action, call, ...)                                                   \
   (seccomp_rule_add(ctx, action, call, __VA_ARGS__) == 0)
 
-/* The BPF program of CTX, read back from libseccomp's export (2.5 can
- * only write it to a descriptor). */
+/* The BPF program of CTX into *OUT, read back from libseccomp's export
+ * (2.5 can only write it to a descriptor). */
 static gboolean
-export_program(scmp_filter_ctx ctx)
+export_program(scmp_filter_ctx ctx, struct sock_fprog *out)
 {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) < 0)
@@ -110,13 +126,14 @@ export_program(scmp_filter_ctx ctx)
   close(pipe_fds[0]);
   if (!ok || bytes->len == 0 || bytes->len % sizeof(struct sock_filter) != 0)
     return FALSE;
-  program.len = (unsigned short)(bytes->len / sizeof(struct sock_filter));
-  program.filter = (struct sock_filter *)g_byte_array_free(g_steal_pointer(&bytes), FALSE);
+  out->len = (unsigned short)(bytes->len / sizeof(struct sock_filter));
+  out->filter = (struct sock_filter *)g_byte_array_free(g_steal_pointer(&bytes), FALSE);
   return TRUE;
 }
 
-gboolean
-cx__worker_seccomp_prepare(GError **error)
+/* The filter into *OUT; FOR_MAKER: clone(CLONE_NEWPID) allowed. */
+static gboolean
+compile_filter(gboolean for_maker, struct sock_fprog *out, GError **error)
 {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == NULL) {
@@ -142,7 +159,7 @@ cx__worker_seccomp_prepare(GError **error)
     failed = "ioctl(TIOCLINUX)";
   /* New namespaces through clone; clone3 hides its flags in memory. */
   for (guint i = 0; failed == NULL && i < G_N_ELEMENTS(namespace_flags); i++)
-    if (!RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+    if (!(for_maker && namespace_flags[i] == CLONE_NEWPID) && !RULE(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
               SCMP_A0(SCMP_CMP_MASKED_EQ, namespace_flags[i], namespace_flags[i])))
       failed = "clone(CLONE_NEW*)";
   if (failed == NULL && !RULE(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0))
@@ -163,7 +180,7 @@ cx__worker_seccomp_prepare(GError **error)
       failed = "socket(AF_NETLINK)";
   if (failed == NULL && seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0)
     failed = "calls of another ABI";
-  gboolean exported = failed == NULL && export_program(ctx);
+  gboolean exported = failed == NULL && export_program(ctx, out);
   seccomp_release(ctx);
   if (failed != NULL) {
     g_set_error(error, CX_ERROR, CX_ERROR_BACKEND, "seccomp: cannot add the rule for %s",
@@ -175,5 +192,11 @@ cx__worker_seccomp_prepare(GError **error)
     return FALSE;
   }
   return TRUE;
+}
+
+gboolean
+cx__worker_seccomp_prepare(GError **error)
+{
+  return compile_filter(FALSE, &program, error) && compile_filter(TRUE, &maker_program, error);
 }
 #endif /* HAVE_SECCOMP */

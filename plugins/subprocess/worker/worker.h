@@ -21,6 +21,7 @@ typedef struct {
   guint64 cpu_seconds;      /* RLIMIT_CPU, per cell; 0: none */
   guint64 processes;        /* RLIMIT_NPROC; 0: none */
   guint64 file_size_bytes;  /* RLIMIT_FSIZE; 0: none */
+  guint64 open_files;       /* RLIMIT_NOFILE; 0: unchanged */
 } cx__worker_limits;
 
 /* Read the "limits" object of an open request (NULL: no limits). */
@@ -104,9 +105,9 @@ extern volatile sig_atomic_t cx__worker_interrupts;
 
 /* TRUE once cx__worker_sandbox_enter() succeeded in this process. */
 extern gboolean cx__worker_sandboxed;
-/* The PID namespace's init (a child of the fork server; never killed as
- * an orphan), or 0. */
-extern pid_t cx__worker_sandbox_init;
+/* The maker of PID namespaces (pid_namespace.c: a child of the fork
+ * server, never killed as an orphan), or 0. */
+extern pid_t cx__worker_pid_namespace_maker;
 
 /* Apply the sandbox SPEC (JSON from the host: "network", "read_only",
  * "writable", "hidden", "cwd", "memory", "processes"); append the name of
@@ -132,10 +133,40 @@ void cx__worker_sandbox_release(pid_t pid);
 /* At the fork server's end: release every cell's cgroup, then the
  * worker's own. */
 void cx__worker_sandbox_finish(void);
+/* The bounding and ambient sets emptied, securebits locked, no new
+ * privileges; and every capability dropped unless KEEP_CAPABILITIES. */
+gboolean cx__worker_drop_privileges(gboolean keep_capabilities, GError **error);
+/* pid_namespace.c.  Before pivot_root: start the maker of PID namespaces. */
+gboolean cx__worker_pid_namespaces_start(GError **error);
+/* FORK_FUNCTION (fork, cx__py_fork) into a new PID namespace once the
+ * maker is started, else as it is; -1 with *ERROR. */
+pid_t cx__worker_fork_in_new_namespace(pid_t (*fork_function)(void), GError **error);
+/* When the process PID forked by it has ended: kill its namespace's init,
+ * and with it what is left in the namespace. */
+void cx__worker_pid_namespace_release(pid_t pid);
 /* Compile the seccomp filter (seccomp.c), once, in the fork server. */
 gboolean cx__worker_seccomp_prepare(GError **error);
 /* Load the compiled filter into this process (and set no_new_privs). */
 gboolean cx__worker_seccomp_load(GError **error);
+/* The same, less the rule against clone(CLONE_NEWPID): for the maker of
+ * PID namespaces, whose inits inherit it. */
+gboolean cx__worker_seccomp_load_for_maker(GError **error);
+
+/* ---- private_cwd.c: cwd-per-session --------------------------------------- */
+
+/* Give every process forked later a directory of its own under CWD, kept
+ * when it ends if KEEP. */
+void cx__worker_private_cwd_configure(const char *cwd, gboolean keep);
+/* In the server, before a fork: make the next process's directory. */
+gboolean cx__worker_private_cwd_prepare(GError **error);
+/* In the server, after it: PID (<= 0: the fork failed) owns it. */
+void cx__worker_private_cwd_adopt(pid_t pid);
+/* In the process forked: its own directory, or NULL. */
+const char *cx__worker_private_cwd(void);
+/* In it, without the sandbox: work in that directory. */
+gboolean cx__worker_private_cwd_enter(GError **error);
+/* In the server, when PID has ended: remove its directory (unless kept). */
+void cx__worker_private_cwd_release(pid_t pid);
 
 /* ---- forkserver.c ----------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
  * subprocess backend runs cells in.
  *
  *   cellexec-worker [--isolated] [--preload MODULE,...] [--sandbox JSON] [--fd N]
+ *                   [--private-cwd DIR [--keep-private-cwd]]
  *
  * N (default 3) is a connected Unix stream socket to the host.  The worker
  * starts the embedded Python (pyembed, the runtime the local backend uses),
@@ -37,9 +38,15 @@ main(int argc, char **argv)
   const char *preload = "";
   const char *sandbox = NULL;
   int control = 3;
+  const char *private_cwd = NULL;
+  gboolean keep_private_cwd = FALSE;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--isolated") == 0) {
       isolated = TRUE;
+    } else if (strcmp(argv[i], "--private-cwd") == 0 && i + 1 < argc) {
+      private_cwd = argv[++i];
+    } else if (strcmp(argv[i], "--keep-private-cwd") == 0) {
+      keep_private_cwd = TRUE;
     } else if (strcmp(argv[i], "--sandbox") == 0 && i + 1 < argc) {
       sandbox = argv[++i];
     } else if (strcmp(argv[i], "--fd") == 0 && i + 1 < argc) {
@@ -49,7 +56,8 @@ main(int argc, char **argv)
                                    "0123456789_., ") == strlen(argv[i + 1])) {
       preload = argv[++i];
     } else {
-      g_printerr("usage: %s [--isolated] [--preload MODULE,...] [--sandbox JSON] [--fd N]\n"
+      g_printerr("usage: %s [--isolated] [--preload MODULE,...] [--sandbox JSON] [--fd N] "
+                 "[--private-cwd DIR [--keep-private-cwd]]\n"
                  "cellexec's subprocess worker: started by the subprocess backend, "
                  "not by hand.\n", argv[0]);
       return 2;
@@ -64,6 +72,8 @@ main(int argc, char **argv)
   }
 
   g_autoptr(GError) error = NULL;
+  if (private_cwd != NULL)
+    cx__worker_private_cwd_configure(private_cwd, keep_private_cwd);
   /* The sandbox first, while the process is single-threaded and before
    * anything of Python's runs: every process forked later inherits it. */
   g_autoptr(GPtrArray) measures = NULL;
