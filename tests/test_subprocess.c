@@ -25,7 +25,13 @@
 #define open_with(...)                                                                 \
   cx_test_open_backend("subprocess", "isolation", sandboxed() ? "sandbox" : "none",    \
                        sandboxed() ? "writable-paths" : "isolation",                   \
-                       sandboxed() ? g_get_tmp_dir() : "none", __VA_ARGS__)
+                       sandboxed() ? g_get_tmp_dir() : "none",                         \
+                       sandboxed() ? "memory-limit" : "isolation",                     \
+                       sandboxed() ? SANDBOX_MEMORY : "none", __VA_ARGS__)
+/* The sandbox bounds a cell's memory by default (1G; tests/test_sandbox_sessions.c
+ * tests the bound); cells here that print or raise 70 MB strings need more
+ * in a sanitizer build, whose allocator keeps freed memory for a while. */
+#define SANDBOX_MEMORY "4G"
 
 /* In the sandbox the tests' directories under the host's /tmp stay
  * reachable (writable-paths); tests of what the sandbox forbids (a cell
