@@ -172,12 +172,14 @@ tests_test_adversarial_LDADD = $(TEST_LDADD)
 # programs on the same sources make check already ran them on, and would
 # double the stage's time.  setup.sh test runs this one after make check.
 #
-# Three of them take minutes (or, for check_clients.sh, npm packages the
-# tarball does not carry) and read files of the tree, their own drivers:
-# distcheck-hook checks that the tarball has those files instead of running
-# them again.
-DISTCHECK_BY_FILE = tests/test_jupyter$(EXEEXT) tests/check_kernel.sh tests/check_clients.sh
-DISTCHECK_FILES = tests/hostile_kernel.py tests/kernel/test_kernel.py $(NODE_CLIENT_FILES)
+# Four of them take minutes (or, for check_clients.sh and check_browser.sh,
+# npm packages the tarball does not carry) and read files of the tree,
+# their own drivers: distcheck-hook checks that the tarball has those files
+# instead of running them again.
+DISTCHECK_BY_FILE = tests/test_jupyter$(EXEEXT) tests/check_kernel.sh tests/check_clients.sh \
+	tests/check_browser.sh
+DISTCHECK_FILES = tests/hostile_kernel.py tests/kernel/test_kernel.py tests/kernelspecs.sh \
+	$(NODE_CLIENT_FILES)
 distcheck-hook:
 	@for f in $(DISTCHECK_FILES); do \
 	  test -f "$(distdir)/$$f" || { echo "distcheck: $$f is not in the tarball: add it to EXTRA_DIST"; exit 1; }; \

@@ -81,9 +81,10 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
   jp_counters counters = { 0 };
   g_autoptr(jp_message) m = NULL;
   if (mode & 4) {
-    m = jp_message_from_websocket_v1(data + 1, size - 1, &counters);
+    m = jp_message_from_websocket_v1(data + 1, size - 1, CX_JSON_MAX_VALUES, &counters);
   } else if (mode & 8) {
-    m = jp_message_from_websocket((const char *)data + 1, size - 1, &counters);
+    m = jp_message_from_websocket((const char *)data + 1, size - 1, CX_JSON_MAX_VALUES,
+                                  &counters);
   } else {
     g_autoptr(GPtrArray) frames = fuzz_split_frames(data + 1, size - 1);
     if (mode & 1)
