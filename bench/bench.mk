@@ -51,7 +51,8 @@ endif
 
 # bench-serve: cellexec serve against jupyter_server with ipykernel, and
 # against the library itself (bench/README.md).
-EXTRA_DIST += bench/serve.py bench/serve_execute.lua bench/serve_health.lua bench/serve_body.py
+EXTRA_DIST += bench/serve.py bench/serve_execute.lua bench/serve_health.lua bench/serve_body.py \
+	bench/isolation_ab.py
 if HAVE_SERVE
 if ENABLE_PYTHON
 bench-serve: tools/cellexec python/build.stamp plugins/local.la plugins/subprocess.la \
