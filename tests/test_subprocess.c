@@ -25,13 +25,7 @@
 #define open_with(...)                                                                 \
   cx_test_open_backend("subprocess", "isolation", sandboxed() ? "sandbox" : "none",    \
                        sandboxed() ? "writable-paths" : "isolation",                   \
-                       sandboxed() ? g_get_tmp_dir() : "none",                         \
-                       sandboxed() ? "memory-limit" : "isolation",                     \
-                       sandboxed() ? SANDBOX_MEMORY : "none", __VA_ARGS__)
-/* The sandbox bounds a cell's memory by default (1G; tests/test_sandbox_sessions.c
- * tests the bound); cells here that print or raise 70 MB strings need more
- * in a sanitizer build, whose allocator keeps freed memory for a while. */
-#define SANDBOX_MEMORY "4G"
+                       sandboxed() ? g_get_tmp_dir() : "none", __VA_ARGS__)
 
 /* In the sandbox the tests' directories under the host's /tmp stay
  * reachable (writable-paths); tests of what the sandbox forbids (a cell
@@ -1414,6 +1408,13 @@ test_subprocess_huge_results_are_bounded(void)
 static void
 test_subprocess_displays_and_errors_obey_output_limit(void)
 {
+  if (sandboxed() && g_getenv("CELLEXEC_SANITIZED") != NULL) {
+    /* Its 70 MB strings, copied by ASan's allocator, pass the sandbox's
+     * default 1 GiB; a memory-limit above it is also RLIMIT_AS, which
+     * ASan's shadow memory exceeds. */
+    cx_test_skip("under the sandbox in a sanitizer build: 1 GiB is too little for ASan here");
+    return;
+  }
   g_autoptr(cx_backend) backend = open_with("output-limit", "1K", NULL);
   g_autoptr(cx_result) result = cx_test_run_cell(backend,
     "from IPython.display import display\n"
