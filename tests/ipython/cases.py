@@ -552,9 +552,10 @@ CASES = [
     {
         "name": "prun_after_a_cell",
         "setup": ["x = 1"],
-        "code": "%prun x",
+        "code": "%prun -s name x",
         "normalize": ["digits"],
-        "note": "%prun pages its table: the reply's payload",
+        "note": "%prun pages its table: the reply's payload (sorted by name: by time,"
+                " rows that tie come in any order, as under valgrind)",
     },
     {
         "name": "settrace_left_set",
